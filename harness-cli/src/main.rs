@@ -1,0 +1,2 @@
+//! The `harness` binary.
+fn main() {}

@@ -1,0 +1,375 @@
+//! The normalized event: one vocabulary for every backend (SPEC §1, §2).
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// One normalized event.
+///
+/// The common fields (`line`, `stream`, `parent_tool_use_id`) sit beside the kind-specific body,
+/// which is flattened into the same JSON object and tagged by `"kind"` (J1). Optional fields that
+/// are not known are omitted from the JSON, never written as `null` (J10).
+///
+/// ```
+/// use harness_core::{Event, EventBody};
+///
+/// let event = Event::new(EventBody::Agent { text: "hi".into() }).at_line(3);
+/// assert_eq!(
+///     serde_json::to_string(&event).unwrap(),
+///     r#"{"kind":"agent","text":"hi","line":3}"#
+/// );
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Event {
+    /// What happened, with the fields of that kind.
+    #[serde(flatten)]
+    pub body: EventBody,
+    /// The 1-based line the event comes from (J2); absent for end-of-input events.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<u64>,
+    /// `Some(Stream::Stderr)` for events made from standard error (J2); absent for stdout.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream: Option<Stream>,
+    /// The sub-agent's tool use this event was produced inside (J4).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_tool_use_id: Option<String>,
+}
+
+impl Event {
+    /// An event with the given body and no common fields set.
+    pub fn new(body: EventBody) -> Self {
+        Event {
+            body,
+            line: None,
+            stream: None,
+            parent_tool_use_id: None,
+        }
+    }
+
+    /// Sets `line`.
+    #[must_use]
+    pub fn at_line(mut self, line: u64) -> Self {
+        self.line = Some(line);
+        self
+    }
+
+    /// Sets `parent_tool_use_id` (an empty string counts as none, J4).
+    #[must_use]
+    pub fn with_parent(mut self, parent: Option<String>) -> Self {
+        self.parent_tool_use_id = parent.filter(|p| !p.is_empty());
+        self
+    }
+
+    /// The kind of this event.
+    pub fn kind(&self) -> Kind {
+        self.body.kind()
+    }
+}
+
+/// The stream an event was read from, when it was not standard output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stream {
+    /// Standard error.
+    Stderr,
+}
+
+/// The fields every event made from one tool use carries (J3).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolRef {
+    /// The backend's name for the tool (`"Read"`, `"Bash"`, `"command_execution"`), when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
+    /// The tool use's id, when it has a string id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_use_id: Option<String>,
+}
+
+/// How a tool use ended (J6).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolStatus {
+    /// Whether the tool use succeeded.
+    pub success: bool,
+    /// The failure text the backend gave, cut to 1,000 characters; only when `success` is false.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// A range of lines, 1-based and inclusive (J5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LineRange {
+    /// The first line read.
+    pub start: u64,
+    /// The last line read; `None` (written as `null`) when the read runs to the end of the file.
+    pub end: Option<u64>,
+}
+
+/// One entry of a `plan` event.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlanItem {
+    /// The entry's text, copied as given (`null` when missing).
+    pub text: Value,
+    /// Whether it is done, copied as given (`null` when missing).
+    pub completed: Value,
+}
+
+/// The kind-specific part of an event, tagged `"kind"` in JSON (SPEC §1).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum EventBody {
+    /// Text the agent said, one per assistant message.
+    Agent {
+        /// The message's text blocks joined with a blank line.
+        text: String,
+    },
+    /// The agent's visible thinking, one per assistant message.
+    Reasoning {
+        /// The message's thinking blocks joined with a blank line.
+        text: String,
+    },
+    /// A file was read.
+    Read {
+        /// The file, resolved and normalized (C14a).
+        path: String,
+        /// The lines read, when the tool use named them.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        range: Option<LineRange>,
+        /// The whole shell command, when the read was reclassified from one (J3, C15).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        command: Option<String>,
+        /// Success and error text.
+        #[serde(flatten)]
+        status: ToolStatus,
+        /// Tool name and id.
+        #[serde(flatten)]
+        tool: ToolRef,
+    },
+    /// A file was created or changed.
+    Write {
+        /// The file, resolved and normalized (C14a).
+        path: String,
+        /// The kind of change, when the backend reports one (`add`, `update`, `delete`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        change: Option<String>,
+        /// Success and error text.
+        #[serde(flatten)]
+        status: ToolStatus,
+        /// Tool name and id.
+        #[serde(flatten)]
+        tool: ToolRef,
+    },
+    /// File contents or names were searched.
+    Search {
+        /// The pattern searched for, when known.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        query: Option<String>,
+        /// Where it searched, when known.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        path: Option<String>,
+        /// The whole shell command, when reclassified from one (J3, C15).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        command: Option<String>,
+        /// Success and error text.
+        #[serde(flatten)]
+        status: ToolStatus,
+        /// Tool name and id.
+        #[serde(flatten)]
+        tool: ToolRef,
+    },
+    /// A directory was listed.
+    List {
+        /// The directory, when known.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        path: Option<String>,
+        /// The whole shell command, when reclassified from one (J3, C15).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        command: Option<String>,
+        /// Success and error text.
+        #[serde(flatten)]
+        status: ToolStatus,
+        /// Tool name and id.
+        #[serde(flatten)]
+        tool: ToolRef,
+    },
+    /// A shell command ran.
+    Command {
+        /// The command as the agent gave it.
+        command: String,
+        /// The exit code, when the backend reports one (never for Claude Code, C16).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        exit_code: Option<i64>,
+        /// Success and error text.
+        #[serde(flatten)]
+        status: ToolStatus,
+        /// Tool name and id.
+        #[serde(flatten)]
+        tool: ToolRef,
+    },
+    /// A skill was invoked.
+    Skill {
+        /// The skill's name.
+        name: String,
+        /// Where the skill's definition lives (`<workspace>/skills/<name>/SKILL.md`).
+        path: String,
+        /// Success and error text.
+        #[serde(flatten)]
+        status: ToolStatus,
+        /// Tool name and id.
+        #[serde(flatten)]
+        tool: ToolRef,
+    },
+    /// The agent's plan changed.
+    Plan {
+        /// The plan's entries.
+        items: Vec<PlanItem>,
+    },
+    /// Something the caller should see; the run goes on.
+    Warning {
+        /// What happened.
+        message: String,
+        /// Where it came from (J7).
+        source: WarningSource,
+    },
+    /// The run reported a failure.
+    Error {
+        /// The failure.
+        message: String,
+    },
+    /// Input this harness cannot map, kept so the stream stays lossless.
+    Unknown {
+        /// Why it could not be mapped (J8).
+        reason: UnknownReason,
+        /// The original JSON (J8 says which).
+        raw: Value,
+        /// Tool name and id, when the input is about one tool use.
+        #[serde(flatten)]
+        tool: ToolRef,
+    },
+}
+
+impl EventBody {
+    /// The kind of this body.
+    pub fn kind(&self) -> Kind {
+        match self {
+            EventBody::Agent { .. } => Kind::Agent,
+            EventBody::Reasoning { .. } => Kind::Reasoning,
+            EventBody::Read { .. } => Kind::Read,
+            EventBody::Write { .. } => Kind::Write,
+            EventBody::Search { .. } => Kind::Search,
+            EventBody::List { .. } => Kind::List,
+            EventBody::Command { .. } => Kind::Command,
+            EventBody::Skill { .. } => Kind::Skill,
+            EventBody::Plan { .. } => Kind::Plan,
+            EventBody::Warning { .. } => Kind::Warning,
+            EventBody::Error { .. } => Kind::Error,
+            EventBody::Unknown { .. } => Kind::Unknown,
+        }
+    }
+}
+
+/// The event kinds, without their fields (used for counts).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    /// See [`EventBody::Agent`].
+    Agent,
+    /// See [`EventBody::Reasoning`].
+    Reasoning,
+    /// See [`EventBody::Read`].
+    Read,
+    /// See [`EventBody::Write`].
+    Write,
+    /// See [`EventBody::Search`].
+    Search,
+    /// See [`EventBody::List`].
+    List,
+    /// See [`EventBody::Command`].
+    Command,
+    /// See [`EventBody::Skill`].
+    Skill,
+    /// See [`EventBody::Plan`].
+    Plan,
+    /// See [`EventBody::Warning`].
+    Warning,
+    /// See [`EventBody::Error`].
+    Error,
+    /// See [`EventBody::Unknown`].
+    Unknown,
+}
+
+impl Kind {
+    /// Every kind, in the order of SPEC §1.
+    pub const ALL: [Kind; 12] = [
+        Kind::Agent,
+        Kind::Reasoning,
+        Kind::Read,
+        Kind::Write,
+        Kind::Search,
+        Kind::List,
+        Kind::Command,
+        Kind::Skill,
+        Kind::Plan,
+        Kind::Warning,
+        Kind::Error,
+        Kind::Unknown,
+    ];
+
+    /// The kind's name as written in JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Agent => "agent",
+            Kind::Reasoning => "reasoning",
+            Kind::Read => "read",
+            Kind::Write => "write",
+            Kind::Search => "search",
+            Kind::List => "list",
+            Kind::Command => "command",
+            Kind::Skill => "skill",
+            Kind::Plan => "plan",
+            Kind::Warning => "warning",
+            Kind::Error => "error",
+            Kind::Unknown => "unknown",
+        }
+    }
+}
+
+/// Where a warning came from (J7).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WarningSource {
+    /// A line of standard error (S4).
+    Stderr,
+    /// A stdout line that is not JSON (S2).
+    NonJson,
+    /// A rate limit was hit (C6).
+    RateLimit,
+    /// The backend's stream reported a recoverable problem (X6, X7).
+    Stream,
+}
+
+/// Why input became an `unknown` event (J8).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UnknownReason {
+    /// A top-level `type` this backend does not know (C8, X7).
+    UnknownType,
+    /// A `system` line with a subtype this backend does not know (C1).
+    UnknownSystemSubtype,
+    /// Valid JSON that is not an event object with a string `type` (S3).
+    NotAnEvent,
+    /// A message whose `content` has the wrong shape (C2, C5).
+    MalformedMessage,
+    /// A content block this backend does not know (C2).
+    UnknownBlock,
+    /// A tool with no mapping (C14, X6).
+    UnknownTool,
+    /// A tool use whose fields do not fit its mapping (C13, X4, X6).
+    MalformedToolUse,
+    /// A tool result with no recorded use (C12).
+    UnpairedResult,
+    /// A tool result whose id matched more than one pending use (C11).
+    AmbiguousToolUseId,
+    /// A tool use that never got its result before the end of input (S9, X8).
+    UnresolvedToolUse,
+    /// A Codex item type this backend does not know (X2, X6).
+    UnknownItem,
+}

@@ -1,0 +1,191 @@
+//! The `Harness` trait every backend implements, its normalizer, and the registry.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use futures::stream::BoxStream;
+
+use crate::error::RunError;
+use crate::event::Event;
+use crate::outcome::Outcome;
+
+/// What a backend can report, so a caller knows which fields to expect.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Capabilities {
+    /// Whether `command` events carry `exit_code` (Claude Code: no, C16; Codex: yes, X9).
+    pub exit_codes: bool,
+    /// Where the agent's plan comes from, if it has one (C17, X9).
+    pub orchestration_source: OrchestrationSource,
+}
+
+/// The source of an agent's plan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OrchestrationSource {
+    /// The backend has no plan: it never emits `plan` events.
+    None,
+    /// The backend reports its plan: `plan` events.
+    Plan,
+}
+
+/// Settings a normalizer takes before the first line.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NormalizerConfig {
+    /// The working directory to resolve relative paths against when the stream names none
+    /// (C14a, X9): the CLI's `--cwd`.
+    pub cwd: Option<String>,
+    /// Where skills live (C14a): the CLI's `--workspace`.
+    pub workspace: Option<String>,
+}
+
+/// A tool use still waiting for its result (O4).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PendingToolUse {
+    /// The tool use's id.
+    pub id: String,
+    /// The tool's name, when the use named one.
+    pub tool: Option<String>,
+    /// The sub-agent thread it belongs to (`None` for the main thread).
+    pub thread: Option<String>,
+}
+
+/// A pure, incremental decoder of one backend's output: lines in, events out.
+///
+/// It never does I/O and never fails: every input line becomes events the SPEC names (S8).
+/// Events are appended to `out`, so a caller can reuse one buffer for a whole stream.
+pub trait Normalizer: Send {
+    /// Feeds one line of standard output, without its `\n` (a trailing `\r` is dropped here, S1).
+    /// Line numbers count every call, blank lines included (J2).
+    fn push_line(&mut self, line: &[u8], out: &mut Vec<Event>);
+
+    /// Feeds one line of standard error, without its `\n` (S4).
+    fn push_stderr(&mut self, line: &[u8], out: &mut Vec<Event>);
+
+    /// Ends the input: appends the end-of-input events (S9) and returns the outcome.
+    /// Lines pushed after this are ignored.
+    fn finish(&mut self, out: &mut Vec<Event>) -> Outcome;
+
+    /// The session id seen so far (S5, O4).
+    fn session_id(&self) -> Option<&str>;
+
+    /// The working directory in effect (O4).
+    fn cwd(&self) -> Option<&str>;
+
+    /// The tool uses still waiting for their results, in the order they were recorded (O4).
+    fn pending_tool_uses(&self) -> Vec<PendingToolUse>;
+}
+
+/// What a live run needs.
+#[derive(Debug, Clone, Default)]
+pub struct RunRequest {
+    /// The prompt, written to the agent's standard input (never put on its command line).
+    pub prompt: String,
+    /// The directory the agent works in; the caller's when `None`.
+    pub cwd: Option<PathBuf>,
+    /// The agent's binary; the backend's default (and its environment variable) when `None`.
+    pub binary: Option<PathBuf>,
+    /// The model to ask for.
+    pub model: Option<String>,
+    /// The permission mode to ask for.
+    pub permission_mode: Option<String>,
+    /// Further arguments for the agent's command line.
+    pub extra_args: Vec<String>,
+    /// Environment variables to add.
+    pub env: BTreeMap<String, String>,
+    /// How long the run may take before it is stopped.
+    pub timeout: Option<Duration>,
+}
+
+/// One item of a live run's stream: events as they happen, then the outcome once.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RunItem {
+    /// A normalized event.
+    Event(Event),
+    /// The outcome; the last item of the stream.
+    Outcome(Outcome),
+}
+
+/// The stream a live run returns.
+pub type RunStream = BoxStream<'static, RunItem>;
+
+/// One coding-agent backend.
+///
+/// Two methods make a backend (`name`, `normalizer`); the others have defaults.
+#[async_trait]
+pub trait Harness: Send + Sync {
+    /// The name callers choose the backend by (`"claude"`).
+    fn name(&self) -> &'static str;
+
+    /// What this backend reports.
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            exit_codes: false,
+            orchestration_source: OrchestrationSource::None,
+        }
+    }
+
+    /// A fresh normalizer for one stream of this backend's output.
+    fn normalizer(&self, config: NormalizerConfig) -> Box<dyn Normalizer>;
+
+    /// Runs the agent live and streams its events as they happen.
+    ///
+    /// The default says the backend cannot run live.
+    async fn run(&self, request: RunRequest) -> Result<RunStream, RunError> {
+        let _ = request;
+        Err(RunError::Unsupported {
+            backend: self.name().to_string(),
+        })
+    }
+}
+
+/// Maps backend names to backends, so callers choose one at run time.
+///
+/// ```
+/// use harness_core::{Harness, Normalizer, NormalizerConfig, Registry};
+/// # struct Echo;
+/// # impl Harness for Echo {
+/// #     fn name(&self) -> &'static str { "echo" }
+/// #     fn normalizer(&self, _: NormalizerConfig) -> Box<dyn Normalizer> { unimplemented!() }
+/// # }
+/// let mut registry = Registry::new();
+/// registry.register(Box::new(Echo));
+/// assert!(registry.get("echo").is_some());
+/// assert_eq!(registry.names().collect::<Vec<_>>(), ["echo"]);
+/// ```
+#[derive(Default)]
+pub struct Registry {
+    backends: Vec<Box<dyn Harness>>,
+}
+
+impl Registry {
+    /// An empty registry.
+    pub fn new() -> Self {
+        Registry::default()
+    }
+
+    /// Adds a backend; one registered later under the same name replaces it.
+    pub fn register(&mut self, backend: Box<dyn Harness>) {
+        self.backends.retain(|b| b.name() != backend.name());
+        self.backends.push(backend);
+    }
+
+    /// The backend with this name.
+    pub fn get(&self, name: &str) -> Option<&dyn Harness> {
+        self.backends
+            .iter()
+            .find(|b| b.name() == name)
+            .map(|b| b.as_ref())
+    }
+
+    /// The registered names, in registration order.
+    pub fn names(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.backends.iter().map(|b| b.name())
+    }
+}
+
+impl std::fmt::Debug for Registry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.names()).finish()
+    }
+}

@@ -1,0 +1,2 @@
+//! Repository automation.
+fn main() {}
