@@ -1,1 +1,63 @@
-//! Claude Code backend (being written).
+//! The Claude Code backend of `harness`.
+//!
+//! Claude Code, run as `claude --print --output-format stream-json --verbose`, prints one JSON
+//! object per line. [`ClaudeNormalizer`] turns those lines into the normalized events of
+//! `harness-core`, following the S and C rules of `SPEC.md`: messages are assembled per thread
+//! and flushed as soon as they are complete, tool uses are recorded and emitted when their
+//! results arrive, Bash commands are reclassified through `harness-codex-shell`, and every
+//! line that cannot be mapped becomes an `unknown` or `warning` event, so nothing is lost.
+//!
+//! The normalizer is a pure state machine: lines in, events out, no I/O, no panics.
+//!
+//! ```
+//! use harness_claude::ClaudeNormalizer;
+//! use harness_core::{EventBody, Normalizer, NormalizerConfig, Status};
+//!
+//! let mut normalizer = ClaudeNormalizer::new(NormalizerConfig::default());
+//! let mut events = Vec::new();
+//! for line in [
+//!     r#"{"type":"system","subtype":"init","cwd":"/repo","session_id":"s1"}"#,
+//!     r#"{"type":"assistant","message":{"id":"m1","content":[{"type":"tool_use","id":"t1","name":"Read","input":{"file_path":"src/lib.rs","offset":10,"limit":5}}]}}"#,
+//!     r#"{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t1","content":"..."}]}}"#,
+//!     r#"{"type":"result","subtype":"success","is_error":false,"result":"done"}"#,
+//! ] {
+//!     normalizer.push_line(line.as_bytes(), &mut events);
+//! }
+//! let outcome = normalizer.finish(&mut events);
+//!
+//! let EventBody::Read { path, range, .. } = &events[0].body else { panic!() };
+//! assert_eq!(path, "/repo/src/lib.rs");
+//! assert_eq!(range.map(|r| (r.start, r.end)), Some((10, Some(14))));
+//! assert_eq!(events[0].line, Some(3));
+//! assert_eq!(outcome.status, Status::Success);
+//! assert_eq!(outcome.session_id.as_deref(), Some("s1"));
+//! ```
+
+mod normalizer;
+mod tools;
+
+use harness_core::{Capabilities, Harness, Normalizer, NormalizerConfig, OrchestrationSource};
+
+pub use normalizer::ClaudeNormalizer;
+
+/// The Claude Code backend, registered as `"claude"`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ClaudeHarness;
+
+impl Harness for ClaudeHarness {
+    fn name(&self) -> &'static str {
+        "claude"
+    }
+
+    /// Claude Code reports no exit codes (C16) and has no orchestration source (C17).
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            exit_codes: false,
+            orchestration_source: OrchestrationSource::None,
+        }
+    }
+
+    fn normalizer(&self, config: NormalizerConfig) -> Box<dyn Normalizer> {
+        Box::new(ClaudeNormalizer::new(config))
+    }
+}

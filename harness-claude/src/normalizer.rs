@@ -1,0 +1,860 @@
+//! The incremental normalizer for Claude Code's `stream-json` output (S and C rules).
+
+use std::collections::{BTreeMap, HashMap};
+
+use harness_core::text::{is_blank, strip_cr, truncate_chars};
+use harness_core::{
+    Event, EventBody, Kind, LineRange, Metrics, Normalizer, NormalizerConfig, Outcome,
+    PendingToolUse, Status, Stream, ToolRef, ToolStatus, UnknownReason, WarningSource, add_numbers,
+};
+use serde_json::{Map, Number, Value};
+
+use crate::tools::{Context, Mapping, map_tool};
+
+/// The most characters of input text a warning or an `error` field carries (S2, J6).
+const MAX_TEXT: usize = 1_000;
+
+/// The thread a line belongs to: its non-empty `parent_tool_use_id`, `None` for the main one.
+type Thread = Option<String>;
+
+/// An assistant message being assembled (C3).
+#[derive(Debug)]
+struct Message {
+    thread: Thread,
+    id: Option<String>,
+    reasoning: String,
+    reasoning_line: Option<u64>,
+    text: String,
+    text_line: Option<u64>,
+    tool_ids: Vec<String>,
+}
+
+/// A recorded tool use waiting for its result (C9).
+#[derive(Debug)]
+struct ToolUse {
+    id: String,
+    name: Option<String>,
+    thread: Thread,
+    block: Value,
+}
+
+/// What is pending under one tool use id: one use, or several (C11).
+#[derive(Debug)]
+enum Pending {
+    One(u64),
+    Ambiguous(Vec<u64>),
+}
+
+/// Token figures of one result (O2).
+#[derive(Debug, Clone, Default)]
+struct Tokens {
+    input: Option<Number>,
+    output: Option<Number>,
+    cache_read: Option<Number>,
+    cache_creation: Option<Number>,
+}
+
+/// The Claude Code normalizer: feed it lines, get events (see the crate docs).
+#[derive(Debug, Default)]
+pub struct ClaudeNormalizer {
+    config: NormalizerConfig,
+    line: u64,
+    stderr_line: u64,
+    finished: bool,
+    session_id: Option<String>,
+    init_cwd: Option<String>,
+
+    /// Messages being assembled, by first-seen order.
+    messages: BTreeMap<u64, Message>,
+    /// The open message of each thread (C4: at most one).
+    open_by_thread: HashMap<Thread, u64>,
+    /// Tool use id → the open messages that contain a use with that id.
+    owners: HashMap<String, Vec<u64>>,
+    next_message: u64,
+
+    /// Recorded tool uses, by record order (S9).
+    uses: BTreeMap<u64, ToolUse>,
+    pending: HashMap<String, Pending>,
+    next_use: u64,
+
+    counts: BTreeMap<Kind, u64>,
+    results: u64,
+    any_error: bool,
+    final_output: Option<String>,
+    structured_output: Option<Value>,
+    model_tokens: Option<Tokens>,
+    usage_tokens: Tokens,
+    total_cost_usd: Option<Number>,
+    duration_api_ms: Option<Number>,
+    duration_ms: Option<Number>,
+    num_turns: Option<Number>,
+}
+
+fn str_field<'v>(value: &'v Value, key: &str) -> Option<&'v str> {
+    value.get(key).and_then(Value::as_str)
+}
+
+fn number_field(value: &Value, key: &str) -> Option<Number> {
+    match value.get(key) {
+        Some(Value::Number(n)) => Some(n.clone()),
+        _ => None,
+    }
+}
+
+fn add_opt(total: &mut Option<Number>, n: Option<Number>) {
+    if let Some(n) = n {
+        *total = Some(match total.take() {
+            Some(t) => add_numbers(&t, &n),
+            None => n,
+        });
+    }
+}
+
+/// The failure text of a tool result (C10a): its string content, or its text blocks joined.
+fn result_text(result: &Value) -> Option<String> {
+    let text = match result.get("content") {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(blocks)) => blocks
+            .iter()
+            .filter(|b| str_field(b, "type") == Some("text"))
+            .filter_map(|b| str_field(b, "text"))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    };
+    (!text.is_empty()).then(|| truncate_chars(&text, MAX_TEXT).to_string())
+}
+
+/// An integer as serde_json keeps one, widened so no arithmetic on it can overflow.
+fn integer(value: Option<&Value>) -> Option<i128> {
+    let n = value?.as_number()?;
+    n.as_i64()
+        .map(i128::from)
+        .or_else(|| n.as_u64().map(i128::from))
+}
+
+fn to_u64(n: i128) -> u64 {
+    u64::try_from(n).unwrap_or(u64::MAX)
+}
+
+impl ClaudeNormalizer {
+    /// A normalizer with the given settings.
+    pub fn new(config: NormalizerConfig) -> Self {
+        ClaudeNormalizer {
+            config,
+            ..ClaudeNormalizer::default()
+        }
+    }
+
+    fn emit(&mut self, out: &mut Vec<Event>, event: Event) {
+        *self.counts.entry(event.kind()).or_insert(0) += 1;
+        out.push(event);
+    }
+
+    fn emit_here(&mut self, out: &mut Vec<Event>, body: EventBody, parent: &Thread) {
+        let event = Event::new(body)
+            .at_line(self.line)
+            .with_parent(parent.clone());
+        self.emit(out, event);
+    }
+
+    fn unknown_here(
+        &mut self,
+        out: &mut Vec<Event>,
+        reason: UnknownReason,
+        raw: Value,
+        parent: &Thread,
+    ) {
+        let body = EventBody::Unknown {
+            reason,
+            raw,
+            tool: ToolRef::default(),
+        };
+        self.emit_here(out, body, parent);
+    }
+
+    fn current_cwd(&self) -> Option<&str> {
+        self.init_cwd.as_deref().or(self.config.cwd.as_deref())
+    }
+
+    // ---- messages (C3, C4) ----
+
+    /// C4: the open message whose own tool use started the thread of this line.
+    fn flush_for_parent(&self, parent: &Thread, set: &mut Vec<u64>) {
+        if let Some(p) = parent {
+            if let Some(seqs) = self.owners.get(p) {
+                set.extend_from_slice(seqs);
+            }
+        }
+    }
+
+    /// Flushes the given messages in the order they were first seen (C4).
+    fn flush(&mut self, mut seqs: Vec<u64>, out: &mut Vec<Event>) {
+        seqs.sort_unstable();
+        seqs.dedup();
+        for seq in seqs {
+            if let Some(message) = self.messages.remove(&seq) {
+                self.close(seq, message, out);
+            }
+        }
+    }
+
+    fn flush_all(&mut self, out: &mut Vec<Event>) {
+        while let Some((seq, message)) = self.messages.pop_first() {
+            self.close(seq, message, out);
+        }
+    }
+
+    fn close(&mut self, seq: u64, message: Message, out: &mut Vec<Event>) {
+        if self.open_by_thread.get(&message.thread) == Some(&seq) {
+            self.open_by_thread.remove(&message.thread);
+        }
+        for id in &message.tool_ids {
+            if let Some(seqs) = self.owners.get_mut(id) {
+                seqs.retain(|&s| s != seq);
+                if seqs.is_empty() {
+                    self.owners.remove(id);
+                }
+            }
+        }
+        if let Some(line) = message.reasoning_line {
+            let event = Event::new(EventBody::Reasoning {
+                text: message.reasoning,
+            })
+            .at_line(line)
+            .with_parent(message.thread.clone());
+            self.emit(out, event);
+        }
+        if let Some(line) = message.text_line {
+            let event = Event::new(EventBody::Agent { text: message.text })
+                .at_line(line)
+                .with_parent(message.thread);
+            self.emit(out, event);
+        }
+    }
+
+    fn message_mut(&mut self, seq: u64) -> Option<&mut Message> {
+        self.messages.get_mut(&seq)
+    }
+
+    // ---- lines ----
+
+    fn on_value(&mut self, value: Value, out: &mut Vec<Event>) {
+        let Value::Object(obj) = &value else {
+            self.unknown_here(out, UnknownReason::NotAnEvent, value, &None);
+            return;
+        };
+        if self.session_id.is_none() {
+            if let Some(id) = obj.get("session_id").and_then(Value::as_str) {
+                if !id.is_empty() {
+                    self.session_id = Some(id.to_string());
+                }
+            }
+        }
+        let parent: Thread = obj
+            .get("parent_tool_use_id")
+            .and_then(Value::as_str)
+            .filter(|p| !p.is_empty())
+            .map(str::to_string);
+        let Some(kind) = obj.get("type").and_then(Value::as_str) else {
+            self.flush_line_default(&parent, out);
+            self.unknown_here(out, UnknownReason::NotAnEvent, value, &parent);
+            return;
+        };
+        match kind {
+            "assistant" => self.on_assistant(obj, &value, parent, out),
+            "user" => self.on_user(obj, &value, parent, out),
+            "result" => {
+                self.flush_all(out);
+                self.on_result(&value, &parent, out);
+            }
+            "system" => {
+                self.flush_line_default(&parent, out);
+                self.on_system(&value, &parent, out);
+            }
+            "rate_limit_event" => {
+                self.flush_line_default(&parent, out);
+                self.on_rate_limit(&value, &parent, out);
+            }
+            "stream_event" => self.flush_line_default(&parent, out),
+            _ => {
+                self.flush_line_default(&parent, out);
+                self.unknown_here(out, UnknownReason::UnknownType, value, &parent);
+            }
+        }
+    }
+
+    /// The only flush a line other than assistant, user and result can cause (C4).
+    fn flush_line_default(&mut self, parent: &Thread, out: &mut Vec<Event>) {
+        let mut set = Vec::new();
+        self.flush_for_parent(parent, &mut set);
+        if !set.is_empty() {
+            self.flush(set, out);
+        }
+    }
+
+    fn on_system(&mut self, line: &Value, parent: &Thread, out: &mut Vec<Event>) {
+        match str_field(line, "subtype") {
+            Some("init") => {
+                if let Some(cwd) = str_field(line, "cwd").filter(|c| !c.is_empty()) {
+                    self.init_cwd = Some(cwd.to_string());
+                }
+            }
+            Some("status" | "thinking_tokens") => {}
+            _ => self.unknown_here(
+                out,
+                UnknownReason::UnknownSystemSubtype,
+                line.clone(),
+                parent,
+            ),
+        }
+    }
+
+    fn on_rate_limit(&mut self, line: &Value, parent: &Thread, out: &mut Vec<Event>) {
+        let info = line.get("rate_limit_info");
+        let status = info.and_then(|i| i.get("status"));
+        if status.and_then(Value::as_str) == Some("allowed") {
+            return;
+        }
+        let describe = |v: &Value| match v {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        let mut message = match status {
+            Some(s) => format!("rate limit status {}", describe(s)),
+            None => "rate limit status unknown".to_string(),
+        };
+        if let Some(kind) = info.and_then(|i| i.get("rateLimitType")) {
+            message.push_str(&format!(", limit {}", describe(kind)));
+        }
+        if let Some(reset) = info.and_then(|i| i.get("resetsAt")) {
+            message.push_str(&format!(", resets at {}", describe(reset)));
+        }
+        let body = EventBody::Warning {
+            message,
+            source: WarningSource::RateLimit,
+        };
+        self.emit_here(out, body, parent);
+    }
+
+    fn on_result(&mut self, line: &Value, parent: &Thread, out: &mut Vec<Event>) {
+        self.results += 1;
+        let subtype = line.get("subtype");
+        let is_error = line.get("is_error") == Some(&Value::Bool(true))
+            || subtype
+                .and_then(Value::as_str)
+                .is_some_and(|s| s.starts_with("error"));
+
+        self.final_output = str_field(line, "result").map(str::to_string);
+        self.structured_output = line
+            .get("structured_output")
+            .filter(|v| !v.is_null())
+            .cloned();
+        if let Some(Value::Object(models)) = line.get("modelUsage") {
+            if !models.is_empty() {
+                let mut tokens = Tokens::default();
+                for model in models.values() {
+                    add_opt(&mut tokens.input, number_field(model, "inputTokens"));
+                    add_opt(&mut tokens.output, number_field(model, "outputTokens"));
+                    add_opt(
+                        &mut tokens.cache_read,
+                        number_field(model, "cacheReadInputTokens"),
+                    );
+                    add_opt(
+                        &mut tokens.cache_creation,
+                        number_field(model, "cacheCreationInputTokens"),
+                    );
+                }
+                self.model_tokens = Some(tokens);
+            }
+        }
+        let usage = line.get("usage").unwrap_or(&Value::Null);
+        self.usage_tokens = Tokens {
+            input: number_field(usage, "input_tokens"),
+            output: number_field(usage, "output_tokens"),
+            cache_read: number_field(usage, "cache_read_input_tokens"),
+            cache_creation: number_field(usage, "cache_creation_input_tokens"),
+        };
+        self.total_cost_usd = number_field(line, "total_cost_usd");
+        self.duration_api_ms = number_field(line, "duration_api_ms");
+        add_opt(&mut self.duration_ms, number_field(line, "duration_ms"));
+        add_opt(&mut self.num_turns, number_field(line, "num_turns"));
+
+        if is_error {
+            self.any_error = true;
+            let errors = match line.get("errors") {
+                Some(Value::Array(list)) => list
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .filter(|s| !s.is_empty())
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+                _ => String::new(),
+            };
+            let message = match str_field(line, "result").filter(|s| !s.is_empty()) {
+                Some(text) => text.to_string(),
+                None if !errors.is_empty() => errors,
+                None => subtype
+                    .and_then(Value::as_str)
+                    .unwrap_or("error")
+                    .to_string(),
+            };
+            self.emit_here(out, EventBody::Error { message }, parent);
+        }
+    }
+
+    fn on_assistant(
+        &mut self,
+        obj: &Map<String, Value>,
+        line: &Value,
+        thread: Thread,
+        out: &mut Vec<Event>,
+    ) {
+        let message = obj.get("message");
+        let id = message
+            .and_then(|m| m.get("id"))
+            .and_then(Value::as_str)
+            .map(str::to_string);
+
+        let mut set = Vec::new();
+        if let Some(&seq) = self.open_by_thread.get(&thread) {
+            let same =
+                id.is_some() && self.messages.get(&seq).and_then(|m| m.id.as_ref()) == id.as_ref();
+            if !same {
+                set.push(seq);
+            }
+        }
+        self.flush_for_parent(&thread, &mut set);
+        self.flush(set, out);
+
+        let Some(Value::Array(blocks)) = message.and_then(|m| m.get("content")) else {
+            self.unknown_here(out, UnknownReason::MalformedMessage, line.clone(), &thread);
+            return;
+        };
+
+        let seq = match self.open_by_thread.get(&thread) {
+            Some(&seq) => seq,
+            None => {
+                let seq = self.next_message;
+                self.next_message += 1;
+                self.messages.insert(
+                    seq,
+                    Message {
+                        thread: thread.clone(),
+                        id,
+                        reasoning: String::new(),
+                        reasoning_line: None,
+                        text: String::new(),
+                        text_line: None,
+                        tool_ids: Vec::new(),
+                    },
+                );
+                self.open_by_thread.insert(thread.clone(), seq);
+                seq
+            }
+        };
+
+        let line_no = self.line;
+        for block in blocks {
+            match (str_field(block, "type"), block) {
+                (Some("text"), _) => match block.get("text") {
+                    Some(Value::String(text)) => {
+                        if let Some(m) = self.message_mut(seq) {
+                            append(&mut m.text, &mut m.text_line, text, line_no);
+                        }
+                    }
+                    _ => {
+                        self.unknown_here(out, UnknownReason::UnknownBlock, block.clone(), &thread)
+                    }
+                },
+                (Some("thinking"), _) => match block.get("thinking") {
+                    Some(Value::String(text)) => {
+                        if let Some(m) = self.message_mut(seq) {
+                            append(&mut m.reasoning, &mut m.reasoning_line, text, line_no);
+                        }
+                    }
+                    _ => {
+                        self.unknown_here(out, UnknownReason::UnknownBlock, block.clone(), &thread)
+                    }
+                },
+                (Some("redacted_thinking"), _) => {}
+                (Some("tool_use"), _) => self.record_tool_use(block, seq, &thread, out),
+                _ => self.unknown_here(out, UnknownReason::UnknownBlock, block.clone(), &thread),
+            }
+        }
+    }
+
+    /// C9, C11, C13: records a tool use, or emits it at once when it has no string id.
+    fn record_tool_use(&mut self, block: &Value, seq: u64, thread: &Thread, out: &mut Vec<Event>) {
+        let name = str_field(block, "name").map(str::to_string);
+        let Some(id) = str_field(block, "id") else {
+            let raw = tool_raw(block.clone(), Value::Null, None);
+            let body = EventBody::Unknown {
+                reason: UnknownReason::MalformedToolUse,
+                raw,
+                tool: ToolRef {
+                    tool: name,
+                    tool_use_id: None,
+                },
+            };
+            self.emit_here(out, body, thread);
+            return;
+        };
+        if let Some(m) = self.message_mut(seq) {
+            m.tool_ids.push(id.to_string());
+        }
+        self.owners.entry(id.to_string()).or_default().push(seq);
+
+        let use_seq = self.next_use;
+        self.next_use += 1;
+        self.uses.insert(
+            use_seq,
+            ToolUse {
+                id: id.to_string(),
+                name,
+                thread: thread.clone(),
+                block: block.clone(),
+            },
+        );
+        match self.pending.get_mut(id) {
+            None => {
+                self.pending.insert(id.to_string(), Pending::One(use_seq));
+            }
+            Some(entry) => {
+                let earlier = match entry {
+                    Pending::One(first) => vec![*first, use_seq],
+                    Pending::Ambiguous(list) => {
+                        let mut list = std::mem::take(list);
+                        list.push(use_seq);
+                        list
+                    }
+                };
+                *entry = Pending::Ambiguous(earlier);
+            }
+        }
+    }
+
+    fn on_user(
+        &mut self,
+        obj: &Map<String, Value>,
+        line: &Value,
+        thread: Thread,
+        out: &mut Vec<Event>,
+    ) {
+        let content = obj.get("message").and_then(|m| m.get("content"));
+        let blocks: &[Value] = match content {
+            Some(Value::Array(blocks)) => blocks,
+            _ => &[],
+        };
+        let is_result = |b: &&Value| str_field(b, "type") == Some("tool_result");
+
+        let mut set = Vec::new();
+        if let Some(&seq) = self.open_by_thread.get(&thread) {
+            set.push(seq);
+        }
+        self.flush_for_parent(&thread, &mut set);
+        for block in blocks.iter().filter(is_result) {
+            if let Some(id) = str_field(block, "tool_use_id") {
+                if let Some(&seq) = self.open_by_thread.get(&Some(id.to_string())) {
+                    set.push(seq);
+                }
+            }
+        }
+        self.flush(set, out);
+
+        match content {
+            Some(Value::String(_)) => {}
+            Some(Value::Array(_)) => {
+                let results = blocks.iter().filter(is_result).count();
+                let tool_use_result = obj
+                    .get("tool_use_result")
+                    .filter(|v| !v.is_null() && results == 1);
+                for block in blocks.iter().filter(is_result) {
+                    self.resolve(block, tool_use_result, &thread, out);
+                }
+            }
+            _ => self.unknown_here(out, UnknownReason::MalformedMessage, line.clone(), &thread),
+        }
+    }
+
+    /// C9-C12: a tool result resolves its recorded use, or is recovered, or is unpaired.
+    fn resolve(
+        &mut self,
+        result: &Value,
+        tool_use_result: Option<&Value>,
+        thread: &Thread,
+        out: &mut Vec<Event>,
+    ) {
+        let interrupted = tool_use_result
+            .and_then(|t| t.get("interrupted"))
+            .is_some_and(|i| i == &Value::Bool(true));
+        let success = result.get("is_error") != Some(&Value::Bool(true)) && !interrupted;
+        let status = ToolStatus {
+            success,
+            error: if success { None } else { result_text(result) },
+        };
+        let id = str_field(result, "tool_use_id");
+        match id.and_then(|id| self.pending.remove(id)) {
+            Some(Pending::One(seq)) => {
+                if let Some(tool_use) = self.uses.remove(&seq) {
+                    self.emit_tool(tool_use, result, tool_use_result, status, out);
+                }
+            }
+            Some(Pending::Ambiguous(seqs)) => {
+                let candidates: Vec<Value> = seqs
+                    .iter()
+                    .filter_map(|seq| self.uses.remove(seq))
+                    .map(|u| u.block)
+                    .collect();
+                let raw = tool_raw(Value::Array(candidates), result.clone(), tool_use_result);
+                let body = EventBody::Unknown {
+                    reason: UnknownReason::AmbiguousToolUseId,
+                    raw,
+                    tool: ToolRef {
+                        tool: None,
+                        tool_use_id: id.map(str::to_string),
+                    },
+                };
+                self.emit_here(out, body, thread);
+            }
+            None => self.unpaired(result, tool_use_result, status, thread, out),
+        }
+    }
+
+    /// C12: a result with no pending use.
+    fn unpaired(
+        &mut self,
+        result: &Value,
+        tool_use_result: Option<&Value>,
+        status: ToolStatus,
+        thread: &Thread,
+        out: &mut Vec<Event>,
+    ) {
+        let tool_use_id = str_field(result, "tool_use_id").map(str::to_string);
+        let file = tool_use_result.and_then(|t| t.get("file"));
+        let file_path = file
+            .and_then(|f| str_field(f, "filePath"))
+            .filter(|p| !p.is_empty());
+        let body = match (file, file_path) {
+            (Some(file), Some(path)) => {
+                let start = integer(file.get("startLine"));
+                let lines = integer(file.get("numLines"));
+                let range = match (start, lines) {
+                    (Some(start), Some(lines)) if lines >= 1 => {
+                        let start = start.max(1);
+                        Some(LineRange {
+                            start: to_u64(start),
+                            end: Some(to_u64(start + lines - 1)),
+                        })
+                    }
+                    _ => None,
+                };
+                EventBody::Read {
+                    path: harness_core::paths::resolve(path, self.current_cwd()),
+                    range,
+                    command: None,
+                    status,
+                    tool: ToolRef {
+                        tool: Some("Read".to_string()),
+                        tool_use_id,
+                    },
+                }
+            }
+            _ => EventBody::Unknown {
+                reason: UnknownReason::UnpairedResult,
+                raw: tool_raw(Value::Null, result.clone(), tool_use_result),
+                tool: ToolRef {
+                    tool: None,
+                    tool_use_id,
+                },
+            },
+        };
+        self.emit_here(out, body, thread);
+    }
+
+    /// Emits the events of a resolved tool use (C13-C15), on the result's line.
+    fn emit_tool(
+        &mut self,
+        tool_use: ToolUse,
+        result: &Value,
+        tool_use_result: Option<&Value>,
+        status: ToolStatus,
+        out: &mut Vec<Event>,
+    ) {
+        let tool = ToolRef {
+            tool: tool_use.name.clone(),
+            tool_use_id: Some(tool_use.id.clone()),
+        };
+        let input = match tool_use.block.get("input") {
+            Some(Value::Object(input)) => Some(input),
+            _ => None,
+        };
+        let mapping = match (tool_use.name.as_deref(), input) {
+            (Some(name), Some(input)) => {
+                let cx = Context {
+                    cwd: self.current_cwd(),
+                    workspace: self.config.workspace.as_deref(),
+                };
+                map_tool(name, input, &status, &tool, &cx)
+            }
+            _ => Mapping::Malformed,
+        };
+        let reason = match mapping {
+            Mapping::Events(bodies) => {
+                for body in bodies {
+                    self.emit_here(out, body, &tool_use.thread);
+                }
+                return;
+            }
+            Mapping::Nothing => return,
+            Mapping::UnknownTool => UnknownReason::UnknownTool,
+            Mapping::Malformed => UnknownReason::MalformedToolUse,
+        };
+        let raw = tool_raw(tool_use.block, result.clone(), tool_use_result);
+        let body = EventBody::Unknown { reason, raw, tool };
+        self.emit_here(out, body, &tool_use.thread);
+    }
+
+    fn outcome(&self) -> Outcome {
+        let tokens = self
+            .model_tokens
+            .clone()
+            .unwrap_or_else(|| self.usage_tokens.clone());
+        let status = if self.any_error {
+            Status::Error
+        } else if self.results > 0 {
+            Status::Success
+        } else {
+            Status::Incomplete
+        };
+        Outcome {
+            session_id: self.session_id.clone(),
+            status,
+            final_output: self.final_output.clone(),
+            structured_output: self.structured_output.clone(),
+            metrics: Metrics {
+                input_tokens: tokens.input,
+                output_tokens: tokens.output,
+                cache_read_input_tokens: tokens.cache_read,
+                cache_creation_input_tokens: tokens.cache_creation,
+                reasoning_output_tokens: None,
+                total_cost_usd: self.total_cost_usd.clone(),
+                duration_api_ms: self.duration_api_ms.clone(),
+                duration_ms: self.duration_ms.clone(),
+                num_turns: self.num_turns.clone(),
+            },
+            counts: self.counts.clone(),
+            exit_code: None,
+        }
+    }
+}
+
+/// Adds one block's text to a message: non-empty texts are joined with a blank line, and the
+/// line of the last one is kept (C4, J2).
+fn append(buffer: &mut String, line: &mut Option<u64>, text: &str, line_no: u64) {
+    if text.is_empty() {
+        return;
+    }
+    if !buffer.is_empty() {
+        buffer.push_str("\n\n");
+    }
+    buffer.push_str(text);
+    *line = Some(line_no);
+}
+
+/// The `raw` of an event about one Claude tool use (J8).
+fn tool_raw(tool_use: Value, tool_result: Value, tool_use_result: Option<&Value>) -> Value {
+    let mut raw = Map::new();
+    raw.insert("tool_use".to_string(), tool_use);
+    raw.insert("tool_result".to_string(), tool_result);
+    if let Some(t) = tool_use_result {
+        raw.insert("tool_use_result".to_string(), t.clone());
+    }
+    Value::Object(raw)
+}
+
+impl Normalizer for ClaudeNormalizer {
+    fn push_line(&mut self, line: &[u8], out: &mut Vec<Event>) {
+        if self.finished {
+            return;
+        }
+        self.line += 1;
+        let line = strip_cr(line);
+        if is_blank(line) {
+            return;
+        }
+        match serde_json::from_slice::<Value>(line) {
+            Ok(value) => self.on_value(value, out),
+            Err(_) => {
+                let text = String::from_utf8_lossy(line);
+                let body = EventBody::Warning {
+                    message: truncate_chars(&text, MAX_TEXT).to_string(),
+                    source: WarningSource::NonJson,
+                };
+                self.emit_here(out, body, &None);
+            }
+        }
+    }
+
+    fn push_stderr(&mut self, line: &[u8], out: &mut Vec<Event>) {
+        if self.finished {
+            return;
+        }
+        self.stderr_line += 1;
+        let line = strip_cr(line);
+        if is_blank(line) {
+            return;
+        }
+        let mut event = Event::new(EventBody::Warning {
+            message: String::from_utf8_lossy(line).into_owned(),
+            source: WarningSource::Stderr,
+        })
+        .at_line(self.stderr_line);
+        event.stream = Some(Stream::Stderr);
+        self.emit(out, event);
+    }
+
+    fn finish(&mut self, out: &mut Vec<Event>) -> Outcome {
+        if !self.finished {
+            self.finished = true;
+            self.flush_all(out);
+            while let Some((_, tool_use)) = self.uses.pop_first() {
+                let body = EventBody::Unknown {
+                    reason: UnknownReason::UnresolvedToolUse,
+                    raw: tool_raw(tool_use.block, Value::Null, None),
+                    tool: ToolRef {
+                        tool: tool_use.name,
+                        tool_use_id: Some(tool_use.id),
+                    },
+                };
+                let event = Event::new(body).with_parent(tool_use.thread);
+                self.emit(out, event);
+            }
+            self.pending.clear();
+            if self.results == 0 {
+                let message = "stream ended without a result".to_string();
+                self.emit(out, Event::new(EventBody::Error { message }));
+            }
+        }
+        self.outcome()
+    }
+
+    fn session_id(&self) -> Option<&str> {
+        self.session_id.as_deref()
+    }
+
+    fn cwd(&self) -> Option<&str> {
+        self.current_cwd()
+    }
+
+    fn pending_tool_uses(&self) -> Vec<PendingToolUse> {
+        self.uses
+            .values()
+            .map(|u| PendingToolUse {
+                id: u.id.clone(),
+                tool: u.name.clone(),
+                thread: u.thread.clone(),
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,140 @@
+//! `harness normalize`: a recorded stream in, one JSON event per line out, then the outcome.
+
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+
+use harness_core::{Event, Normalizer, OutcomeLine};
+
+/// Where a stream comes from: a named file, or standard input.
+pub enum Source {
+    /// Standard input (`-` or no FILE).
+    Stdin,
+    /// A file.
+    File(PathBuf),
+}
+
+impl Source {
+    /// `-` means standard input.
+    pub fn from_arg(arg: Option<PathBuf>) -> Self {
+        match arg {
+            Some(p) if p != Path::new("-") => Source::File(p),
+            _ => Source::Stdin,
+        }
+    }
+
+    fn name(&self) -> String {
+        match self {
+            Source::Stdin => "<stdin>".to_string(),
+            Source::File(p) => p.display().to_string(),
+        }
+    }
+
+    fn open(&self) -> Result<Box<dyn Read>, Failure> {
+        match self {
+            Source::Stdin => Ok(Box::new(io::stdin().lock())),
+            Source::File(path) => match File::open(path) {
+                Ok(f) => Ok(Box::new(f)),
+                Err(e) => Err(Failure::Input(self.name(), e)),
+            },
+        }
+    }
+}
+
+/// Why normalizing stopped early.
+#[derive(Debug)]
+pub enum Failure {
+    /// An input could not be opened or read: its name and the reason.
+    Input(String, io::Error),
+    /// Standard output is gone (a closed pipe): stop quietly.
+    OutputClosed,
+    /// Writing the output failed.
+    Output(io::Error),
+}
+
+/// Writes events as JSON lines, flushing whenever the input has nothing more buffered, so a
+/// live pipe sees each event as soon as its line is read.
+struct EventWriter<W: Write> {
+    out: W,
+    buf: Vec<Event>,
+}
+
+impl<W: Write> EventWriter<W> {
+    fn write_events(&mut self) -> Result<(), Failure> {
+        for event in self.buf.drain(..) {
+            serde_json::to_writer(&mut self.out, &event)
+                .map_err(|e| output_error(io::Error::from(e)))?;
+            self.out.write_all(b"\n").map_err(output_error)?;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<(), Failure> {
+        self.out.flush().map_err(output_error)
+    }
+}
+
+fn output_error(e: io::Error) -> Failure {
+    if e.kind() == io::ErrorKind::BrokenPipe {
+        Failure::OutputClosed
+    } else {
+        Failure::Output(e)
+    }
+}
+
+/// Feeds every line of `source` to `push`, writing events as they come.
+fn feed<W: Write>(
+    source: &Source,
+    input: Box<dyn Read>,
+    writer: &mut EventWriter<W>,
+    normalizer: &mut dyn Normalizer,
+    stderr: bool,
+) -> Result<(), Failure> {
+    let mut reader = BufReader::with_capacity(64 * 1024, input);
+    let mut line = Vec::new();
+    loop {
+        if reader.buffer().is_empty() {
+            writer.flush()?;
+        }
+        line.clear();
+        let n = reader
+            .read_until(b'\n', &mut line)
+            .map_err(|e| Failure::Input(source.name(), e))?;
+        if n == 0 {
+            return Ok(());
+        }
+        let content = line.strip_suffix(b"\n").unwrap_or(&line);
+        if stderr {
+            normalizer.push_stderr(content, &mut writer.buf);
+        } else {
+            normalizer.push_line(content, &mut writer.buf);
+        }
+        writer.write_events()?;
+    }
+}
+
+/// Normalizes `stdout` (then `stderr`, S10) and writes the events and the outcome to `out`.
+pub fn run<W: Write>(
+    normalizer: &mut dyn Normalizer,
+    stdout: &Source,
+    stderr: Option<&Source>,
+    out: W,
+) -> Result<(), Failure> {
+    // Open both inputs before writing anything, so a bad path fails cleanly.
+    let stdout_input = stdout.open()?;
+    let stderr_input = stderr.map(|s| s.open().map(|i| (s, i))).transpose()?;
+    let mut writer = EventWriter {
+        out,
+        buf: Vec::new(),
+    };
+    feed(stdout, stdout_input, &mut writer, normalizer, false)?;
+    if let Some((source, input)) = stderr_input {
+        feed(source, input, &mut writer, normalizer, true)?;
+    }
+    let outcome = normalizer.finish(&mut writer.buf);
+    writer.write_events()?;
+    serde_json::to_writer(&mut writer.out, &OutcomeLine::new(&outcome))
+        .map_err(|e| output_error(io::Error::from(e)))?;
+    writer.out.write_all(b"\n").map_err(output_error)?;
+    writer.flush()
+}
