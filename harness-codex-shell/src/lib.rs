@@ -1,6 +1,68 @@
-//! Placeholder: the classifier is being written (issue 3).
+//! Classifies shell commands into reads, searches and listings exactly as Codex does.
+//!
+//! Codex summarizes every command it runs as an ordered list of parts: `read {cmd, name, path}`,
+//! `list_files {cmd, path}`, `search {cmd, query, path}` or `unknown {cmd}` (its
+//! `parse_command`). This crate gives the same answer for the same argv ([`parse_command`]),
+//! and, for the Claude harness (SPEC C15), the path each part's event should carry
+//! ([`classify`], [`Classified::event_path`]).
+//!
+//! ```
+//! use harness_codex_shell::{classify_script, parse_command, ParsedCommand};
+//!
+//! let argv = ["bash", "-lc", "cd web && rg -n useState src | head -n 20"].map(String::from);
+//! assert_eq!(
+//!     parse_command(&argv),
+//!     [ParsedCommand::Search {
+//!         cmd: "rg -n useState src".to_string(),
+//!         query: Some("useState".to_string()),
+//!         path: Some("src".to_string()),
+//!     }]
+//! );
+//!
+//! // The event path keeps the operand before display shortening, joined onto the `cd`.
+//! let parts = classify_script("cd web && rg -n useState src/hooks");
+//! assert_eq!(parts[0].event_path.as_deref(), Some("web/src/hooks"));
+//! ```
+//!
+//! # How a command is classified
+//!
+//! 1. A shell wrapper `[bash|zsh|sh, -c|-lc, SCRIPT]` has its script parsed as shell (below);
+//!    a PowerShell wrapper is always unknown; any other argv is split on the words `|`, `&&`,
+//!    `||`, `;` and classified word by word.
+//! 2. A script is accepted only when it is a sequence of plain commands (words and quotes)
+//!    joined by `&&`, `||`, `;`, `|` or newlines; anything else (redirections, `$`,
+//!    substitutions, assignments, subshells, comments, syntax errors...) makes the whole
+//!    command unknown.
+//! 3. Small formatting helpers (`head -n 5`, `wc -l`, `sort`...) are dropped, `cd` moves the
+//!    directory later reads are joined onto, each remaining command is classified by its
+//!    program, a few harmless unknowns (`true`, a leading `echo`, `nl -ba`) are dropped, equal
+//!    neighbours merged, and any unknown left makes the whole answer one unknown.
+//!
+//! # Parser choice: a fast lexer in front of the real grammar
+//!
+//! Codex decides step 2 with the tree-sitter-bash 0.25.1 grammar. This crate uses that same
+//! grammar (the `tree-sitter` and `tree-sitter-bash` crates), so agreement on what is accepted
+//! is exact by construction, but only as a fallback: a one-pass lexer first handles the
+//! scripts it is sure about (plain words, simple quotes, connectors; and certain rejections
+//! such as redirections, `$NAME`, backticks and comments) and defers everything doubtful
+//! (backslashes, braces, brackets, `!`, non-ASCII, `\r`, keywords...) to the grammar. A
+//! property test checks that whenever the lexer answers, the grammar answers the same.
+//!
+//! Measured on this machine (2 cores, release build, one thread; `README.md` has the commands):
+//! every row of the conformance corpus agrees; the grammar alone classifies about 60,000
+//! commands/s over the corpus, the hybrid about 600,000 commands/s (the lexer answers for
+//! 88% of the corpus rows); a 10 MB plain script classifies in about 0.1 s. The
+//! cost: tree-sitter's C sources add about 18 s to a clean release build.
+
+mod grammar;
+mod lexer;
+mod programs;
+
+use std::path::Path;
 
 use serde::Serialize;
+
+pub use programs::{join_path, short_display_path};
 
 /// One part of a classified command, as Codex serializes it (B1, B1a).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -55,15 +117,297 @@ pub fn parse_command(argv: &[String]) -> Vec<ParsedCommand> {
 
 /// Classifies argv, keeping the event path of each part.
 pub fn classify(argv: &[String]) -> Vec<Classified> {
-    vec![Classified {
-        parsed: ParsedCommand::Unknown {
-            cmd: argv.join(" "),
-        },
-        event_path: None,
-    }]
+    let parts = match shell_script(argv) {
+        Some(script) => classify_shell(script),
+        None if powershell_script(argv).is_some() => vec![unknown_part(String::new())],
+        None => classify_words(argv),
+    };
+    let mut merged: Vec<Classified> = Vec::with_capacity(parts.len());
+    for part in parts {
+        if merged.last().is_some_and(|prev| prev.parsed == part.parsed) {
+            continue;
+        }
+        merged.push(part);
+    }
+    if merged
+        .iter()
+        .any(|part| matches!(part.parsed, ParsedCommand::Unknown { .. }))
+    {
+        let cmd = match shell_script(argv).or_else(|| powershell_script(argv)) {
+            Some(script) => script.to_string(),
+            None => programs::join_words(argv),
+        };
+        return vec![unknown_part(cmd)];
+    }
+    merged
 }
 
 /// Classifies a script as Codex sees it: `["bash", "-lc", script]`.
 pub fn classify_script(script: &str) -> Vec<Classified> {
     classify(&["bash".to_string(), "-lc".to_string(), script.to_string()])
+}
+
+/// Splits a script into commands of words the way Codex's shell parser does, or `None` when
+/// the script is not a plain command sequence (step 2 above). Words keep their source text:
+/// quotes are removed, backslashes are not.
+pub fn plain_commands(script: &str) -> Option<Vec<Vec<String>>> {
+    match lexer::lex(script) {
+        lexer::Lexed::Words(commands) => Some(commands),
+        lexer::Lexed::Reject => None,
+        lexer::Lexed::Unsure => grammar::parse(script),
+    }
+}
+
+/// The same as [`plain_commands`], always through the tree-sitter grammar (no fast path).
+/// Slower; useful to check or measure the fast path.
+pub fn plain_commands_by_grammar(script: &str) -> Option<Vec<Vec<String>>> {
+    grammar::parse(script)
+}
+
+fn unknown_part(cmd: String) -> Classified {
+    Classified {
+        parsed: ParsedCommand::Unknown { cmd },
+        event_path: None,
+    }
+}
+
+/// Which shell a program path names, following Codex: the exact names `bash`, `zsh`, `sh`,
+/// `pwsh`, `powershell`, `cmd`, else the file stem tried again while it changes the path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Interpreter {
+    Posix,
+    PowerShell,
+    Cmd,
+}
+
+fn shell_kind(program: &Path) -> Option<Interpreter> {
+    match program.to_str()? {
+        "bash" | "zsh" | "sh" => Some(Interpreter::Posix),
+        "pwsh" | "powershell" => Some(Interpreter::PowerShell),
+        "cmd" => Some(Interpreter::Cmd),
+        _ => {
+            let stem = Path::new(program.file_stem()?);
+            if stem == program {
+                None
+            } else {
+                shell_kind(stem)
+            }
+        }
+    }
+}
+
+/// The script of a `[bash|zsh|sh (any path), -c|-lc, SCRIPT]` argv.
+fn shell_script(argv: &[String]) -> Option<&str> {
+    let [program, flag, script] = argv else {
+        return None;
+    };
+    let posix = shell_kind(Path::new(program)) == Some(Interpreter::Posix);
+    (posix && (flag == "-c" || flag == "-lc")).then_some(script.as_str())
+}
+
+/// The script of a PowerShell argv: only `-NoLogo`, `-NoProfile` before `-Command`/`-c`
+/// (any case), and the script after it.
+fn powershell_script(argv: &[String]) -> Option<&str> {
+    if argv.len() < 3 || shell_kind(Path::new(&argv[0])) != Some(Interpreter::PowerShell) {
+        return None;
+    }
+    for (index, flag) in argv.iter().enumerate().take(argv.len() - 1).skip(1) {
+        let lower = flag.to_ascii_lowercase();
+        match lower.as_str() {
+            "-command" | "-c" => return argv.get(index + 1).map(String::as_str),
+            "-nologo" | "-noprofile" => {}
+            _ => return None,
+        }
+    }
+    None
+}
+
+/// A part on its way out, with the `cd` directory in effect when it ran.
+struct Pending {
+    parsed: ParsedCommand,
+    event_path: Option<String>,
+}
+
+/// Classifies one command (not `cd`) with the directory in effect.
+fn classify_one(words: &[String], cwd: Option<&str>) -> Pending {
+    let summary = programs::summarize(words);
+    let mut parsed = summary.parsed;
+    let event_path = match &mut parsed {
+        ParsedCommand::Read { path, .. } => {
+            if let Some(base) = cwd {
+                *path = join_path(base, path);
+            }
+            Some(path.clone())
+        }
+        ParsedCommand::ListFiles { .. } | ParsedCommand::Search { .. } => {
+            match (cwd, summary.operand) {
+                (Some(base), Some(operand)) => Some(join_path(base, &operand)),
+                (Some(base), None) => Some(base.to_string()),
+                (None, operand) => operand,
+            }
+        }
+        ParsedCommand::Unknown { .. } => None,
+    };
+    Pending { parsed, event_path }
+}
+
+/// Classifies commands in order, consuming `cd` commands into the directory in effect.
+fn classify_commands<'a>(commands: impl IntoIterator<Item = &'a [String]>) -> Vec<Pending> {
+    let mut parts = Vec::new();
+    let mut cwd: Option<String> = None;
+    for words in commands {
+        if let Some((program, args)) = words.split_first()
+            && program == "cd"
+        {
+            if let Some(target) = programs::cd_target(args) {
+                cwd = Some(match &cwd {
+                    Some(base) => join_path(base, target),
+                    None => target.clone(),
+                });
+            }
+            continue;
+        }
+        parts.push(classify_one(words, cwd.as_deref()));
+    }
+    parts
+}
+
+/// The words of an unknown part's `cmd`, as Codex re-reads them for its simplifications.
+fn unknown_words(part: &Pending) -> Option<Vec<String>> {
+    match &part.parsed {
+        ParsedCommand::Unknown { cmd } => shlex::split(cmd),
+        _ => None,
+    }
+}
+
+fn is_unknown_true(part: &Pending) -> bool {
+    matches!(&part.parsed, ParsedCommand::Unknown { cmd } if cmd == "true")
+}
+
+/// Removes harmless unknowns from a sequence of two or more parts, one at a time, until none
+/// applies (RULES §9).
+fn simplify(parts: &mut Vec<Pending>) {
+    while parts.len() > 1 {
+        let first_words = unknown_words(&parts[0]);
+        if first_words.is_some_and(|words| words.first().is_some_and(|w| w == "echo")) {
+            parts.remove(0);
+            continue;
+        }
+        let starts_with = |part: &Pending, program: &str| {
+            unknown_words(part).is_some_and(|words| words.first().is_some_and(|w| w == program))
+        };
+        if let Some(index) = parts.iter().position(|part| starts_with(part, "cd"))
+            && index + 1 < parts.len()
+        {
+            parts.remove(index);
+            continue;
+        }
+        if let Some(index) = parts.iter().position(is_unknown_true) {
+            parts.remove(index);
+            continue;
+        }
+        let bare_nl = |part: &Pending| {
+            unknown_words(part).is_some_and(|words| {
+                words.first().is_some_and(|w| w == "nl")
+                    && words.iter().skip(1).all(|w| w.starts_with('-'))
+            })
+        };
+        if let Some(index) = parts.iter().position(bare_nl) {
+            parts.remove(index);
+            continue;
+        }
+        break;
+    }
+}
+
+fn finish(parts: Vec<Pending>) -> Vec<Classified> {
+    parts
+        .into_iter()
+        .map(|part| Classified {
+            parsed: part.parsed,
+            event_path: part.event_path,
+        })
+        .collect()
+}
+
+/// The plain-argv path (RULES §11): no shell parsing, split on connector words.
+fn classify_words(argv: &[String]) -> Vec<Classified> {
+    let words = match argv {
+        [first, pipe, rest @ ..]
+            if matches!(first.as_str(), "yes" | "y" | "no" | "n") && pipe == "|" =>
+        {
+            rest
+        }
+        _ => argv,
+    };
+    let mut segments: Vec<&[String]> = Vec::new();
+    if words.iter().any(|word| programs::is_connector(word)) {
+        segments.extend(
+            words
+                .split(|word| programs::is_connector(word))
+                .filter(|segment| !segment.is_empty()),
+        );
+    } else {
+        segments.push(words);
+    }
+    let mut parts = classify_commands(segments);
+    simplify(&mut parts);
+    finish(parts)
+}
+
+/// The shell path (RULES §4-§10).
+fn classify_shell(script: &str) -> Vec<Classified> {
+    let unknown = || vec![unknown_part(script.to_string())];
+    let Some(commands) = plain_commands(script) else {
+        return unknown();
+    };
+    if commands.is_empty() {
+        return unknown();
+    }
+    let several_commands = commands.len() > 1;
+    let kept: Vec<&[String]> = commands
+        .iter()
+        .map(Vec::as_slice)
+        .filter(|words| !programs::is_formatting_helper(words))
+        .collect();
+    if kept.is_empty() {
+        return unknown();
+    }
+    let mut parts = classify_commands(kept);
+    if parts.len() > 1 {
+        parts.retain(|part| !is_unknown_true(part));
+        simplify(&mut parts);
+    }
+    if let [only] = parts.as_mut_slice() {
+        attribute_script(only, script, several_commands);
+    }
+    finish(parts)
+}
+
+/// Which `cmd` a lone remaining part reports (RULES §10): its own, the raw script, or the
+/// script re-quoted from its shlex words.
+fn attribute_script(part: &mut Pending, script: &str, several_commands: bool) {
+    let cmd = match &mut part.parsed {
+        ParsedCommand::Read { cmd, .. }
+        | ParsedCommand::ListFiles { cmd, .. }
+        | ParsedCommand::Search { cmd, .. } => cmd,
+        ParsedCommand::Unknown { .. } => return,
+    };
+    let tokens = shlex::split(script).unwrap_or_else(|| vec![script.to_string()]);
+    let connectors = several_commands || tokens.iter().any(|token| programs::is_connector(token));
+    if !connectors {
+        *cmd = programs::join_words(&tokens);
+        return;
+    }
+    if matches!(part.parsed, ParsedCommand::Read { .. }) {
+        let pipe = tokens.iter().any(|token| token == "|");
+        let sed_n = tokens
+            .windows(2)
+            .any(|pair| pair[0] == "sed" && pair[1] == "-n");
+        if pipe && sed_n {
+            if let ParsedCommand::Read { cmd, .. } = &mut part.parsed {
+                *cmd = script.to_string();
+            }
+        }
+    }
 }

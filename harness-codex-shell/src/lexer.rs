@@ -1,0 +1,183 @@
+//! The fast path: a one-pass lexer for the plain command sequences agents write most.
+//!
+//! It answers only when it is sure the grammar would answer the same: [`Lexed::Words`] for a
+//! script made of plain words, simple quotes and connectors; [`Lexed::Reject`] for a script
+//! that certainly holds a construct the grammar rejects (a redirection, a substitution or
+//! expansion, a comment, background `&`, `|&`); [`Lexed::Unsure`] for everything else, which
+//! then goes to the grammar. Each step looks at one byte at most a fixed number of times, so
+//! the lexer is linear in the script's length.
+
+/// What the lexer decided.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Lexed {
+    /// The script is a plain command sequence with these commands.
+    Words(Vec<Vec<String>>),
+    /// The grammar certainly rejects the script.
+    Reject,
+    /// Only the grammar can tell.
+    Unsure,
+}
+
+/// Words that start something other than a plain command when they come first.
+const RESERVED: &[&str] = &[
+    "if", "then", "else", "elif", "fi", "case", "esac", "for", "select", "while", "until", "do",
+    "done", "in", "function", "time", "coproc", "declare", "typeset", "export", "readonly",
+    "local", "unset", "unsetenv",
+];
+
+/// Bytes that stand for themselves in an unquoted word, for sure.
+fn is_plain(byte: u8) -> bool {
+    byte.is_ascii_alphanumeric()
+        || matches!(
+            byte,
+            b'_' | b'-'
+                | b'.'
+                | b'/'
+                | b','
+                | b':'
+                | b'+'
+                | b'%'
+                | b'@'
+                | b'~'
+                | b'*'
+                | b'?'
+                | b'='
+                | b'^'
+        )
+}
+
+/// Whether a `$` followed by `next` certainly starts an expansion or substitution.
+fn starts_expansion(next: Option<&u8>) -> bool {
+    next.is_some_and(|byte| {
+        byte.is_ascii_alphanumeric()
+            || matches!(
+                byte,
+                b'_' | b'{' | b'(' | b'\'' | b'"' | b'@' | b'*' | b'#' | b'?' | b'$' | b'!'
+            )
+    })
+}
+
+/// One word being read: its text and how it was written.
+struct Word {
+    text: String,
+    parts: usize,
+    quoted: bool,
+}
+
+/// Lexes `script`; see [`Lexed`].
+pub(crate) fn lex(script: &str) -> Lexed {
+    let bytes = script.as_bytes();
+    let mut commands: Vec<Vec<String>> = Vec::new();
+    let mut current: Vec<String> = Vec::new();
+    // After `&&`, `||` or `|`, a command must follow on the same line.
+    let mut need_command = false;
+    let mut pos = 0;
+    loop {
+        while matches!(bytes.get(pos), Some(b' ' | b'\t')) {
+            pos += 1;
+        }
+        let Some(&byte) = bytes.get(pos) else {
+            if need_command {
+                return Lexed::Unsure;
+            }
+            break;
+        };
+        match byte {
+            b'\n' | b';' | b'&' | b'|' => {
+                let next = bytes.get(pos + 1).copied();
+                let width = match (byte, next) {
+                    (b'&', Some(b'&')) | (b'|', Some(b'|')) => 2,
+                    (b'|', Some(b'&')) | (b'&', _) => return Lexed::Reject,
+                    _ => 1,
+                };
+                if current.is_empty() {
+                    // A blank line is fine; an operator with no command before it is not
+                    // something the fast path decides.
+                    if byte == b'\n' && !need_command {
+                        pos += 1;
+                        continue;
+                    }
+                    return Lexed::Unsure;
+                }
+                if need_command {
+                    return Lexed::Unsure;
+                }
+                commands.push(std::mem::take(&mut current));
+                need_command = !matches!(byte, b'\n' | b';');
+                pos += width;
+            }
+            b'#' | b'>' | b'<' | b'`' => return Lexed::Reject,
+            _ => {
+                let word = match read_word(bytes, &mut pos) {
+                    Ok(word) => word,
+                    Err(decided) => return decided,
+                };
+                if current.is_empty() {
+                    let name = word.text.as_str();
+                    if word.quoted
+                        || name.is_empty()
+                        || name.contains('=')
+                        || name.bytes().all(|b| b.is_ascii_digit())
+                        || RESERVED.contains(&name)
+                    {
+                        return Lexed::Unsure;
+                    }
+                }
+                if word.parts > 1 && word.text.is_empty() {
+                    return Lexed::Unsure;
+                }
+                current.push(word.text);
+                need_command = false;
+            }
+        }
+    }
+    if !current.is_empty() {
+        commands.push(current);
+    }
+    Lexed::Words(commands)
+}
+
+/// Reads one word starting at `pos`, leaving `pos` just after it; `Err` carries the decision
+/// when the word is beyond the fast path.
+fn read_word(bytes: &[u8], pos: &mut usize) -> Result<Word, Lexed> {
+    let mut word = Word {
+        text: String::new(),
+        parts: 0,
+        quoted: false,
+    };
+    let mut in_plain_run = false;
+    while let Some(&byte) = bytes.get(*pos) {
+        match byte {
+            b' ' | b'\t' | b'\n' | b';' | b'&' | b'|' => break,
+            b'>' | b'<' | b'`' => return Err(Lexed::Reject),
+            b'$' if starts_expansion(bytes.get(*pos + 1)) => return Err(Lexed::Reject),
+            b'\'' | b'"' => {
+                let start = *pos + 1;
+                let Some(len) = bytes[start..].iter().position(|&b| b == byte) else {
+                    return Err(Lexed::Unsure);
+                };
+                let inner = &bytes[start..start + len];
+                if byte == b'"' && inner.iter().any(|b| matches!(b, b'$' | b'`' | b'\\')) {
+                    return Err(Lexed::Unsure);
+                }
+                // Quotes sit on ASCII bytes, so the slice is whole UTF-8.
+                word.text
+                    .push_str(std::str::from_utf8(inner).map_err(|_| Lexed::Unsure)?);
+                word.parts += 1;
+                word.quoted = true;
+                in_plain_run = false;
+                *pos = start + len + 1;
+            }
+            _ if is_plain(byte) => {
+                if !in_plain_run {
+                    word.parts += 1;
+                    in_plain_run = true;
+                }
+                word.text.push(char::from(byte));
+                *pos += 1;
+            }
+            _ => return Err(Lexed::Unsure),
+        }
+    }
+    Ok(word)
+}

@@ -1,0 +1,3 @@
+//! Test modules.
+
+mod conformance;
