@@ -1,2 +1,109 @@
-//! Repository automation.
-fn main() {}
+//! Repository automation, run as `cargo xtask <task>`.
+//!
+//! - `cargo xtask ci`: what CI runs (`.ci/run`): fmt check, clippy, tests, benches compile.
+//! - `cargo xtask conformance [DIR]`: normalizes every stream of the shared conformance data
+//!   (default `../shared/conformance`) with the built `harness` and checks each against its
+//!   expected file with the kit's own `compare.py`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode, Stdio};
+
+use anyhow::{Context, Result, bail};
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("ci") => ci(),
+        Some("conformance") => conformance(args.get(1).map(PathBuf::from)),
+        _ => {
+            eprintln!("usage: cargo xtask <ci | conformance [DIR]>");
+            return ExitCode::from(2);
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("xtask: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The workspace root (the parent of this crate's folder).
+fn root() -> PathBuf {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    manifest.parent().unwrap_or(manifest).to_path_buf()
+}
+
+fn status(cmd: &mut Command) -> Result<()> {
+    let shown = format!("{cmd:?}");
+    let status = cmd
+        .current_dir(root())
+        .status()
+        .with_context(|| format!("running {shown}"))?;
+    if !status.success() {
+        bail!("{shown} failed: {status}");
+    }
+    Ok(())
+}
+
+fn ci() -> Result<()> {
+    status(Command::new("bash").arg(".ci/run"))
+}
+
+fn conformance(dir: Option<PathBuf>) -> Result<()> {
+    let dir = dir.unwrap_or_else(|| root().join("../shared/conformance"));
+    let compare = dir.join("compare.py");
+    if !compare.exists() {
+        bail!("{} not found", compare.display());
+    }
+    status(Command::new("cargo").args(["build", "-q", "-p", "harness-cli"]))?;
+    let harness = root().join("target/debug/harness");
+    let (mut agree, mut total) = (0, 0);
+    for folder in ["claude", "claude-edges"] {
+        let mut streams: Vec<PathBuf> = std::fs::read_dir(dir.join(folder))
+            .with_context(|| format!("reading {}", dir.join(folder).display()))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| {
+                let name = p.to_string_lossy();
+                name.ends_with(".jsonl") && !name.ends_with(".expected.jsonl")
+            })
+            .collect();
+        streams.sort();
+        for stream in streams {
+            total += 1;
+            let stem = stream.with_extension("");
+            let expected = stem.with_extension("expected.jsonl");
+            let stderr = stem.with_extension("stderr");
+            let mut cmd = Command::new(&harness);
+            cmd.arg("normalize").arg(&stream);
+            if std::fs::metadata(&stderr).is_ok_and(|m| m.len() > 0) {
+                cmd.arg("--stderr").arg(&stderr);
+            }
+            let output = cmd.stderr(Stdio::inherit()).output()?;
+            let actual = std::env::temp_dir().join("harness-conformance-actual.jsonl");
+            std::fs::write(&actual, &output.stdout)?;
+            let check = Command::new("python3")
+                .arg(&compare)
+                .arg(&expected)
+                .arg(&actual)
+                .output()
+                .context("running python3 compare.py")?;
+            if check.status.success() {
+                agree += 1;
+            } else {
+                let first = String::from_utf8_lossy(&check.stdout);
+                println!(
+                    "{folder}/{}: {}",
+                    stem.file_name().unwrap_or_default().to_string_lossy(),
+                    first.lines().next().unwrap_or("differs")
+                );
+            }
+        }
+    }
+    println!("{agree}/{total} streams agree");
+    if agree != total {
+        bail!("{} streams differ", total - agree);
+    }
+    Ok(())
+}
