@@ -1,5 +1,3 @@
-//! End-to-end tests of the `harness` binary.
-
 mod normalize;
 
 use std::process::{Command, Output, Stdio};
