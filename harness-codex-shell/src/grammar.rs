@@ -4,6 +4,7 @@
 //! kinds below, and every anonymous token is a connector, a quote, or whitespace. Each
 //! `command` node then gives its words, taken from the source text without shell unescaping.
 
+use std::borrow::Cow;
 use std::cell::RefCell;
 
 use tree_sitter::{Node, Parser};
@@ -44,11 +45,49 @@ pub(crate) fn parse(script: &str) -> Option<Vec<Vec<String>>> {
             *slot = Some(parser);
         }
         let parser = slot.as_mut()?;
-        let tree = parser.parse(script, None);
+        let tree = parser.parse(&*guard_scanner(script), None);
         // A parser is reusable after any parse; reset anyway so no state leaks between calls.
         parser.reset();
         words_of_tree(tree?.root_node(), script)
     })
+}
+
+/// Works around an out-of-bounds read in the grammar's external scanner.
+///
+/// After `{` and any digits, tree-sitter-bash 0.25.1 tests the next character with C's
+/// `isdigit`, which is only defined up to 255: a larger code point reads outside the table
+/// and can crash the process (Codex's answer there is undefined). Such characters are
+/// replaced, in the copy given to the parser, by as many ASCII bytes as they take (`x`, or
+/// spaces for whitespace), so every node keeps its byte range and words are still taken from
+/// the original script.
+fn guard_scanner(script: &str) -> Cow<'_, str> {
+    let risky = |after_brace: bool, ch: char| after_brace && u32::from(ch) > 255;
+    let mut after_brace = false;
+    let mut first_risk = None;
+    for (index, ch) in script.char_indices() {
+        if risky(after_brace, ch) {
+            first_risk = Some(index);
+            break;
+        }
+        after_brace = ch == '{' || (after_brace && (ch.is_ascii_digit() || ch == '.'));
+    }
+    let Some(start) = first_risk else {
+        return Cow::Borrowed(script);
+    };
+    // One linear pass from the first risky character on.
+    let mut guarded = String::with_capacity(script.len());
+    guarded.push_str(&script[..start]);
+    after_brace = true;
+    for ch in script[start..].chars() {
+        if risky(after_brace, ch) {
+            let filler = if ch.is_whitespace() { ' ' } else { 'x' };
+            guarded.extend(std::iter::repeat_n(filler, ch.len_utf8()));
+        } else {
+            guarded.push(ch);
+        }
+        after_brace = ch == '{' || (after_brace && (ch.is_ascii_digit() || ch == '.'));
+    }
+    Cow::Owned(guarded)
 }
 
 fn words_of_tree(root: Node<'_>, script: &str) -> Option<Vec<Vec<String>>> {

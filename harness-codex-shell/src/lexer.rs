@@ -46,6 +46,17 @@ fn is_plain(byte: u8) -> bool {
         )
 }
 
+/// Whether a command name is certainly a plain `word` to the grammar: a letter, `_`, `.` or
+/// `/` first, then letters, digits and `_ . / -` (no glob, `=`, `%`, `@`, `+`...).
+fn is_plain_name(name: &str) -> bool {
+    let mut bytes = name.bytes();
+    bytes
+        .next()
+        .is_some_and(|first| first.is_ascii_alphabetic() || matches!(first, b'_' | b'.' | b'/'))
+        && bytes
+            .all(|byte| byte.is_ascii_alphanumeric() || matches!(byte, b'_' | b'.' | b'/' | b'-'))
+}
+
 /// Whether a `$` followed by `next` certainly starts an expansion or substitution.
 fn starts_expansion(next: Option<&u8>) -> bool {
     next.is_some_and(|byte| {
@@ -114,12 +125,7 @@ pub(crate) fn lex(script: &str) -> Lexed {
                 };
                 if current.is_empty() {
                     let name = word.text.as_str();
-                    if word.quoted
-                        || name.is_empty()
-                        || name.contains('=')
-                        || name.bytes().all(|b| b.is_ascii_digit())
-                        || RESERVED.contains(&name)
-                    {
+                    if word.quoted || !is_plain_name(name) || RESERVED.contains(&name) {
                         return Lexed::Unsure;
                     }
                 }

@@ -1,3 +1,4 @@
 //! Test modules.
 
 mod conformance;
+mod properties;
