@@ -12,15 +12,24 @@ pub enum RunError {
         backend: String,
     },
     /// The agent's binary was not found.
-    #[error("{binary} was not found; install it with `{install}`")]
+    #[error("{} was not found; install it with `{install}`", binary.display())]
     BinaryNotFound {
         /// The binary that was looked for.
         binary: PathBuf,
         /// How to install it.
         install: String,
     },
+    /// The working directory asked for does not exist or is not a directory.
+    #[error("cannot run in {}: {source}", cwd.display())]
+    WorkingDirectory {
+        /// The directory asked for.
+        cwd: PathBuf,
+        /// Why it cannot be used.
+        #[source]
+        source: std::io::Error,
+    },
     /// Spawning or talking to the child failed.
-    #[error("could not run {binary}: {source}")]
+    #[error("could not run {}: {source}", binary.display())]
     Io {
         /// The binary that was run.
         binary: PathBuf,

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use futures::future::{BoxFuture, FutureExt, Shared};
 use futures::stream::BoxStream;
 
 use crate::error::RunError;
@@ -93,8 +94,49 @@ pub struct RunRequest {
     pub extra_args: Vec<String>,
     /// Environment variables to add.
     pub env: BTreeMap<String, String>,
-    /// How long the run may take before it is stopped.
+    /// How long the run may take before it is stopped: the agent's whole process group is
+    /// killed, an `error` event says so, and the stream ends as usual with the outcome.
     pub timeout: Option<Duration>,
+    /// Stops the run early when it fires (for example on Ctrl-C): the agent's process group is
+    /// killed, an `error` event says so, and the stream still ends with the outcome. Dropping
+    /// the stream instead kills the agent without an outcome.
+    pub stop: Option<StopSignal>,
+}
+
+/// A future that asks a live run to stop when it completes; cheap to clone.
+///
+/// ```
+/// use harness_core::{RunRequest, StopSignal};
+///
+/// let (tx, rx) = futures::channel::oneshot::channel::<()>();
+/// let request = RunRequest {
+///     prompt: "hello".into(),
+///     stop: Some(StopSignal::new(async move {
+///         let _ = rx.await;
+///     })),
+///     ..RunRequest::default()
+/// };
+/// # drop((tx, request));
+/// ```
+#[derive(Clone)]
+pub struct StopSignal(Shared<BoxFuture<'static, ()>>);
+
+impl StopSignal {
+    /// A signal that fires when `future` completes.
+    pub fn new(future: impl Future<Output = ()> + Send + 'static) -> Self {
+        StopSignal(future.boxed().shared())
+    }
+
+    /// Completes when the signal fires.
+    pub fn fired(&self) -> impl Future<Output = ()> + Send + 'static {
+        self.0.clone()
+    }
+}
+
+impl std::fmt::Debug for StopSignal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("StopSignal")
+    }
 }
 
 /// One item of a live run's stream: events as they happen, then the outcome once.

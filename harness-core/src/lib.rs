@@ -16,6 +16,12 @@
 //! assert!(matches!(event.body, EventBody::Warning { source: WarningSource::RateLimit, .. }));
 //! ```
 //!
+//! With the `process` feature, the [`process`] module drives a live agent process for any
+//! backend: it spawns the command line the backend builds, writes the prompt to its standard
+//! input, reads standard output and standard error concurrently through the backend's
+//! normalizer, and enforces the timeout by killing the agent's whole process group. That
+//! feature is the only one that pulls in `tokio`; without it this crate is the event model alone.
+//!
 //! The JSON form of events is documented rule by rule in `SPEC.md` (J1-J10): one object per
 //! event, tagged `"kind"`, optional fields omitted when absent. Consumers must ignore fields
 //! they do not know: new ones may be added.
@@ -26,6 +32,8 @@ mod harness;
 mod lines;
 mod outcome;
 pub mod paths;
+#[cfg(feature = "process")]
+pub mod process;
 pub mod text;
 
 pub use error::RunError;
@@ -35,7 +43,7 @@ pub use event::{
 };
 pub use harness::{
     Capabilities, Harness, Normalizer, NormalizerConfig, OrchestrationSource, PendingToolUse,
-    Registry, RunItem, RunRequest, RunStream,
+    Registry, RunItem, RunRequest, RunStream, StopSignal,
 };
 pub use lines::LineSplitter;
 pub use outcome::{Metrics, Outcome, OutcomeLine, Status, add_numbers};

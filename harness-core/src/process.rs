@@ -1,0 +1,744 @@
+//! Driving a live agent process, for any backend (feature `process`).
+//!
+//! A backend builds a [`ProcessSpec`] (its binary, its command line, the prompt for standard
+//! input) and hands it to [`spawn`] with a fresh [`Normalizer`]. What follows is the same for
+//! every backend:
+//!
+//! - the child starts in its own process group, with standard input, output and error piped;
+//! - the prompt is written to its standard input, which is then closed (the prompt never goes
+//!   on the command line, where text starting with `-` would be read as an option);
+//! - standard output and standard error are read concurrently, chunk by chunk, split into lines
+//!   and fed to the normalizer (`push_line`, `push_stderr`), so neither pipe can fill and stall
+//!   the child, and each event is yielded as soon as its line is complete (S6, S10). Memory
+//!   holds at most one partial line per pipe, however long the run;
+//! - after both pipes close and the child exits, the end-of-input events (S9) follow, then
+//!   [`RunItem::Outcome`] with the child's exit status (`exit_code`, O1);
+//! - a timeout or a [`StopSignal`] kills the whole process group, adds an `error` event saying
+//!   why, and the stream ends as above;
+//! - dropping the stream kills the process group and reaps the child.
+//!
+//! *Architecture invariant:* this module knows no backend; decoding stays in the normalizer.
+//!
+//! [`StopSignal`]: crate::StopSignal
+
+use std::collections::BTreeMap;
+use std::io;
+use std::path::PathBuf;
+use std::process::{ExitStatus, Stdio};
+use std::time::Duration;
+
+use futures::StreamExt;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use tokio::process::{Child, Command};
+use tokio::sync::mpsc;
+
+use crate::error::RunError;
+use crate::event::{Event, EventBody, Kind};
+use crate::harness::{Normalizer, RunItem, RunStream, StopSignal};
+use crate::lines::LineSplitter;
+
+/// How long the pipes may stay open after the child has exited (held by something it left
+/// running) before that process group is killed and the run ends.
+const LINGER: Duration = Duration::from_secs(2);
+
+/// The size of each read from a pipe.
+const CHUNK: usize = 64 * 1024;
+
+/// How many items may wait for the consumer before reading pauses.
+const QUEUE: usize = 256;
+
+/// A live process to run: what a backend builds from a `RunRequest`.
+#[derive(Debug, Clone, Default)]
+pub struct ProcessSpec {
+    /// The binary: a path, or a name looked up on `PATH`.
+    pub program: PathBuf,
+    /// The arguments after the binary.
+    pub args: Vec<String>,
+    /// The working directory; the caller's when `None`.
+    pub cwd: Option<PathBuf>,
+    /// Environment variables to add to the inherited environment.
+    pub env: BTreeMap<String, String>,
+    /// Written to the child's standard input, which is then closed.
+    pub stdin: Vec<u8>,
+    /// Kill the process group after this long.
+    pub timeout: Option<Duration>,
+    /// Kill the process group when this fires.
+    pub stop: Option<StopSignal>,
+    /// How to install the binary, for [`RunError::BinaryNotFound`]
+    /// (e.g. `npm install -g @anthropic-ai/claude-code`).
+    pub install_hint: String,
+}
+
+/// Why the run was cut short by the harness.
+#[derive(Debug, Clone, Copy)]
+enum Ending {
+    TimedOut(Duration),
+    Stopped,
+}
+
+impl Ending {
+    fn message(self) -> String {
+        match self {
+            Ending::TimedOut(limit) => {
+                let secs = limit.as_secs_f64();
+                let unit = if secs == 1.0 { "second" } else { "seconds" };
+                format!("the run timed out after {secs} {unit}; its process group was killed")
+            }
+            Ending::Stopped => "the run was stopped; its process group was killed".to_string(),
+        }
+    }
+}
+
+/// Spawns `spec` and returns the stream of its events, then its outcome.
+///
+/// Must be called from within a tokio runtime with I/O and time enabled (the run is driven by a
+/// task spawned on it).
+///
+/// # Errors
+///
+/// [`RunError::BinaryNotFound`] when the binary does not exist, [`RunError::WorkingDirectory`]
+/// when `cwd` is not a directory, [`RunError::Io`] when the child cannot be started otherwise.
+pub fn spawn(spec: ProcessSpec, normalizer: Box<dyn Normalizer>) -> Result<RunStream, RunError> {
+    let io_error = |source: io::Error| RunError::Io {
+        binary: spec.program.clone(),
+        source,
+    };
+    let runtime = tokio::runtime::Handle::try_current()
+        .map_err(|e| io_error(io::Error::other(e.to_string())))?;
+    if let Some(cwd) = &spec.cwd {
+        match std::fs::metadata(cwd) {
+            Ok(meta) if meta.is_dir() => {}
+            Ok(_) => {
+                return Err(RunError::WorkingDirectory {
+                    cwd: cwd.clone(),
+                    source: io::Error::other("not a directory"),
+                });
+            }
+            Err(source) => {
+                return Err(RunError::WorkingDirectory {
+                    cwd: cwd.clone(),
+                    source,
+                });
+            }
+        }
+    }
+    let mut command = Command::new(&spec.program);
+    command
+        .args(&spec.args)
+        .envs(&spec.env)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+    if let Some(cwd) = &spec.cwd {
+        command.current_dir(cwd);
+    }
+    let child = {
+        // Spawning registers the child with the runtime's process driver.
+        let _entered = runtime.enter();
+        command.spawn()
+    };
+    let child = match child {
+        Ok(child) => child,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            return Err(RunError::BinaryNotFound {
+                binary: spec.program,
+                install: spec.install_hint,
+            });
+        }
+        Err(e) => return Err(io_error(e)),
+    };
+    let (tx, mut rx) = mpsc::channel(QUEUE);
+    let run = Run {
+        group: Group::of(&child),
+        child,
+        normalizer,
+        tx,
+    };
+    runtime.spawn(run.drive(spec.stdin, spec.timeout, spec.stop));
+    Ok(futures::stream::poll_fn(move |cx| rx.poll_recv(cx)).boxed())
+}
+
+/// The child's process group; killed on drop unless disarmed, so a run cancelled with its
+/// runtime still takes its processes with it.
+struct Group {
+    pgid: Option<rustix::process::Pid>,
+}
+
+impl Group {
+    fn of(child: &Child) -> Self {
+        let pgid = child
+            .id()
+            .and_then(|id| i32::try_from(id).ok())
+            .and_then(rustix::process::Pid::from_raw);
+        Group { pgid }
+    }
+
+    fn kill(&self) {
+        if let Some(pgid) = self.pgid {
+            // ESRCH (the group is already gone) is the only expected failure.
+            let _ = rustix::process::kill_process_group(pgid, rustix::process::Signal::KILL);
+        }
+    }
+
+    fn disarm(&mut self) {
+        self.pgid = None;
+    }
+}
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// One live run, owned by the task that drives it.
+struct Run {
+    child: Child,
+    group: Group,
+    normalizer: Box<dyn Normalizer>,
+    tx: mpsc::Sender<RunItem>,
+}
+
+/// The consumer dropped the stream.
+struct Abandoned;
+
+/// Reads from a pipe that may already be closed (then never completes).
+async fn read_from<R: AsyncRead + Unpin>(
+    pipe: &mut Option<R>,
+    buf: &mut [u8],
+) -> io::Result<usize> {
+    match pipe {
+        Some(pipe) => pipe.read(buf).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Hands events to the consumer, waiting while its queue is full.
+async fn send(tx: &mpsc::Sender<RunItem>, events: &mut Vec<Event>) -> Result<(), Abandoned> {
+    for event in events.drain(..) {
+        tx.send(RunItem::Event(event))
+            .await
+            .map_err(|_| Abandoned)?;
+    }
+    Ok(())
+}
+
+async fn sleep_for(limit: Option<Duration>) {
+    match limit {
+        Some(limit) => tokio::time::sleep(limit).await,
+        None => std::future::pending().await,
+    }
+}
+
+async fn wait_for(stop: Option<StopSignal>) {
+    match stop {
+        Some(stop) => stop.fired().await,
+        None => std::future::pending().await,
+    }
+}
+
+impl Run {
+    async fn drive(mut self, stdin: Vec<u8>, timeout: Option<Duration>, stop: Option<StopSignal>) {
+        if self.pump(stdin, timeout, stop).await.is_err() {
+            // Nobody is listening any more: stop the agent and reap it (no zombie).
+            self.group.kill();
+            let _ = self.child.wait().await;
+            self.group.disarm();
+        }
+    }
+
+    async fn pump(
+        &mut self,
+        input: Vec<u8>,
+        timeout: Option<Duration>,
+        stop: Option<StopSignal>,
+    ) -> Result<(), Abandoned> {
+        let mut stdout = self.child.stdout.take();
+        let mut stderr = self.child.stderr.take();
+        let stdin = self.child.stdin.take();
+        let write_prompt = async move {
+            if let Some(mut stdin) = stdin {
+                // A child that exits without reading its input closes the pipe: not our error.
+                let _ = stdin.write_all(&input).await;
+                let _ = stdin.shutdown().await;
+            }
+        };
+        tokio::pin!(write_prompt);
+        let deadline = sleep_for(timeout);
+        tokio::pin!(deadline);
+        let stopped = wait_for(stop);
+        tokio::pin!(stopped);
+        let linger = tokio::time::sleep(LINGER);
+        tokio::pin!(linger);
+
+        let mut prompt_written = false;
+        let mut out_lines = LineSplitter::new();
+        let mut err_lines = LineSplitter::new();
+        let mut out_buf = vec![0u8; CHUNK];
+        let mut err_buf = vec![0u8; CHUNK];
+        let mut events = Vec::new();
+        let mut status: Option<io::Result<ExitStatus>> = None;
+        let mut ending: Option<Ending> = None;
+
+        while stdout.is_some() || stderr.is_some() || status.is_none() {
+            let normalizer = &mut self.normalizer;
+            tokio::select! {
+                () = &mut write_prompt, if !prompt_written => prompt_written = true,
+                read = read_from(&mut stdout, &mut out_buf), if stdout.is_some() => match read {
+                    Ok(n) if n > 0 => {
+                        out_lines.push(&out_buf[..n], |l| normalizer.push_line(l, &mut events));
+                    }
+                    // End of file, or a pipe that cannot be read any more: the stream ends.
+                    _ => {
+                        out_lines.finish(|l| normalizer.push_line(l, &mut events));
+                        stdout = None;
+                    }
+                },
+                read = read_from(&mut stderr, &mut err_buf), if stderr.is_some() => match read {
+                    Ok(n) if n > 0 => {
+                        err_lines.push(&err_buf[..n], |l| normalizer.push_stderr(l, &mut events));
+                    }
+                    _ => {
+                        err_lines.finish(|l| normalizer.push_stderr(l, &mut events));
+                        stderr = None;
+                    }
+                },
+                exit = self.child.wait(), if status.is_none() => {
+                    status = Some(exit);
+                    linger.as_mut().reset(tokio::time::Instant::now() + LINGER);
+                }
+                () = &mut deadline, if timeout.is_some() && ending.is_none() => {
+                    ending = timeout.map(Ending::TimedOut);
+                    self.group.kill();
+                }
+                () = &mut stopped, if ending.is_none() => {
+                    ending = Some(Ending::Stopped);
+                    self.group.kill();
+                }
+                () = &mut linger, if status.is_some() => {
+                    // The agent is gone but something it started still holds its pipes.
+                    self.group.kill();
+                    out_lines.finish(|l| normalizer.push_line(l, &mut events));
+                    err_lines.finish(|l| normalizer.push_stderr(l, &mut events));
+                    stdout = None;
+                    stderr = None;
+                }
+                () = self.tx.closed() => return Err(Abandoned),
+            }
+            send(&self.tx, &mut events).await?;
+        }
+        self.group.disarm();
+
+        if let Some(ending) = ending {
+            events.push(Event::new(EventBody::Error {
+                message: ending.message(),
+            }));
+        }
+        let mut outcome = self.normalizer.finish(&mut events);
+        if ending.is_some() {
+            *outcome.counts.entry(Kind::Error).or_insert(0) += 1;
+        }
+        outcome.exit_code = Some(match status {
+            Some(Ok(status)) => status.code(),
+            _ => None,
+        });
+        send(&self.tx, &mut events).await?;
+        self.tx
+            .send(RunItem::Outcome(outcome))
+            .await
+            .map_err(|_| Abandoned)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Outcome;
+    use crate::outcome::Status;
+    use std::os::unix::fs::PermissionsExt;
+    use std::path::Path;
+
+    /// Stdout lines become agent events; stderr lines warnings; a line `END` makes it a success.
+    #[derive(Default)]
+    struct Echo {
+        ended: bool,
+        lines: u64,
+        errs: u64,
+        counts: BTreeMap<Kind, u64>,
+    }
+
+    impl Echo {
+        fn emit(&mut self, event: Event, out: &mut Vec<Event>) {
+            *self.counts.entry(event.kind()).or_insert(0) += 1;
+            out.push(event);
+        }
+    }
+
+    impl Normalizer for Echo {
+        fn push_line(&mut self, line: &[u8], out: &mut Vec<Event>) {
+            self.lines += 1;
+            if line == b"END" {
+                self.ended = true;
+                return;
+            }
+            let text = String::from_utf8_lossy(line).into_owned();
+            self.emit(
+                Event::new(EventBody::Agent { text }).at_line(self.lines),
+                out,
+            );
+        }
+        fn push_stderr(&mut self, line: &[u8], out: &mut Vec<Event>) {
+            self.errs += 1;
+            let message = String::from_utf8_lossy(line).into_owned();
+            let body = EventBody::Warning {
+                message,
+                source: crate::WarningSource::Stderr,
+            };
+            self.emit(Event::new(body).at_line(self.errs), out);
+        }
+        fn finish(&mut self, out: &mut Vec<Event>) -> Outcome {
+            let mut outcome = Outcome::empty();
+            if self.ended {
+                outcome.status = Status::Success;
+            } else {
+                let message = "stream ended without a result".to_string();
+                self.emit(Event::new(EventBody::Error { message }), out);
+            }
+            outcome.counts = self.counts.clone();
+            outcome
+        }
+        fn session_id(&self) -> Option<&str> {
+            None
+        }
+        fn cwd(&self) -> Option<&str> {
+            None
+        }
+        fn pending_tool_uses(&self) -> Vec<crate::PendingToolUse> {
+            Vec::new()
+        }
+    }
+
+    struct Dir(PathBuf);
+
+    impl Dir {
+        fn new(name: &str) -> Self {
+            let dir =
+                std::env::temp_dir().join(format!("harness-process-{name}-{}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&dir);
+            std::fs::create_dir_all(&dir).unwrap();
+            Dir(dir)
+        }
+
+        fn script(&self, body: &str) -> PathBuf {
+            let path = self.0.join("agent");
+            std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+            path
+        }
+    }
+
+    impl Drop for Dir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn spec(program: PathBuf) -> ProcessSpec {
+        ProcessSpec {
+            program,
+            install_hint: "install it".into(),
+            ..ProcessSpec::default()
+        }
+    }
+
+    fn runtime() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+    }
+
+    async fn collect(stream: RunStream) -> (Vec<Event>, Outcome) {
+        let items: Vec<RunItem> = tokio::time::timeout(Duration::from_secs(60), stream.collect())
+            .await
+            .expect("hang guard");
+        let mut events = Vec::new();
+        let mut outcome = None;
+        for item in items {
+            assert!(outcome.is_none(), "the outcome is the last item");
+            match item {
+                RunItem::Event(e) => events.push(e),
+                RunItem::Outcome(o) => outcome = Some(o),
+            }
+        }
+        (events, outcome.expect("an outcome"))
+    }
+
+    fn texts(events: &[Event]) -> Vec<String> {
+        events
+            .iter()
+            .map(|e| match &e.body {
+                EventBody::Agent { text } => format!("out:{text}"),
+                EventBody::Warning { message, .. } => format!("err:{message}"),
+                EventBody::Error { message } => format!("error:{message}"),
+                other => format!("{other:?}"),
+            })
+            .collect()
+    }
+
+    /// Polls until `pid` no longer exists (a zombie still has its /proc entry).
+    async fn gone(pid: &str) {
+        let proc = Path::new("/proc").join(pid.trim());
+        tokio::time::timeout(Duration::from_secs(60), async {
+            while proc.exists() {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        })
+        .await
+        .expect("the process is still there");
+    }
+
+    async fn read_when_written(path: &Path) -> String {
+        tokio::time::timeout(Duration::from_secs(60), async {
+            loop {
+                if let Ok(text) = std::fs::read_to_string(path) {
+                    if text.ends_with('\n') {
+                        return text;
+                    }
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        })
+        .await
+        .expect("the file was never written")
+    }
+
+    #[test]
+    fn stdout_and_stderr_lines_become_events_then_the_outcome_with_the_exit_code() {
+        let dir = Dir::new("basic");
+        let agent = dir.script("echo one; echo warn >&2; printf 'END\\nlast'; exit 3");
+        runtime().block_on(async {
+            let (events, outcome) =
+                collect(spawn(spec(agent), Box::new(Echo::default())).unwrap()).await;
+            let mut texts = texts(&events);
+            texts.sort();
+            assert_eq!(texts, ["err:warn", "out:last", "out:one"]);
+            assert_eq!(outcome.exit_code, Some(Some(3)));
+            assert_eq!(outcome.status, Status::Success);
+        });
+    }
+
+    #[test]
+    fn the_prompt_reaches_stdin_exactly_and_stdin_is_closed() {
+        let dir = Dir::new("stdin");
+        let copy = dir.0.join("prompt");
+        let agent = dir.script(&format!("cat > '{}'; echo END", copy.display()));
+        let prompt = "--dangerously-skip-permissions\nline two\r\n\u{e9}".to_string();
+        runtime().block_on(async {
+            let mut spec = spec(agent);
+            spec.stdin = prompt.clone().into_bytes();
+            let (_, outcome) = collect(spawn(spec, Box::new(Echo::default())).unwrap()).await;
+            assert_eq!(outcome.status, Status::Success);
+        });
+        assert_eq!(std::fs::read_to_string(copy).unwrap(), prompt);
+    }
+
+    #[test]
+    fn a_missing_binary_is_binary_not_found_naming_it_and_the_install_hint() {
+        runtime().block_on(async {
+            let missing = PathBuf::from("/nonexistent/harness-agent");
+            let Err(err) = spawn(spec(missing), Box::new(Echo::default())) else {
+                panic!("spawned a missing binary");
+            };
+            assert!(matches!(err, RunError::BinaryNotFound { .. }), "{err:?}");
+            assert_eq!(
+                err.to_string(),
+                "/nonexistent/harness-agent was not found; install it with `install it`"
+            );
+        });
+    }
+
+    #[test]
+    fn a_missing_working_directory_is_not_reported_as_a_missing_binary() {
+        runtime().block_on(async {
+            let mut spec = spec(PathBuf::from("sh"));
+            spec.cwd = Some(PathBuf::from("/nonexistent/dir"));
+            let Err(err) = spawn(spec, Box::new(Echo::default())) else {
+                panic!("ran in a missing directory");
+            };
+            assert!(matches!(err, RunError::WorkingDirectory { .. }), "{err:?}");
+        });
+    }
+
+    #[test]
+    fn a_child_killed_by_a_signal_gives_events_so_far_end_of_input_events_and_a_null_exit_code() {
+        let dir = Dir::new("killed");
+        let agent = dir.script("echo one; kill -9 $$");
+        runtime().block_on(async {
+            let (events, outcome) =
+                collect(spawn(spec(agent), Box::new(Echo::default())).unwrap()).await;
+            assert_eq!(
+                texts(&events),
+                ["out:one", "error:stream ended without a result"]
+            );
+            assert_eq!(outcome.exit_code, Some(None));
+            assert_eq!(outcome.status, Status::Incomplete);
+        });
+    }
+
+    #[test]
+    fn a_timeout_kills_the_whole_process_group_and_says_so() {
+        let dir = Dir::new("timeout");
+        let pids = dir.0.join("pids");
+        let agent = dir.script(&format!(
+            "echo started; sleep 1000 & echo $! > '{p}.tmp'; echo $$ >> '{p}.tmp'; mv '{p}.tmp' '{p}'; wait",
+            p = pids.display()
+        ));
+        runtime().block_on(async {
+            let mut spec = spec(agent);
+            spec.timeout = Some(Duration::from_millis(1500));
+            let (events, outcome) = collect(spawn(spec, Box::new(Echo::default())).unwrap()).await;
+            assert_eq!(
+                texts(&events),
+                [
+                    "out:started",
+                    "error:the run timed out after 1.5 seconds; its process group was killed",
+                    "error:stream ended without a result",
+                ]
+            );
+            assert_eq!(outcome.status, Status::Incomplete);
+            assert_eq!(outcome.exit_code, Some(None));
+            assert_eq!(outcome.counts.get(&Kind::Error), Some(&2));
+            let pids = read_when_written(&pids).await;
+            for pid in pids.lines() {
+                gone(pid).await;
+            }
+        });
+    }
+
+    #[test]
+    fn a_stop_signal_kills_the_group_and_the_stream_still_ends_with_the_outcome() {
+        let dir = Dir::new("stop");
+        let agent = dir.script("echo started; exec sleep 1000");
+        runtime().block_on(async {
+            let (tx, rx) = futures::channel::oneshot::channel::<()>();
+            let mut spec = spec(agent);
+            spec.stop = Some(StopSignal::new(async move {
+                let _ = rx.await;
+            }));
+            let mut stream = spawn(spec, Box::new(Echo::default())).unwrap();
+            let first = stream.next().await;
+            assert!(matches!(first, Some(RunItem::Event(_))), "{first:?}");
+            tx.send(()).unwrap();
+            let (events, outcome) = collect(stream).await;
+            assert_eq!(
+                texts(&events),
+                [
+                    "error:the run was stopped; its process group was killed",
+                    "error:stream ended without a result",
+                ]
+            );
+            assert_eq!(outcome.exit_code, Some(None));
+        });
+    }
+
+    #[test]
+    fn the_first_event_arrives_before_the_child_exits() {
+        let dir = Dir::new("live");
+        let go = dir.0.join("go");
+        let agent = dir.script(&format!(
+            "echo first; while [ ! -e '{g}' ]; do sleep 0.02; done; echo END",
+            g = go.display()
+        ));
+        runtime().block_on(async {
+            let mut stream = spawn(spec(agent), Box::new(Echo::default())).unwrap();
+            let first = tokio::time::timeout(Duration::from_secs(60), stream.next())
+                .await
+                .expect("hang guard");
+            let Some(RunItem::Event(first)) = first else {
+                panic!("{first:?}")
+            };
+            assert_eq!(texts(&[first]), ["out:first"]);
+            std::fs::write(&go, "").unwrap();
+            let (_, outcome) = collect(stream).await;
+            assert_eq!(outcome.status, Status::Success);
+            assert_eq!(outcome.exit_code, Some(Some(0)));
+        });
+    }
+
+    #[test]
+    fn dropping_the_stream_kills_and_reaps_the_child() {
+        let dir = Dir::new("drop");
+        let pid = dir.0.join("pid");
+        let agent = dir.script(&format!(
+            "echo $$ > '{p}.tmp'; mv '{p}.tmp' '{p}'; echo started; exec sleep 1000",
+            p = pid.display()
+        ));
+        runtime().block_on(async {
+            let mut stream = spawn(spec(agent), Box::new(Echo::default())).unwrap();
+            let first = stream.next().await;
+            assert!(matches!(first, Some(RunItem::Event(_))), "{first:?}");
+            drop(stream);
+            let pid = read_when_written(&pid).await;
+            gone(&pid).await;
+        });
+    }
+
+    #[test]
+    fn a_stderr_flood_while_stdout_is_written_loses_no_line() {
+        let dir = Dir::new("flood");
+        let agent = dir.script("seq 100000 >&2 & seq 100000; wait; echo END");
+        runtime().block_on(async {
+            let (events, outcome) =
+                collect(spawn(spec(agent), Box::new(Echo::default())).unwrap()).await;
+            assert_eq!(outcome.counts.get(&Kind::Warning), Some(&100_000));
+            assert_eq!(outcome.counts.get(&Kind::Agent), Some(&100_000));
+            assert_eq!(events.len(), 200_000);
+            let err_lines: Vec<u64> = events
+                .iter()
+                .filter(|e| e.kind() == Kind::Warning)
+                .filter_map(|e| e.line)
+                .collect();
+            assert_eq!(err_lines, (1..=100_000).collect::<Vec<_>>());
+        });
+    }
+
+    #[test]
+    fn a_line_of_tens_of_megabytes_arrives_whole() {
+        let dir = Dir::new("long");
+        let agent = dir.script("head -c 40000000 /dev/zero | tr '\\0' a; echo; echo END");
+        runtime().block_on(async {
+            let (events, outcome) =
+                collect(spawn(spec(agent), Box::new(Echo::default())).unwrap()).await;
+            assert_eq!(outcome.status, Status::Success);
+            let [event] = &events[..] else {
+                panic!("{} events", events.len())
+            };
+            let EventBody::Agent { text } = &event.body else {
+                panic!("{event:?}")
+            };
+            assert_eq!(text.len(), 40_000_000);
+            assert!(text.bytes().all(|b| b == b'a'));
+        });
+    }
+
+    #[test]
+    fn something_left_holding_the_pipes_after_the_child_exits_is_killed() {
+        let dir = Dir::new("linger");
+        let pid = dir.0.join("pid");
+        let agent = dir.script(&format!(
+            "sleep 1000 & echo $! > '{p}.tmp'; mv '{p}.tmp' '{p}'; echo END; exit 0",
+            p = pid.display()
+        ));
+        runtime().block_on(async {
+            let (_, outcome) =
+                collect(spawn(spec(agent), Box::new(Echo::default())).unwrap()).await;
+            assert_eq!(outcome.exit_code, Some(Some(0)));
+            assert_eq!(outcome.status, Status::Success);
+            let pid = read_when_written(&pid).await;
+            gone(&pid).await;
+        });
+    }
+}
