@@ -1,0 +1,377 @@
+//! The incremental normalizer for `codex exec --json` (S and X rules, O1 and O3).
+
+use std::collections::{BTreeMap, HashMap};
+
+use harness_core::text::{is_blank, strip_cr, truncate_chars};
+use harness_core::{
+    Event, EventBody, Kind, Metrics, Normalizer, NormalizerConfig, Outcome, PendingToolUse,
+    PlanItem, Status, Stream, ToolRef, UnknownReason, WarningSource,
+};
+use serde_json::{Number, Value};
+
+use crate::items::{completed, item_id, plan_items};
+
+/// The most characters of a non-JSON line a warning carries (S2).
+const MAX_TEXT: usize = 1_000;
+
+/// An item started or updated but not completed yet (X2).
+#[derive(Debug)]
+struct OpenItem {
+    id: String,
+    /// The last recorded item; its `type` is a string.
+    item: Value,
+}
+
+impl OpenItem {
+    fn kind(&self) -> &str {
+        self.item
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+    }
+}
+
+/// The token figures of the last `turn.completed` (O3).
+#[derive(Debug, Clone, Default)]
+struct Usage {
+    input: Option<Number>,
+    cached_input: Option<Number>,
+    output: Option<Number>,
+    reasoning_output: Option<Number>,
+}
+
+impl Usage {
+    fn of(line: &Value) -> Usage {
+        let usage = line.get("usage");
+        let number = |key: &str| match usage.and_then(|u| u.get(key)) {
+            Some(Value::Number(n)) => Some(n.clone()),
+            _ => None,
+        };
+        Usage {
+            input: number("input_tokens"),
+            cached_input: number("cached_input_tokens"),
+            output: number("output_tokens"),
+            reasoning_output: number("reasoning_output_tokens"),
+        }
+    }
+}
+
+/// The Codex normalizer: feed it lines, get events (see the crate docs).
+///
+/// Its state is the items still open (by latest start), the last plan emitted per `todo_list`
+/// id (X5), and a few figures for the outcome.
+#[derive(Debug, Default)]
+pub struct CodexNormalizer {
+    config: NormalizerConfig,
+    line: u64,
+    stderr_line: u64,
+    finished: bool,
+    session_id: Option<String>,
+
+    /// Open items, by the order of their latest start (X8).
+    open: BTreeMap<u64, OpenItem>,
+    /// Item id → its key in `open`.
+    open_by_id: HashMap<String, u64>,
+    next_seq: u64,
+    /// The last plan emitted for each `todo_list` id (X5).
+    plans: HashMap<String, Vec<PlanItem>>,
+
+    counts: BTreeMap<Kind, u64>,
+    terminals: u64,
+    any_completed: bool,
+    any_failed: bool,
+    usage: Usage,
+    /// The last non-empty agent message since the previous terminal line (O1).
+    answer: Option<String>,
+    final_output: Option<String>,
+}
+
+impl CodexNormalizer {
+    /// A normalizer with the given settings; `config.cwd` resolves relative paths (X9).
+    pub fn new(config: NormalizerConfig) -> Self {
+        CodexNormalizer {
+            config,
+            ..CodexNormalizer::default()
+        }
+    }
+
+    fn emit(&mut self, out: &mut Vec<Event>, event: Event) {
+        *self.counts.entry(event.kind()).or_insert(0) += 1;
+        out.push(event);
+    }
+
+    fn emit_here(&mut self, out: &mut Vec<Event>, body: EventBody) {
+        let event = Event::new(body).at_line(self.line);
+        self.emit(out, event);
+    }
+
+    fn unknown_here(&mut self, out: &mut Vec<Event>, reason: UnknownReason, raw: Value) {
+        let body = EventBody::Unknown {
+            reason,
+            raw,
+            tool: ToolRef::default(),
+        };
+        self.emit_here(out, body);
+    }
+
+    fn on_value(&mut self, value: Value, out: &mut Vec<Event>) {
+        let Some(kind) = value.get("type").and_then(Value::as_str) else {
+            // S3: not an object, or no string `type`.
+            self.unknown_here(out, UnknownReason::NotAnEvent, value);
+            return;
+        };
+        match kind {
+            "thread.started" => {
+                if self.session_id.is_none() {
+                    self.session_id = value
+                        .get("thread_id")
+                        .and_then(Value::as_str)
+                        .filter(|id| !id.is_empty())
+                        .map(str::to_string);
+                }
+            }
+            "turn.started" => {}
+            "item.started" => self.on_item(&value, Phase::Started, out),
+            "item.updated" => self.on_item(&value, Phase::Updated, out),
+            "item.completed" => self.on_item(&value, Phase::Completed, out),
+            "turn.completed" => {
+                self.terminal();
+                self.any_completed = true;
+                self.usage = Usage::of(&value);
+            }
+            "turn.failed" => {
+                self.terminal();
+                self.any_failed = true;
+                let message = value
+                    .get("error")
+                    .and_then(|e| e.get("message"))
+                    .and_then(Value::as_str)
+                    .filter(|m| !m.is_empty())
+                    .unwrap_or("turn failed")
+                    .to_string();
+                self.emit_here(out, EventBody::Error { message });
+            }
+            "error" => {
+                let message = value
+                    .get("message")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string();
+                let source = WarningSource::Stream;
+                self.emit_here(out, EventBody::Warning { message, source });
+            }
+            _ => self.unknown_here(out, UnknownReason::UnknownType, value),
+        }
+    }
+
+    /// A `turn.completed` or `turn.failed` line (X7, O1, O3).
+    fn terminal(&mut self) {
+        self.terminals += 1;
+        self.final_output = self.answer.take();
+    }
+
+    /// X2: records, replaces or completes an item.
+    fn on_item(&mut self, line: &Value, phase: Phase, out: &mut Vec<Event>) {
+        let item = line.get("item");
+        let Some((item, kind)) =
+            item.and_then(|i| Some((i, i.as_object()?.get("type")?.as_str()?)))
+        else {
+            let raw = match item {
+                Some(item @ Value::Object(_)) => item.clone(),
+                _ => line.clone(),
+            };
+            self.unknown_here(out, UnknownReason::UnknownItem, raw);
+            return;
+        };
+        let id = item_id(item);
+        match phase {
+            Phase::Started | Phase::Updated => {
+                if let Some(id) = id {
+                    self.record(id, item, phase);
+                }
+                if kind == "todo_list" {
+                    self.plan(item, id, out);
+                }
+            }
+            Phase::Completed => {
+                if let Some(seq) = id.and_then(|id| self.open_by_id.remove(id)) {
+                    self.open.remove(&seq);
+                }
+                if kind == "todo_list" {
+                    self.plan(item, id, out);
+                    return;
+                }
+                for body in completed(item, kind, self.config.cwd.as_deref()) {
+                    if let EventBody::Agent { text } = &body {
+                        self.answer = Some(text.clone());
+                    }
+                    self.emit_here(out, body);
+                }
+            }
+        }
+    }
+
+    /// `item.started` makes the item the latest started; `item.updated` replaces the record in
+    /// place, or records it last when it was not open (X2).
+    fn record(&mut self, id: &str, item: &Value, phase: Phase) {
+        let record = OpenItem {
+            id: id.to_string(),
+            item: item.clone(),
+        };
+        match (self.open_by_id.get(id).copied(), phase) {
+            (Some(seq), Phase::Updated) => {
+                self.open.insert(seq, record);
+            }
+            (previous, _) => {
+                if let Some(seq) = previous {
+                    self.open.remove(&seq);
+                }
+                let seq = self.next_seq;
+                self.next_seq += 1;
+                self.open.insert(seq, record);
+                self.open_by_id.insert(id.to_string(), seq);
+            }
+        }
+    }
+
+    /// X5: a `plan` event, unless the same id's last plan had the same items.
+    fn plan(&mut self, item: &Value, id: Option<&str>, out: &mut Vec<Event>) {
+        let items = plan_items(item);
+        if let Some(id) = id {
+            if self.plans.get(id) == Some(&items) {
+                return;
+            }
+            self.plans.insert(id.to_string(), items.clone());
+        }
+        self.emit_here(out, EventBody::Plan { items });
+    }
+
+    fn outcome(&self) -> Outcome {
+        let status = if self.any_failed {
+            Status::Error
+        } else if self.any_completed {
+            Status::Success
+        } else {
+            Status::Incomplete
+        };
+        let usage = self.usage.clone();
+        Outcome {
+            session_id: self.session_id.clone(),
+            status,
+            final_output: self.final_output.clone(),
+            structured_output: None,
+            metrics: Metrics {
+                input_tokens: usage.input,
+                output_tokens: usage.output,
+                cache_read_input_tokens: usage.cached_input,
+                cache_creation_input_tokens: None,
+                reasoning_output_tokens: usage.reasoning_output,
+                total_cost_usd: None,
+                duration_api_ms: None,
+                duration_ms: None,
+                num_turns: (self.terminals > 0).then(|| Number::from(self.terminals)),
+            },
+            counts: self.counts.clone(),
+            exit_code: None,
+        }
+    }
+}
+
+/// Which of the three item lines is being read (X2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Started,
+    Updated,
+    Completed,
+}
+
+impl Normalizer for CodexNormalizer {
+    fn push_line(&mut self, line: &[u8], out: &mut Vec<Event>) {
+        if self.finished {
+            return;
+        }
+        self.line += 1;
+        let line = strip_cr(line);
+        if is_blank(line) {
+            return;
+        }
+        match serde_json::from_slice::<Value>(line) {
+            Ok(value) => self.on_value(value, out),
+            Err(_) => {
+                let text = String::from_utf8_lossy(line);
+                let body = EventBody::Warning {
+                    message: truncate_chars(&text, MAX_TEXT).to_string(),
+                    source: WarningSource::NonJson,
+                };
+                self.emit_here(out, body);
+            }
+        }
+    }
+
+    fn push_stderr(&mut self, line: &[u8], out: &mut Vec<Event>) {
+        if self.finished {
+            return;
+        }
+        self.stderr_line += 1;
+        let line = strip_cr(line);
+        if is_blank(line) {
+            return;
+        }
+        let mut event = Event::new(EventBody::Warning {
+            message: String::from_utf8_lossy(line).into_owned(),
+            source: WarningSource::Stderr,
+        })
+        .at_line(self.stderr_line);
+        event.stream = Some(Stream::Stderr);
+        self.emit(out, event);
+    }
+
+    fn finish(&mut self, out: &mut Vec<Event>) -> Outcome {
+        if !self.finished {
+            self.finished = true;
+            self.open_by_id.clear();
+            while let Some((_, open)) = self.open.pop_first() {
+                let kind = open.kind().to_string();
+                if kind == "todo_list" {
+                    continue;
+                }
+                let tool = ToolRef {
+                    tool: Some(kind),
+                    tool_use_id: Some(open.id),
+                };
+                let body = EventBody::Unknown {
+                    reason: UnknownReason::UnresolvedToolUse,
+                    raw: open.item,
+                    tool,
+                };
+                self.emit(out, Event::new(body));
+            }
+            if self.terminals == 0 {
+                let message = "stream ended without a result".to_string();
+                self.emit(out, Event::new(EventBody::Error { message }));
+            }
+        }
+        self.outcome()
+    }
+
+    fn session_id(&self) -> Option<&str> {
+        self.session_id.as_deref()
+    }
+
+    fn cwd(&self) -> Option<&str> {
+        self.config.cwd.as_deref()
+    }
+
+    /// The items still open, other than `todo_list`, by latest start; `tool` is the item type.
+    fn pending_tool_uses(&self) -> Vec<PendingToolUse> {
+        self.open
+            .values()
+            .filter(|open| open.kind() != "todo_list")
+            .map(|open| PendingToolUse {
+                id: open.id.clone(),
+                tool: Some(open.kind().to_string()),
+                thread: None,
+            })
+            .collect()
+    }
+}
