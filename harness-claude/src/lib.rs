@@ -9,6 +9,34 @@
 //!
 //! The normalizer is a pure state machine: lines in, events out, no I/O, no panics.
 //!
+//! [`ClaudeHarness`] also runs Claude Code live, through the [`Harness`] trait: it spawns
+//! `claude`, writes the prompt to its standard input (never its command line) and streams
+//! the events as they happen, then the outcome with the exit status:
+//!
+//! ```no_run
+//! use futures::StreamExt;
+//! use harness_claude::ClaudeHarness;
+//! use harness_core::{Harness, RunItem, RunRequest};
+//! use std::time::Duration;
+//!
+//! # async fn example() -> Result<(), harness_core::RunError> {
+//! let request = RunRequest {
+//!     prompt: "Explain src/main.rs".into(),
+//!     cwd: Some("/path/to/project".into()),
+//!     timeout: Some(Duration::from_secs(600)),
+//!     ..RunRequest::default()
+//! };
+//! let mut stream = ClaudeHarness.run(request).await?;
+//! while let Some(item) = stream.next().await {
+//!     match item {
+//!         RunItem::Event(event) => println!("{}", serde_json::to_string(&event).unwrap()),
+//!         RunItem::Outcome(outcome) => println!("{:?} exit {:?}", outcome.status, outcome.exit_code),
+//!     }
+//! }
+//! # Ok(())
+//! # }
+//! ```
+//!
 //! ```
 //! use harness_claude::ClaudeNormalizer;
 //! use harness_core::{EventBody, Normalizer, NormalizerConfig, Status};
@@ -34,16 +62,27 @@
 //! ```
 
 mod normalizer;
+mod runner;
 mod tools;
 
-use harness_core::{Capabilities, Harness, Normalizer, NormalizerConfig, OrchestrationSource};
+use harness_core::{
+    Capabilities, Harness, Normalizer, NormalizerConfig, OrchestrationSource, RunError, RunRequest,
+    RunStream,
+};
 
 pub use normalizer::ClaudeNormalizer;
+pub use runner::{CLAUDE_BIN, INSTALL};
 
 /// The Claude Code backend, registered as `"claude"`.
+///
+/// [`Harness::run`] starts `claude --print --output-format stream-json --verbose [--model M]
+/// [--permission-mode P] [extra args]` (the binary is the request's, else `$CLAUDE_BIN`, else
+/// `claude` on `PATH`) and writes the prompt to its standard input; see [`harness_core::process`]
+/// for how the process is driven, timed out and stopped.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ClaudeHarness;
 
+#[async_trait::async_trait]
 impl Harness for ClaudeHarness {
     fn name(&self) -> &'static str {
         "claude"
@@ -59,5 +98,11 @@ impl Harness for ClaudeHarness {
 
     fn normalizer(&self, config: NormalizerConfig) -> Box<dyn Normalizer> {
         Box::new(ClaudeNormalizer::new(config))
+    }
+
+    /// Runs `claude` live. Fails with [`RunError::BinaryNotFound`] (naming the binary and
+    /// [`INSTALL`]) when it is not installed.
+    async fn run(&self, request: RunRequest) -> Result<RunStream, RunError> {
+        runner::run(request)
     }
 }
