@@ -4,6 +4,13 @@
 //! - `cargo xtask conformance [DIR]`: normalizes every stream of the shared conformance data
 //!   (default `../shared/conformance`) with the built `harness` and checks each against its
 //!   expected file with the kit's own `compare.py`.
+//! - `cargo xtask corpus [--force]`: writes the benchmark corpora `target/corpus/big.jsonl`
+//!   (at least 100 MB: the recordings repeated with unique tool-use ids, plus long tool results)
+//!   and `small.jsonl` (at least 200,000 short `--include-partial-messages` lines).
+//! - `cargo xtask bench`: the corpora, the criterion benches, the peak RSS of the release binary,
+//!   and a table of every figure with its target.
+
+mod bench;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
@@ -15,8 +22,10 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("ci") => ci(),
         Some("conformance") => conformance(args.get(1).map(PathBuf::from)),
+        Some("corpus") => bench::corpus(args.get(1).is_some_and(|a| a == "--force")),
+        Some("bench") => bench::bench(),
         _ => {
-            eprintln!("usage: cargo xtask <ci | conformance [DIR]>");
+            eprintln!("usage: cargo xtask <ci | conformance [DIR] | corpus [--force] | bench>");
             return ExitCode::from(2);
         }
     };

@@ -1,0 +1,268 @@
+//! `cargo xtask corpus` and `cargo xtask bench`: the benchmark corpora and the figures table.
+
+use std::collections::BTreeSet;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use anyhow::{Context, Result, bail};
+use serde_json::Value;
+
+use crate::{root, status};
+
+/// The `big` corpus must be at least this large.
+const BIG_BYTES: u64 = 100 * 1024 * 1024;
+/// The `small` corpus must have at least this many lines.
+const SMALL_LINES: u64 = 200_000;
+/// Every this many repetitions, `big` gets a long tool result.
+const LONG_EVERY: u64 = 8;
+/// The size of each long tool result's text.
+const LONG_BYTES: usize = 512 * 1024;
+
+/// Where the corpora go (never committed: `target/` is ignored).
+pub fn corpus_dir() -> PathBuf {
+    root().join("target/corpus")
+}
+
+/// The tool-use ids of a recording, so each repetition can make them unique.
+fn tool_use_ids(text: &str) -> BTreeSet<String> {
+    let mut ids = BTreeSet::new();
+    for line in text.lines() {
+        let Ok(value) = serde_json::from_str::<Value>(line) else {
+            continue;
+        };
+        let blocks = value
+            .pointer("/message/content")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        for block in blocks {
+            let key = match block.get("type").and_then(Value::as_str) {
+                Some("tool_use") => "id",
+                Some("tool_result") => "tool_use_id",
+                _ => continue,
+            };
+            if let Some(id) = block.get(key).and_then(Value::as_str) {
+                ids.insert(id.to_string());
+            }
+        }
+    }
+    ids
+}
+
+/// A recording with its tool-use ids suffixed by `rep`, so pairing still works when repeated.
+fn with_unique_ids(text: &str, ids: &BTreeSet<String>, rep: u64) -> String {
+    let mut out = text.to_string();
+    for id in ids {
+        out = out.replace(&format!("\"{id}\""), &format!("\"{id}_{rep}\""));
+    }
+    if !out.ends_with('\n') {
+        out.push('\n');
+    }
+    out
+}
+
+/// A Read tool use answered by a long result, as a Claude session would print it.
+fn long_result(rep: u64) -> String {
+    let id = format!("toolu_long_{rep}");
+    // JSON-escaped source text: quotes and newlines as the binary writes them.
+    let text = r#"fn main() { println!(\"hello\"); }\n"#.repeat(LONG_BYTES / 36);
+    format!(
+        concat!(
+            r#"{{"type":"assistant","message":{{"id":"msg_long_{rep}","type":"message","role":"assistant","content":[{{"type":"tool_use","id":"{id}","name":"Read","input":{{"file_path":"/home/dev/project/src/main.rs"}}}}]}},"parent_tool_use_id":null,"session_id":"s"}}"#,
+            "\n",
+            r#"{{"type":"user","message":{{"role":"user","content":[{{"tool_use_id":"{id}","type":"tool_result","content":"{text}"}}]}},"parent_tool_use_id":null,"session_id":"s"}}"#,
+            "\n"
+        ),
+        rep = rep,
+        id = id,
+        text = text
+    )
+}
+
+fn recordings() -> Result<Vec<String>> {
+    let dir = root().join("fixtures/claude");
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .with_context(|| format!("reading {}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            let name = p.to_string_lossy();
+            name.ends_with(".jsonl") && !name.ends_with(".expected.jsonl")
+        })
+        .collect();
+    paths.sort();
+    paths
+        .iter()
+        .map(|p| std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display())))
+        .collect()
+}
+
+/// Writes `big.jsonl` and `small.jsonl` under [`corpus_dir`] unless they exist.
+pub fn corpus(force: bool) -> Result<()> {
+    let dir = corpus_dir();
+    std::fs::create_dir_all(&dir)?;
+    let big = dir.join("big.jsonl");
+    if force || !big.exists() {
+        let sources: Vec<(String, BTreeSet<String>)> = recordings()?
+            .into_iter()
+            .map(|text| {
+                let ids = tool_use_ids(&text);
+                (text, ids)
+            })
+            .collect();
+        let mut out = BufWriter::new(File::create(&big)?);
+        let (mut written, mut rep) = (0u64, 0u64);
+        while written < BIG_BYTES {
+            for (text, ids) in &sources {
+                let chunk = with_unique_ids(text, ids, rep);
+                out.write_all(chunk.as_bytes())?;
+                written += chunk.len() as u64;
+            }
+            if rep % LONG_EVERY == 0 {
+                let chunk = long_result(rep);
+                out.write_all(chunk.as_bytes())?;
+                written += chunk.len() as u64;
+            }
+            rep += 1;
+        }
+        out.flush()?;
+        println!(
+            "wrote {} ({written} bytes, {rep} repetitions)",
+            big.display()
+        );
+    }
+    let small = dir.join("small.jsonl");
+    if force || !small.exists() {
+        let path = root().join("fixtures/claude/r_partial_messages.jsonl");
+        let text = std::fs::read_to_string(&path)?;
+        let ids = tool_use_ids(&text);
+        let per_rep = text.lines().count() as u64;
+        let mut out = BufWriter::new(File::create(&small)?);
+        let (mut lines, mut rep) = (0u64, 0u64);
+        while lines < SMALL_LINES {
+            out.write_all(with_unique_ids(&text, &ids, rep).as_bytes())?;
+            lines += per_rep;
+            rep += 1;
+        }
+        out.flush()?;
+        println!("wrote {} ({lines} lines)", small.display());
+    }
+    Ok(())
+}
+
+/// Size, line count and longest line of a corpus file.
+fn shape(path: &Path) -> Result<(u64, u64, u64)> {
+    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    let mut lines = 0u64;
+    let mut longest = 0u64;
+    for line in bytes.split(|&b| b == b'\n') {
+        if !line.is_empty() {
+            lines += 1;
+        }
+        longest = longest.max(line.len() as u64);
+    }
+    Ok((bytes.len() as u64, lines, longest))
+}
+
+/// The mean time of one criterion benchmark, in seconds.
+fn criterion_mean(group: &str, function: &str) -> Result<f64> {
+    let path = root().join(format!(
+        "target/criterion/{group}/{function}/new/estimates.json"
+    ));
+    let text = std::fs::read_to_string(&path)
+        .with_context(|| format!("reading {} (did the bench run?)", path.display()))?;
+    let value: Value = serde_json::from_str(&text)?;
+    let ns = value
+        .pointer("/mean/point_estimate")
+        .and_then(Value::as_f64)
+        .context("no mean in criterion's estimates")?;
+    Ok(ns / 1e9)
+}
+
+/// Runs `harness normalize FILE > /dev/null` and returns its peak RSS in bytes.
+#[allow(unsafe_code)] // wait4 is the only way to read a child's resource usage.
+fn peak_rss(harness: &Path, file: &Path) -> Result<u64> {
+    let child = Command::new(harness)
+        .arg("normalize")
+        .arg(file)
+        .stdout(Stdio::null())
+        .spawn()
+        .with_context(|| format!("running {}", harness.display()))?;
+    let pid = i32::try_from(child.id()).context("pid out of range")?;
+    let mut wstatus = 0;
+    // SAFETY: an all-zero rusage is a valid value of this plain C struct.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: pid is our own child, not yet reaped; both pointers are valid for the call.
+    let reaped = unsafe { libc::wait4(pid, &mut wstatus, 0, &mut usage) };
+    if reaped != pid {
+        bail!("wait4 failed: {}", std::io::Error::last_os_error());
+    }
+    if !libc::WIFEXITED(wstatus) || libc::WEXITSTATUS(wstatus) != 0 {
+        bail!("harness normalize failed (wait status {wstatus})");
+    }
+    // ru_maxrss is in kilobytes on Linux.
+    Ok(u64::try_from(usage.ru_maxrss).unwrap_or(0) * 1024)
+}
+
+fn mb(bytes: f64) -> f64 {
+    bytes / (1024.0 * 1024.0)
+}
+
+/// Generates the corpora, runs the criterion benches, and prints the figures table.
+pub fn bench() -> Result<()> {
+    corpus(false)?;
+    status(Command::new("cargo").args(["bench", "-p", "harness-claude", "--bench", "normalize"]))?;
+    status(Command::new("cargo").args([
+        "bench",
+        "-p",
+        "harness-codex-shell",
+        "--bench",
+        "classify",
+        "--",
+        "corpus/classify",
+    ]))?;
+    status(Command::new("cargo").args(["build", "--release", "-p", "harness-cli"]))?;
+
+    println!();
+    println!("| figure | value | target |");
+    println!("|---|---|---|");
+    for name in ["big", "small"] {
+        let path = corpus_dir().join(format!("{name}.jsonl"));
+        let (bytes, lines, _) = shape(&path)?;
+        let normalize = criterion_mean(name, "normalize")?;
+        let floor = criterion_mean(name, "floor")?;
+        let (n_mbs, f_mbs) = (mb(bytes as f64) / normalize, mb(bytes as f64) / floor);
+        println!(
+            "| normalize `{name}` ({:.0} MB, {lines} lines) | {n_mbs:.0} MB/s, {:.0} lines/s | |",
+            mb(bytes as f64),
+            lines as f64 / normalize
+        );
+        println!(
+            "| floor `{name}` (`from_slice::<Value>` per line) | {f_mbs:.0} MB/s, {:.0} lines/s | |",
+            lines as f64 / floor
+        );
+        println!(
+            "| ratio `{name}` (normalize / floor) | {:.2} × | ≥ 1.5 × |",
+            n_mbs / f_mbs
+        );
+    }
+    let cases = std::fs::read_to_string(root().join("fixtures/shell/cases.jsonl"))?;
+    let rows = cases.lines().filter(|l| !l.trim().is_empty()).count();
+    let classify = criterion_mean("corpus", "classify")?;
+    println!(
+        "| classifier ({rows} shell cases) | {:.0} commands/s | ≥ 300,000 /s |",
+        rows as f64 / classify
+    );
+    let harness = root().join("target/release/harness");
+    let big = corpus_dir().join("big.jsonl");
+    let (_, _, longest) = shape(&big)?;
+    let rss = peak_rss(&harness, &big)?;
+    println!(
+        "| peak RSS, `harness normalize big > /dev/null` (longest line {:.1} MB) | {:.1} MB | ≤ {:.1} MB |",
+        mb(longest as f64),
+        mb(rss as f64),
+        mb((2 * longest) as f64) + 32.0
+    );
+    Ok(())
+}
