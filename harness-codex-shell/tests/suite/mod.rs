@@ -2,3 +2,4 @@
 
 mod conformance;
 mod properties;
+mod rules;
