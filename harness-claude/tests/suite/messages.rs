@@ -630,3 +630,36 @@ fn j4_empty_or_non_string_parent_counts_as_the_main_thread() {
         ]
     );
 }
+
+#[test]
+fn c4_one_line_flushes_what_it_completes_in_first_seen_order() {
+    let agent_use = tool_use("ag", "Agent", json!({"prompt": "go"}));
+    let done = tool_result("ag");
+    // Line 4 completes both the sub-agent's message (seen at line 2) and the main thread's
+    // m2 (seen at line 3): they come out in that order, before the line's own event.
+    assert_eq!(
+        events(&[
+            assistant("m1", json!([agent_use.clone()])),
+            assistant_in(Some("ag"), json!("s1"), json!([text("sub")])),
+            assistant("m2", json!([text("main")])),
+            user(json!([done.clone()])),
+        ]),
+        [
+            in_thread(agent("sub", 2), "ag"),
+            agent("main", 3),
+            json!({
+                "kind": "unknown", "reason": "unknown_tool", "tool": "Agent", "tool_use_id": "ag",
+                "raw": {"tool_use": agent_use, "tool_result": done}, "line": 4,
+            }),
+        ]
+    );
+}
+
+#[test]
+fn c2_tool_result_block_in_an_assistant_message_is_an_unknown_block() {
+    let block = tool_result("t1");
+    assert_eq!(
+        events(&[assistant("m1", json!([block.clone(), text("a")]))]),
+        [unknown_block(block, 1), agent("a", 1)]
+    );
+}

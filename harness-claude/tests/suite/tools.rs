@@ -964,3 +964,31 @@ fn c14a_skill_workspace_from_config() {
     };
     assert_eq!(skill(cwd_only, false), "/c/.claude/skills/s/SKILL.md");
 }
+
+#[test]
+fn c12_recovered_read_is_a_failure_when_interrupted() {
+    let result =
+        json!({"type": "tool_result", "tool_use_id": "lost", "content": [text("stopped")]});
+    assert_eq!(
+        events(&[user_tur(
+            json!([result]),
+            json!({"interrupted": true, "file": {"filePath": "/f", "startLine": 3, "numLines": 1}})
+        )]),
+        [json!({
+            "kind": "read", "path": "/f", "range": {"start": 3, "end": 3}, "success": false,
+            "error": "stopped", "tool": "Read", "tool_use_id": "lost", "line": 1,
+        })]
+    );
+}
+
+#[test]
+fn c13_use_without_an_id_is_malformed_even_for_an_unmapped_tool() {
+    let block = json!({"type": "tool_use", "name": "WebFetch", "input": {"url": "u"}});
+    assert_eq!(
+        events(&[assistant("m1", json!([block.clone()]))]),
+        [json!({
+            "kind": "unknown", "reason": "malformed_tool_use", "tool": "WebFetch",
+            "raw": {"tool_use": block, "tool_result": null}, "line": 1,
+        })]
+    );
+}
