@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use harness_core::text::{is_blank, strip_cr, truncate_chars};
 use harness_core::{
-    Event, EventBody, Kind, LineRange, Metrics, Normalizer, NormalizerConfig, Outcome,
+    Disposition, Event, EventBody, Kind, LineRange, Metrics, Normalizer, NormalizerConfig, Outcome,
     PendingToolUse, Status, Stream, ToolRef, ToolStatus, UnknownReason, WarningSource, add_numbers,
 };
 use serde_json::{Map, Number, Value};
@@ -78,6 +78,12 @@ pub struct ClaudeNormalizer {
     next_use: u64,
 
     counts: BTreeMap<Kind, u64>,
+    /// The fate of the current line (see [`Disposition`]).
+    disposition: Disposition,
+    line_emitted: bool,
+    line_deferred: bool,
+    line_rule: &'static str,
+
     results: u64,
     any_error: bool,
     final_output: Option<String>,
@@ -152,6 +158,7 @@ impl ClaudeNormalizer {
     }
 
     fn emit_here(&mut self, out: &mut Vec<Event>, body: EventBody, parent: &Thread) {
+        self.line_emitted = true;
         let event = Event::new(body)
             .at_line(self.line)
             .with_parent(parent.clone());
@@ -262,21 +269,33 @@ impl ClaudeNormalizer {
             return;
         };
         match kind {
-            "assistant" => self.on_assistant(obj, &value, parent, out),
-            "user" => self.on_user(obj, &value, parent, out),
+            "assistant" => {
+                self.line_rule = "C2";
+                self.on_assistant(obj, &value, parent, out);
+            }
+            "user" => {
+                self.line_rule = "C5";
+                self.on_user(obj, &value, parent, out);
+            }
             "result" => {
+                self.line_rule = "C7";
                 self.flush_all(out);
                 self.on_result(&value, &parent, out);
             }
             "system" => {
+                self.line_rule = "C1";
                 self.flush_line_default(&parent, out);
                 self.on_system(&value, &parent, out);
             }
             "rate_limit_event" => {
+                self.line_rule = "C6";
                 self.flush_line_default(&parent, out);
                 self.on_rate_limit(&value, &parent, out);
             }
-            "stream_event" => self.flush_line_default(&parent, out),
+            "stream_event" => {
+                self.line_rule = "C8";
+                self.flush_line_default(&parent, out);
+            }
             _ => {
                 self.flush_line_default(&parent, out);
                 self.unknown_here(out, UnknownReason::UnknownType, value, &parent);
@@ -462,6 +481,7 @@ impl ClaudeNormalizer {
                         if let Some(m) = self.message_mut(seq) {
                             append(&mut m.text, &mut m.text_line, text, line_no);
                         }
+                        self.line_deferred |= !text.is_empty();
                     }
                     _ => {
                         self.unknown_here(out, UnknownReason::UnknownBlock, block.clone(), &thread)
@@ -472,6 +492,7 @@ impl ClaudeNormalizer {
                         if let Some(m) = self.message_mut(seq) {
                             append(&mut m.reasoning, &mut m.reasoning_line, text, line_no);
                         }
+                        self.line_deferred |= !text.is_empty();
                     }
                     _ => {
                         self.unknown_here(out, UnknownReason::UnknownBlock, block.clone(), &thread)
@@ -505,6 +526,7 @@ impl ClaudeNormalizer {
         }
         self.owners.entry(id.to_string()).or_default().push(seq);
 
+        self.line_deferred = true;
         let use_seq = self.next_use;
         self.next_use += 1;
         self.uses.insert(
@@ -781,8 +803,12 @@ impl Normalizer for ClaudeNormalizer {
         self.line += 1;
         let line = strip_cr(line);
         if is_blank(line) {
+            self.disposition = Disposition::Blank;
             return;
         }
+        self.line_emitted = false;
+        self.line_deferred = false;
+        self.line_rule = "S3";
         match serde_json::from_slice::<Value>(line) {
             Ok(value) => self.on_value(value, out),
             Err(_) => {
@@ -794,6 +820,15 @@ impl Normalizer for ClaudeNormalizer {
                 self.emit_here(out, body, &None);
             }
         }
+        self.disposition = if self.line_emitted {
+            Disposition::Emitted
+        } else if self.line_deferred {
+            Disposition::Deferred
+        } else if self.line_rule == "C7" {
+            Disposition::Outcome
+        } else {
+            Disposition::Consumed(self.line_rule)
+        };
     }
 
     fn push_stderr(&mut self, line: &[u8], out: &mut Vec<Event>) {
@@ -839,6 +874,10 @@ impl Normalizer for ClaudeNormalizer {
         self.outcome()
     }
 
+    fn last_disposition(&self) -> Disposition {
+        self.disposition
+    }
+
     fn session_id(&self) -> Option<&str> {
         self.session_id.as_deref()
     }
@@ -856,5 +895,65 @@ impl Normalizer for ClaudeNormalizer {
                 thread: u.thread.clone(),
             })
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The disposition of each line of a small session, in order.
+    fn dispositions(lines: &[&str]) -> Vec<Disposition> {
+        let mut normalizer = ClaudeNormalizer::new(NormalizerConfig::default());
+        let mut out = Vec::new();
+        lines
+            .iter()
+            .map(|line| {
+                normalizer.push_line(line.as_bytes(), &mut out);
+                normalizer.last_disposition()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn every_line_is_accounted_for() {
+        let got = dispositions(&[
+            r#"{"type":"system","subtype":"init","cwd":"/p","session_id":"s"}"#,
+            "  ",
+            r#"{"type":"stream_event","event":{}}"#,
+            r#"{"type":"assistant","message":{"id":"m","content":[{"type":"thinking","thinking":"hm"}]}}"#,
+            r#"{"type":"assistant","message":{"id":"m","content":[{"type":"redacted_thinking","data":"x"}]}}"#,
+            r#"{"type":"assistant","message":{"id":"m","content":[{"type":"tool_use","id":"t","name":"Read","input":{"file_path":"a"}}]}}"#,
+            r#"{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t","content":"x"}]}}"#,
+            r#"{"type":"user","message":{"content":"echoed prompt"}}"#,
+            r#"{"type":"rate_limit_event","rate_limit_info":{"status":"allowed"}}"#,
+            "banner",
+            r#"{"type":"result","subtype":"success","is_error":false,"result":"ok"}"#,
+        ]);
+        assert_eq!(
+            got,
+            [
+                Disposition::Consumed("C1"),
+                Disposition::Blank,
+                Disposition::Consumed("C8"),
+                Disposition::Deferred,
+                Disposition::Consumed("C2"),
+                Disposition::Deferred,
+                Disposition::Emitted,
+                Disposition::Consumed("C5"),
+                Disposition::Consumed("C6"),
+                Disposition::Emitted,
+                Disposition::Outcome,
+            ]
+        );
+    }
+
+    #[test]
+    fn a_flush_caused_by_a_line_is_not_its_own_emission() {
+        let got = dispositions(&[
+            r#"{"type":"assistant","message":{"id":"m","content":[{"type":"text","text":"hi"}]}}"#,
+            r#"{"type":"user","message":{"content":"next prompt"}}"#,
+        ]);
+        assert_eq!(got, [Disposition::Deferred, Disposition::Consumed("C5")]);
     }
 }

@@ -4,8 +4,8 @@ use std::collections::{BTreeMap, HashMap};
 
 use harness_core::text::{is_blank, strip_cr, truncate_chars};
 use harness_core::{
-    Event, EventBody, Kind, Metrics, Normalizer, NormalizerConfig, Outcome, PendingToolUse,
-    PlanItem, Status, Stream, ToolRef, UnknownReason, WarningSource,
+    Disposition, Event, EventBody, Kind, Metrics, Normalizer, NormalizerConfig, Outcome,
+    PendingToolUse, PlanItem, Status, Stream, ToolRef, UnknownReason, WarningSource,
 };
 use serde_json::{Number, Value};
 
@@ -77,6 +77,12 @@ pub struct CodexNormalizer {
     plans: HashMap<String, Vec<PlanItem>>,
 
     counts: BTreeMap<Kind, u64>,
+    /// The fate of the current line (see [`Disposition`]).
+    disposition: Disposition,
+    line_emitted: bool,
+    line_deferred: bool,
+    line_rule: &'static str,
+
     terminals: u64,
     any_completed: bool,
     any_failed: bool,
@@ -101,6 +107,7 @@ impl CodexNormalizer {
     }
 
     fn emit_here(&mut self, out: &mut Vec<Event>, body: EventBody) {
+        self.line_emitted = true;
         let event = Event::new(body).at_line(self.line);
         self.emit(out, event);
     }
@@ -119,6 +126,11 @@ impl CodexNormalizer {
             // S3: not an object, or no string `type`.
             self.unknown_here(out, UnknownReason::NotAnEvent, value);
             return;
+        };
+        self.line_rule = match kind {
+            "thread.started" | "turn.started" => "X1",
+            "turn.completed" => "O3",
+            _ => "X2",
         };
         match kind {
             "thread.started" => {
@@ -194,6 +206,11 @@ impl CodexNormalizer {
                 }
             }
             Phase::Completed => {
+                self.line_rule = match kind {
+                    "agent_message" | "reasoning" => "X3",
+                    "todo_list" => "X5",
+                    _ => "X6",
+                };
                 if let Some(seq) = id.and_then(|id| self.open_by_id.remove(id)) {
                     self.open.remove(&seq);
                 }
@@ -214,6 +231,7 @@ impl CodexNormalizer {
     /// `item.started` makes the item the latest started; `item.updated` replaces the record in
     /// place, or records it last when it was not open (X2).
     fn record(&mut self, id: &str, item: &Value, phase: Phase) {
+        self.line_deferred = true;
         let record = OpenItem {
             id: id.to_string(),
             item: item.clone(),
@@ -293,8 +311,12 @@ impl Normalizer for CodexNormalizer {
         self.line += 1;
         let line = strip_cr(line);
         if is_blank(line) {
+            self.disposition = Disposition::Blank;
             return;
         }
+        self.line_emitted = false;
+        self.line_deferred = false;
+        self.line_rule = "S3";
         match serde_json::from_slice::<Value>(line) {
             Ok(value) => self.on_value(value, out),
             Err(_) => {
@@ -306,6 +328,15 @@ impl Normalizer for CodexNormalizer {
                 self.emit_here(out, body);
             }
         }
+        self.disposition = if self.line_emitted {
+            Disposition::Emitted
+        } else if self.line_deferred {
+            Disposition::Deferred
+        } else if self.line_rule == "O3" {
+            Disposition::Outcome
+        } else {
+            Disposition::Consumed(self.line_rule)
+        };
     }
 
     fn push_stderr(&mut self, line: &[u8], out: &mut Vec<Event>) {
@@ -354,6 +385,10 @@ impl Normalizer for CodexNormalizer {
         self.outcome()
     }
 
+    fn last_disposition(&self) -> Disposition {
+        self.disposition
+    }
+
     fn session_id(&self) -> Option<&str> {
         self.session_id.as_deref()
     }
@@ -373,5 +408,48 @@ impl Normalizer for CodexNormalizer {
                 thread: None,
             })
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_line_is_accounted_for() {
+        let mut normalizer = CodexNormalizer::new(NormalizerConfig::default());
+        let mut out = Vec::new();
+        let lines = [
+            r#"{"type":"thread.started","thread_id":"t"}"#,
+            "",
+            r#"{"type":"turn.started"}"#,
+            r#"{"type":"item.started","item":{"id":"i1","type":"command_execution","command":"ls","status":"in_progress"}}"#,
+            r#"{"type":"item.completed","item":{"id":"i1","type":"command_execution","command":"ls","status":"completed","exit_code":0}}"#,
+            r#"{"type":"item.completed","item":{"id":"i2","type":"agent_message","text":""}}"#,
+            r#"{"type":"item.completed","item":{"id":"i3","type":"file_change","changes":[],"status":"completed"}}"#,
+            r#"{"type":"turn.completed","usage":{"input_tokens":1}}"#,
+            "not json",
+        ];
+        let got: Vec<Disposition> = lines
+            .iter()
+            .map(|line| {
+                normalizer.push_line(line.as_bytes(), &mut out);
+                normalizer.last_disposition()
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                Disposition::Consumed("X1"),
+                Disposition::Blank,
+                Disposition::Consumed("X1"),
+                Disposition::Deferred,
+                Disposition::Emitted,
+                Disposition::Consumed("X3"),
+                Disposition::Consumed("X6"),
+                Disposition::Outcome,
+                Disposition::Emitted,
+            ]
+        );
     }
 }

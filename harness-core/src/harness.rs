@@ -51,6 +51,28 @@ pub struct PendingToolUse {
     pub thread: Option<String>,
 }
 
+/// What became of one stdout line: every non-blank line is accounted for (SPEC: "every input
+/// line is accounted for"). Tests use it to prove that no line is silently lost.
+///
+/// When a line did several things, the first that applies in this order is reported:
+/// `Emitted`, `Deferred`, `Outcome`, `Consumed`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Disposition {
+    /// Only JSON whitespace: skipped (S1).
+    #[default]
+    Blank,
+    /// The line itself produced at least one event (events it merely flushed, such as an
+    /// earlier message completed by it, do not count).
+    Emitted,
+    /// It fed pending state that produces events later: message text being assembled, a
+    /// recorded tool use or item.
+    Deferred,
+    /// A terminal line: it fed the outcome.
+    Outcome,
+    /// Consumed with no event by the rule named (a SPEC rule id such as `"C8"`).
+    Consumed(&'static str),
+}
+
 /// A pure, incremental decoder of one backend's output: lines in, events out.
 ///
 /// It never does I/O and never fails: every input line becomes events the SPEC names (S8).
@@ -66,6 +88,9 @@ pub trait Normalizer: Send {
     /// Ends the input: appends the end-of-input events (S9) and returns the outcome.
     /// Lines pushed after this are ignored.
     fn finish(&mut self, out: &mut Vec<Event>) -> Outcome;
+
+    /// What became of the last stdout line pushed ([`Disposition::Blank`] before any).
+    fn last_disposition(&self) -> Disposition;
 
     /// The session id seen so far (S5, O4).
     fn session_id(&self) -> Option<&str>;

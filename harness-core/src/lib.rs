@@ -42,8 +42,8 @@ pub use event::{
     WarningSource,
 };
 pub use harness::{
-    Capabilities, Harness, Normalizer, NormalizerConfig, OrchestrationSource, PendingToolUse,
-    Registry, RunItem, RunRequest, RunStream, StopSignal,
+    Capabilities, Disposition, Harness, Normalizer, NormalizerConfig, OrchestrationSource,
+    PendingToolUse, Registry, RunItem, RunRequest, RunStream, StopSignal,
 };
 pub use lines::LineSplitter;
 pub use outcome::{Metrics, Outcome, OutcomeLine, Status, add_numbers};
