@@ -1,10 +1,13 @@
-//! `harness normalize`: a recorded stream in, one JSON event per line out, then the outcome.
+//! `harness normalize`: a recorded stream in, one event per line out (JSON Lines or the human
+//! format), then the outcome.
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 
-use harness_core::{Event, Normalizer, OutcomeLine};
+use harness_core::{Event, Normalizer};
+
+use crate::format::Printer;
 
 /// Where a stream comes from: a named file, or standard input.
 pub enum Source {
@@ -52,25 +55,30 @@ pub enum Failure {
     Output(io::Error),
 }
 
-/// Writes events as JSON lines, flushing whenever the input has nothing more buffered, so a
-/// live pipe sees each event as soon as its line is read.
+/// Writes events, flushing whenever the input has nothing more buffered, so a live pipe sees
+/// each event as soon as its line is read.
 struct EventWriter<W: Write> {
-    out: W,
+    out: Printer<W>,
     buf: Vec<Event>,
 }
 
 impl<W: Write> EventWriter<W> {
     fn write_events(&mut self) -> Result<(), Failure> {
         for event in self.buf.drain(..) {
-            serde_json::to_writer(&mut self.out, &event)
-                .map_err(|e| output_error(io::Error::from(e)))?;
-            self.out.write_all(b"\n").map_err(output_error)?;
+            self.out.event(&event).map_err(output_error)?;
         }
         Ok(())
     }
 
     fn flush(&mut self) -> Result<(), Failure> {
         self.out.flush().map_err(output_error)
+    }
+
+    /// Human output shows paths relative to the working directory in effect.
+    fn follow_cwd(&mut self, normalizer: &dyn Normalizer) {
+        if self.out.is_human() && self.out.base.as_deref() != normalizer.cwd() {
+            self.out.base = normalizer.cwd().map(String::from);
+        }
     }
 }
 
@@ -109,6 +117,7 @@ fn feed<W: Write>(
         } else {
             normalizer.push_line(content, &mut writer.buf);
         }
+        writer.follow_cwd(normalizer);
         writer.write_events()?;
     }
 }
@@ -118,7 +127,7 @@ pub fn run<W: Write>(
     normalizer: &mut dyn Normalizer,
     stdout: &Source,
     stderr: Option<&Source>,
-    out: W,
+    out: Printer<W>,
 ) -> Result<(), Failure> {
     // Open both inputs before writing anything, so a bad path fails cleanly.
     let stdout_input = stdout.open()?;
@@ -133,8 +142,6 @@ pub fn run<W: Write>(
     }
     let outcome = normalizer.finish(&mut writer.buf);
     writer.write_events()?;
-    serde_json::to_writer(&mut writer.out, &OutcomeLine::new(&outcome))
-        .map_err(|e| output_error(io::Error::from(e)))?;
-    writer.out.write_all(b"\n").map_err(output_error)?;
+    writer.out.outcome(&outcome).map_err(output_error)?;
     writer.flush()
 }

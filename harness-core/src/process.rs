@@ -13,8 +13,9 @@
 //!   holds at most one partial line per pipe, however long the run;
 //! - after both pipes close and the child exits, the end-of-input events (S9) follow, then
 //!   [`RunItem::Outcome`] with the child's exit status (`exit_code`, O1);
-//! - a timeout or a [`StopSignal`] kills the whole process group, adds an `error` event saying
-//!   why, and the stream ends as above;
+//! - a timeout or a [`StopSignal`] kills the whole process group and yields an `error` event
+//!   saying why at once; what the child had already written follows, and the stream ends as
+//!   above (the outcome's `counts` include that event);
 //! - dropping the stream kills the process group and reaps the child.
 //!
 //! *Architecture invariant:* this module knows no backend; decoding stays in the normalizer.
@@ -86,6 +87,13 @@ impl Ending {
             }
             Ending::Stopped => "the run was stopped; its process group was killed".to_string(),
         }
+    }
+
+    /// The `error` event that says so, emitted the moment it happens.
+    fn event(self) -> Event {
+        Event::new(EventBody::Error {
+            message: self.message(),
+        })
     }
 }
 
@@ -312,10 +320,12 @@ impl Run {
                 () = &mut deadline, if timeout.is_some() && ending.is_none() => {
                     ending = timeout.map(Ending::TimedOut);
                     self.group.kill();
+                    events.extend(ending.map(Ending::event));
                 }
                 () = &mut stopped, if ending.is_none() => {
                     ending = Some(Ending::Stopped);
                     self.group.kill();
+                    events.extend(ending.map(Ending::event));
                 }
                 () = &mut linger, if status.is_some() => {
                     // The agent is gone but something it started still holds its pipes.
@@ -331,11 +341,6 @@ impl Run {
         }
         self.group.disarm();
 
-        if let Some(ending) = ending {
-            events.push(Event::new(EventBody::Error {
-                message: ending.message(),
-            }));
-        }
         let mut outcome = self.normalizer.finish(&mut events);
         if ending.is_some() {
             *outcome.counts.entry(Kind::Error).or_insert(0) += 1;
@@ -408,6 +413,9 @@ mod tests {
             }
             outcome.counts = self.counts.clone();
             outcome
+        }
+        fn last_disposition(&self) -> crate::Disposition {
+            crate::Disposition::Emitted
         }
         fn session_id(&self) -> Option<&str> {
             None

@@ -1,4 +1,7 @@
+mod classify;
+mod format;
 mod normalize;
+mod run;
 
 use std::process::{Command, Output, Stdio};
 
