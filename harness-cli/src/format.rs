@@ -376,13 +376,15 @@ pub fn human_summary(outcome: &Outcome, color: bool) -> String {
     if let Some(n) = &m.output_tokens {
         tokens.push(format!("{} out", number(n)));
     }
-    if let Some(n) = &m.cache_read_input_tokens {
+    // Cache and reasoning figures only matter when there are some.
+    let nonzero = |n: &&Number| n.as_f64().is_some_and(|f| f != 0.0);
+    if let Some(n) = m.cache_read_input_tokens.as_ref().filter(nonzero) {
         tokens.push(format!("{} cache read", number(n)));
     }
-    if let Some(n) = &m.cache_creation_input_tokens {
+    if let Some(n) = m.cache_creation_input_tokens.as_ref().filter(nonzero) {
         tokens.push(format!("{} cache written", number(n)));
     }
-    if let Some(n) = &m.reasoning_output_tokens {
+    if let Some(n) = m.reasoning_output_tokens.as_ref().filter(nonzero) {
         tokens.push(format!("{} reasoning", number(n)));
     }
     if !tokens.is_empty() {

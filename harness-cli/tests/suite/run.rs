@@ -17,7 +17,8 @@ use super::harness;
 /// FAKE_STREAM (a file replayed to stdout), FAKE_GO (after the first line, wait until this
 /// file exists), FAKE_STDERR (text for stderr), FAKE_STDERR_FILE (a file copied to stderr
 /// while stdout is written), FAKE_PIDS (file for the pids of the script and
-/// of a grandchild `sleep` it then hangs on), FAKE_EXIT (exit status).
+/// of a grandchild `sleep` it then hangs on), FAKE_PARTIAL (text printed without a newline
+/// before the fake kills itself), FAKE_EXIT (exit status).
 const FAKE: &str = r#"#!/bin/sh
 if [ -n "$FAKE_ARGV" ]; then for a in "$@"; do printf '%s\n' "$a"; done > "$FAKE_ARGV"; fi
 if [ -n "$FAKE_STDIN" ]; then cat > "$FAKE_STDIN"; else cat > /dev/null; fi
@@ -42,6 +43,7 @@ if [ -n "$FAKE_PIDS" ]; then
     mv "$FAKE_PIDS.tmp" "$FAKE_PIDS"
     wait
 fi
+if [ -n "$FAKE_PARTIAL" ]; then printf '%s' "$FAKE_PARTIAL"; kill -9 $$; fi
 exit "${FAKE_EXIT:-0}"
 "#;
 
@@ -318,6 +320,36 @@ fn a_child_exiting_non_zero_gives_events_so_far_end_of_input_events_and_its_stat
     assert_eq!(events[1]["message"], "stream ended without a result");
     assert_eq!(events[2]["status"], "incomplete");
     assert_eq!(events[2]["exit_code"], 3);
+}
+
+#[test]
+fn an_agent_dying_mid_line_keeps_the_partial_line_and_reports_no_exit_code() {
+    let fake = Fake::new("midline");
+    let stream = fake.path("stream.jsonl");
+    std::fs::write(&stream, CUT).unwrap();
+    let output = fake.run(
+        &["hi"],
+        &[
+            ("FAKE_STREAM", &stream),
+            ("FAKE_PARTIAL", Path::new(r#"{"type":"assis"#)),
+        ],
+    );
+    assert_eq!(output.status.code(), Some(1));
+    let events = lines(&output);
+    let kinds: Vec<&str> = events.iter().map(|e| e["kind"].as_str().unwrap()).collect();
+    // The cut line is read when stdout closes; the message it did not complete is flushed
+    // at the end of input (S9).
+    assert_eq!(kinds, ["warning", "agent", "error", "outcome"]);
+    assert_eq!(events[0]["source"], "non_json");
+    assert_eq!(events[0]["line"], 3);
+    assert!(
+        events[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains(r#"{"type":"assis"#)
+    );
+    assert_eq!(events[3]["exit_code"], Value::Null);
+    assert_eq!(events[3]["status"], "incomplete");
 }
 
 #[test]
