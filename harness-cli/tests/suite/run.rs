@@ -439,7 +439,17 @@ fn a_timeout_kills_the_agents_process_group_and_says_so() {
 
 #[test]
 fn ctrl_c_stops_the_agent_prints_the_outcome_and_exits_130() {
-    let fake = Fake::new("sigint");
+    interrupt("INT", 130);
+}
+
+#[test]
+fn sigterm_stops_the_agent_prints_the_outcome_and_exits_143() {
+    interrupt("TERM", 143);
+}
+
+/// Sends `signal` to `harness run` while the agent hangs; expects `code`.
+fn interrupt(signal: &str, code: i32) {
+    let fake = Fake::new(&format!("sig{signal}"));
     let stream = fake.path("stream.jsonl");
     std::fs::write(&stream, CUT).unwrap();
     let pids = fake.path("pids");
@@ -453,7 +463,7 @@ fn ctrl_c_stops_the_agent_prints_the_outcome_and_exits_130() {
     // Once the fake hangs, everything it printed has been written; interrupt `harness`.
     let agent_pids = read_when_written(&pids);
     let status = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
+        .args([&format!("-{signal}"), &child.id().to_string()])
         .status()
         .unwrap();
     assert!(status.success());
@@ -465,7 +475,7 @@ fn ctrl_c_stops_the_agent_prints_the_outcome_and_exits_130() {
         .recv_timeout(Duration::from_secs(60))
         .expect("hang guard")
         .unwrap();
-    assert_eq!(output.status.code(), Some(130), "{output:?}");
+    assert_eq!(output.status.code(), Some(code), "{output:?}");
     let events = lines(&output);
     let kinds: Vec<&str> = events.iter().map(|e| e["kind"].as_str().unwrap()).collect();
     // The stop is reported at once; the message still being assembled is flushed at the end.
