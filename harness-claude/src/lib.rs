@@ -16,17 +16,22 @@
 //! ```no_run
 //! use futures::StreamExt;
 //! use harness_claude::ClaudeHarness;
-//! use harness_core::{Harness, RunItem, RunRequest};
+//! use harness_core::{Registry, RunItem, RunRequest};
 //! use std::time::Duration;
 //!
 //! # async fn example() -> Result<(), harness_core::RunError> {
+//! // Callers pick the backend by name at run time.
+//! let mut registry = Registry::new();
+//! registry.register(Box::new(ClaudeHarness));
+//! let harness = registry.get("claude").expect("registered above");
+//!
 //! let request = RunRequest {
 //!     prompt: "Explain src/main.rs".into(),
 //!     cwd: Some("/path/to/project".into()),
 //!     timeout: Some(Duration::from_secs(600)),
 //!     ..RunRequest::default()
 //! };
-//! let mut stream = ClaudeHarness.run(request).await?;
+//! let mut stream = harness.run(request).await?;
 //! while let Some(item) = stream.next().await {
 //!     match item {
 //!         RunItem::Event(event) => println!("{}", serde_json::to_string(&event).unwrap()),
