@@ -8,13 +8,15 @@
 //! the lexer is linear in the script's length.
 
 /// What the lexer decided.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Lexed {
-    /// The script is a plain command sequence with these commands.
-    Words(Vec<Vec<String>>),
+    /// The script is a plain command sequence; every command went to the sink.
+    Words,
+    /// The sink asked to stop (its answer no longer depends on the rest of the script).
+    Stopped,
     /// The grammar certainly rejects the script.
     Reject,
-    /// Only the grammar can tell.
+    /// Only the grammar can tell (commands may have gone to the sink already).
     Unsure,
 }
 
@@ -75,10 +77,14 @@ struct Word {
     quoted: bool,
 }
 
-/// Lexes `script`; see [`Lexed`].
-pub(crate) fn lex(script: &str) -> Lexed {
+/// Lexes `script`, giving each command's words to `sink` as soon as the command ends; the
+/// sink returns `false` to stop. See [`Lexed`] for the answer.
+///
+/// A command is only handed over once it is complete, and a plain command cannot change
+/// meaning because of what follows it: either the whole script is a plain sequence and the
+/// command is one of its commands, or the grammar rejects the script.
+pub(crate) fn lex(script: &str, sink: &mut dyn FnMut(Vec<String>) -> bool) -> Lexed {
     let bytes = script.as_bytes();
-    let mut commands: Vec<Vec<String>> = Vec::new();
     let mut current: Vec<String> = Vec::new();
     // After `&&`, `||` or `|`, a command must follow on the same line.
     let mut need_command = false;
@@ -89,7 +95,8 @@ pub(crate) fn lex(script: &str) -> Lexed {
         }
         let Some(&byte) = bytes.get(pos) else {
             if need_command {
-                return Lexed::Unsure;
+                // `a &&`, `a |` at the end: a command is missing.
+                return Lexed::Reject;
             }
             break;
         };
@@ -102,18 +109,21 @@ pub(crate) fn lex(script: &str) -> Lexed {
                     _ => 1,
                 };
                 if current.is_empty() {
-                    // A blank line is fine; an operator with no command before it is not
-                    // something the fast path decides.
-                    if byte == b'\n' && !need_command {
+                    if byte != b'\n' {
+                        // An operator with no command before it (`; a`, `a && ;`, `a ;;`).
+                        return Lexed::Reject;
+                    }
+                    if !need_command {
+                        // A blank line.
                         pos += 1;
                         continue;
                     }
-                    return Lexed::Unsure;
+                    // A newline after `&&`, `||`, `|`: the grammar's business.
+                    return reject_scan(bytes);
                 }
-                if need_command {
-                    return Lexed::Unsure;
+                if !sink(std::mem::take(&mut current)) {
+                    return Lexed::Stopped;
                 }
-                commands.push(std::mem::take(&mut current));
                 need_command = !matches!(byte, b'\n' | b';');
                 pos += width;
             }
@@ -121,26 +131,28 @@ pub(crate) fn lex(script: &str) -> Lexed {
             _ => {
                 let word = match read_word(bytes, &mut pos) {
                     Ok(word) => word,
+                    Err(Lexed::Unsure) => return reject_scan(bytes),
                     Err(decided) => return decided,
                 };
                 if current.is_empty() {
                     let name = word.text.as_str();
                     if word.quoted || !is_plain_name(name) || RESERVED.contains(&name) {
-                        return Lexed::Unsure;
+                        return reject_scan(bytes);
                     }
                 }
                 if word.parts > 1 && word.text.is_empty() {
-                    return Lexed::Unsure;
+                    // Codex refuses a concatenation that glues to nothing (`''""`).
+                    return Lexed::Reject;
                 }
                 current.push(word.text);
                 need_command = false;
             }
         }
     }
-    if !current.is_empty() {
-        commands.push(current);
+    if !current.is_empty() && !sink(current) {
+        return Lexed::Stopped;
     }
-    Lexed::Words(commands)
+    Lexed::Words
 }
 
 /// Reads one word starting at `pos`, leaving `pos` just after it; `Err` carries the decision
@@ -186,4 +198,58 @@ fn read_word(bytes: &[u8], pos: &mut usize) -> Result<Word, Lexed> {
         }
     }
     Ok(word)
+}
+
+/// The second chance of a script the fast path cannot lex: one more pass that tracks only
+/// quoting and escapes, looking for a construct the grammar certainly rejects anywhere in the
+/// script. `Reject` when it finds one, `Unsure` otherwise.
+///
+/// Outside quotes: a redirection or heredoc (`<`, `>`), a backtick, `(` or `)` (never part of
+/// a word: subshells, functions, extglobs, arithmetic), an expansion (`$` then a name, digit,
+/// `{`, `(`, a quote or a special parameter), a lone `&` or `|&`, `;;`, a comment (`#`
+/// starting a word), or an unterminated quote. Inside double quotes: an expansion or a
+/// backtick. A backslash escapes the next byte outside single quotes.
+fn reject_scan(bytes: &[u8]) -> Lexed {
+    let mut pos = 0;
+    // Whether a word could start here (start, or after a blank or an operator byte).
+    let mut word_start = true;
+    while let Some(&byte) = bytes.get(pos) {
+        let next = bytes.get(pos + 1);
+        let mut starts_word = false;
+        match byte {
+            b'\\' => pos += 1,
+            b'\'' => match bytes[pos + 1..].iter().position(|&b| b == b'\'') {
+                Some(len) => pos += len + 1,
+                None => return Lexed::Reject,
+            },
+            b'"' => {
+                pos += 1;
+                loop {
+                    match bytes.get(pos) {
+                        None => return Lexed::Reject,
+                        Some(b'"') => break,
+                        Some(b'\\') => pos += 2,
+                        Some(b'`') => return Lexed::Reject,
+                        Some(b'$') if starts_expansion(bytes.get(pos + 1)) => return Lexed::Reject,
+                        Some(_) => pos += 1,
+                    }
+                }
+            }
+            b'<' | b'>' | b'`' | b'(' | b')' => return Lexed::Reject,
+            b'$' if starts_expansion(next) => return Lexed::Reject,
+            b'#' if word_start => return Lexed::Reject,
+            b'&' if next != Some(&b'&') => return Lexed::Reject,
+            b'|' if next == Some(&b'&') => return Lexed::Reject,
+            b';' if next == Some(&b';') => return Lexed::Reject,
+            b'&' | b'|' if next == Some(&byte) => {
+                pos += 1;
+                starts_word = true;
+            }
+            b' ' | b'\t' | b'\n' | b';' | b'|' => starts_word = true,
+            _ => {}
+        }
+        word_start = starts_word;
+        pos += 1;
+    }
+    Lexed::Unsure
 }

@@ -144,13 +144,27 @@ pub fn classify_script(script: &str) -> Vec<Classified> {
     classify(&["bash".to_string(), "-lc".to_string(), script.to_string()])
 }
 
+/// The longest script handed to the grammar: 256 KiB.
+///
+/// The lexer decides most scripts of any length in linear time. A longer script it cannot
+/// decide is treated as not a plain command sequence, without parsing: tree-sitter's error
+/// recovery takes seconds and gigabytes on some megabyte-long inputs (10 MB of `(` or `"`),
+/// and B3 wants every input answered in linear time. This is the one place where the crate
+/// may knowingly differ from Codex, which would parse (slowly).
+pub const GRAMMAR_LIMIT: usize = 256 * 1024;
+
 /// Splits a script into commands of words the way Codex's shell parser does, or `None` when
 /// the script is not a plain command sequence (step 2 above). Words keep their source text:
 /// quotes are removed, backslashes are not.
 pub fn plain_commands(script: &str) -> Option<Vec<Vec<String>>> {
-    match lexer::lex(script) {
-        lexer::Lexed::Words(commands) => Some(commands),
-        lexer::Lexed::Reject => None,
+    let mut commands = Vec::new();
+    match lexer::lex(script, &mut |words| {
+        commands.push(words);
+        true
+    }) {
+        lexer::Lexed::Words => Some(commands),
+        lexer::Lexed::Reject | lexer::Lexed::Stopped => None,
+        lexer::Lexed::Unsure if script.len() > GRAMMAR_LIMIT => None,
         lexer::Lexed::Unsure => grammar::parse(script),
     }
 }
@@ -352,33 +366,110 @@ fn classify_words(argv: &[String]) -> Vec<Classified> {
     finish(parts)
 }
 
-/// The shell path (RULES §4-§10).
+/// The shell path (RULES §4-§10), fed one command at a time.
+#[derive(Default)]
+struct ShellParts {
+    /// Commands seen, formatting helpers included.
+    commands: usize,
+    /// Commands kept after dropping formatting helpers (`cd` included).
+    kept: usize,
+    cwd: Option<String>,
+    parts: Vec<Pending>,
+    /// The last kept command when it was not `cd`, and how many times in a row it came.
+    last: Option<(Vec<String>, usize)>,
+}
+
+impl ShellParts {
+    /// Takes one command; `false` once the answer is certainly one unknown for the script.
+    fn push(&mut self, words: Vec<String>) -> bool {
+        self.commands += 1;
+        if programs::is_formatting_helper(&words) {
+            return true;
+        }
+        self.kept += 1;
+        if let Some((program, args)) = words.split_first()
+            && program == "cd"
+        {
+            if let Some(target) = programs::cd_target(args) {
+                self.cwd = Some(match &self.cwd {
+                    Some(base) => join_path(base, target),
+                    None => target.clone(),
+                });
+            }
+            self.last = None;
+            return true;
+        }
+        // The same command three times in a row, with the same directory, gives the same part
+        // three times; two are enough to keep every later decision (count, merging) the same.
+        if let Some((last, run)) = &mut self.last
+            && *last == words
+        {
+            *run += 1;
+            if *run > 2 {
+                return true;
+            }
+        } else {
+            self.last = Some((words.clone(), 1));
+        }
+        let part = classify_one(&words, self.cwd.as_deref());
+        if is_fatal_unknown(&part) {
+            return false;
+        }
+        self.parts.push(part);
+        true
+    }
+
+    fn finish(mut self, script: &str) -> Vec<Classified> {
+        if self.kept == 0 {
+            return vec![unknown_part(script.to_string())];
+        }
+        if self.parts.len() > 1 {
+            self.parts.retain(|part| !is_unknown_true(part));
+            simplify(&mut self.parts);
+        }
+        if let [only] = self.parts.as_mut_slice() {
+            attribute_script(only, script, self.commands > 1);
+        }
+        finish(self.parts)
+    }
+}
+
+/// Whether an unknown part can never be simplified away (RULES §9), so the whole answer is
+/// already known to be one unknown: anything but `true`, `echo ...`, `cd ...`, bare `nl`.
+fn is_fatal_unknown(part: &Pending) -> bool {
+    if !matches!(part.parsed, ParsedCommand::Unknown { .. }) || is_unknown_true(part) {
+        return false;
+    }
+    let words = unknown_words(part).unwrap_or_default();
+    match words.split_first() {
+        Some((program, _)) if program == "echo" || program == "cd" => false,
+        Some((program, args)) if program == "nl" => !args.iter().all(|w| w.starts_with('-')),
+        _ => true,
+    }
+}
+
 fn classify_shell(script: &str) -> Vec<Classified> {
     let unknown = || vec![unknown_part(script.to_string())];
-    let Some(commands) = plain_commands(script) else {
-        return unknown();
-    };
-    if commands.is_empty() {
-        return unknown();
+    let mut parts = ShellParts::default();
+    match lexer::lex(script, &mut |words| parts.push(words)) {
+        lexer::Lexed::Words => {}
+        lexer::Lexed::Reject | lexer::Lexed::Stopped => return unknown(),
+        lexer::Lexed::Unsure => {
+            if script.len() > GRAMMAR_LIMIT {
+                return unknown();
+            }
+            let Some(commands) = grammar::parse(script) else {
+                return unknown();
+            };
+            parts = ShellParts::default();
+            for words in commands {
+                if !parts.push(words) {
+                    return unknown();
+                }
+            }
+        }
     }
-    let several_commands = commands.len() > 1;
-    let kept: Vec<&[String]> = commands
-        .iter()
-        .map(Vec::as_slice)
-        .filter(|words| !programs::is_formatting_helper(words))
-        .collect();
-    if kept.is_empty() {
-        return unknown();
-    }
-    let mut parts = classify_commands(kept);
-    if parts.len() > 1 {
-        parts.retain(|part| !is_unknown_true(part));
-        simplify(&mut parts);
-    }
-    if let [only] = parts.as_mut_slice() {
-        attribute_script(only, script, several_commands);
-    }
-    finish(parts)
+    parts.finish(script)
 }
 
 /// Which `cmd` a lone remaining part reports (RULES §10): its own, the raw script, or the

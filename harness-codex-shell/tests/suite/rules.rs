@@ -686,3 +686,74 @@ fn classify_and_parse_command_agree() {
         .collect();
     assert_eq!(parts, parse_command(&command));
 }
+
+// Linear time (B3): what the fast path decides without the grammar
+
+#[test]
+fn certain_rejections_are_found_after_a_doubtful_word() {
+    // The backslash sends the script past the fast lexer; the redirection still decides it.
+    for script in [
+        "cat a\\ b > out",
+        "cat {a,b} && rg x $(pwd)",
+        "ls [x] # note",
+        "cat \\( a",
+        "rg x 'unterminated",
+        "cat ''\"\"",
+    ] {
+        assert_eq!(of_script(script), unknown(script), "{script:?}");
+    }
+}
+
+#[test]
+fn repeated_commands_merge_like_codex_and_keep_their_own_cmd() {
+    assert_eq!(
+        of_script("cat a | sed -n 1p | cat a | cat a | cat a"),
+        json!([read("cat a", "a", "a")])
+    );
+    assert_eq!(
+        of_script("cat a | sed -n 1p"),
+        json!([read("cat a | sed -n 1p", "a", "a")])
+    );
+    assert_eq!(
+        of_script("cd x && ls && ls && ls && cd y && ls"),
+        json!([list("ls", None)])
+    );
+    assert_eq!(
+        event_paths("cd x && ls && ls && ls && cd y && ls"),
+        [Some("x".to_string())]
+    );
+}
+
+#[test]
+fn an_unknown_anywhere_decides_a_long_script() {
+    let script = format!("{}git status", "cat a.rs && ".repeat(50_000));
+    assert_eq!(of_script(&script), unknown(&script));
+    let script = format!("git status{}", " && cat a.rs".repeat(50_000));
+    assert_eq!(of_script(&script), unknown(&script));
+}
+
+#[test]
+fn long_plain_script_is_classified_in_full() {
+    let script = format!("{}cat b.rs", "cat a.rs && ".repeat(50_000));
+    assert_eq!(
+        of_script(&script),
+        json!([
+            read("cat a.rs", "a.rs", "a.rs"),
+            read("cat b.rs", "b.rs", "b.rs")
+        ])
+    );
+}
+
+#[test]
+fn doubtful_script_over_the_grammar_limit_is_unknown() {
+    let script = format!(
+        "cat a\\ b{}",
+        " ".repeat(harness_codex_shell::GRAMMAR_LIMIT)
+    );
+    assert_eq!(of_script(&script), unknown(&script));
+    let short = "cat a\\ b";
+    assert_eq!(
+        of_script(short),
+        json!([read("cat 'a b'", " b", "a\\ b")])
+    );
+}
