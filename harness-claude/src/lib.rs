@@ -69,6 +69,7 @@
 mod normalizer;
 mod runner;
 mod tools;
+mod wire;
 
 use harness_core::{
     Capabilities, Harness, Normalizer, NormalizerConfig, OrchestrationSource, RunError, RunRequest,

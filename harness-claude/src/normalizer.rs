@@ -7,9 +7,12 @@ use harness_core::{
     Disposition, Event, EventBody, Kind, LineRange, Metrics, Normalizer, NormalizerConfig, Outcome,
     PendingToolUse, Status, Stream, ToolRef, ToolStatus, UnknownReason, WarningSource, add_numbers,
 };
+use harness_core::json::{Loose, typed_view_is_exact};
+use serde_json::value::RawValue;
 use serde_json::{Map, Number, Value};
 
 use crate::tools::{Context, Mapping, map_tool};
+use crate::wire::{self, Block, Body, Content, LineParts, Mode, NeedExact};
 
 /// The most characters of input text a warning or an `error` field carries (S2, J6).
 const MAX_TEXT: usize = 1_000;
@@ -35,7 +38,34 @@ struct ToolUse {
     id: String,
     name: Option<String>,
     thread: Thread,
-    block: Value,
+    /// The `tool_use` block as written; parsed only when its events are made.
+    block: Box<str>,
+}
+
+/// Parses JSON text the normalizer already knows to be valid (a raw piece of a checked line,
+/// or a `Value` written back out). `null` if that ever fails, rather than a panic.
+fn reparse(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or(Value::Null)
+}
+
+/// A `tool_result` block and what its line says about it.
+struct ResultRef<'a> {
+    /// The block as written.
+    raw: &'a str,
+    /// Its `tool_use_id`, when a string.
+    tool_use_id: Option<&'a str>,
+    /// The line's `tool_use_result`, when it belongs to this result (C10).
+    tool_use_result: Option<&'a RawValue>,
+}
+
+impl ResultRef<'_> {
+    fn value(&self) -> Value {
+        reparse(self.raw)
+    }
+
+    fn tool_use_result_value(&self) -> Option<Value> {
+        self.tool_use_result.map(|t| reparse(t.get()))
+    }
 }
 
 /// What is pending under one tool use id: one use, or several (C11).
@@ -246,59 +276,92 @@ impl ClaudeNormalizer {
 
     // ---- lines ----
 
+    /// A line that `serde_json` parsed (the exact path, S2).
     fn on_value(&mut self, value: Value, out: &mut Vec<Event>) {
-        let Value::Object(obj) = &value else {
+        if !value.is_object() {
             self.unknown_here(out, UnknownReason::NotAnEvent, value, &None);
             return;
-        };
+        }
+        let text = value.to_string();
+        match wire::parse(&text, Mode::Exact) {
+            Ok(parts) => self.on_parts(parts, &text, Some(value), out),
+            // Unreachable: an exact view fails on no JSON value; keep the line all the same.
+            Err(NeedExact) => self.unknown_here(out, UnknownReason::MalformedMessage, value, &None),
+        }
+    }
+
+    /// One object line, read through its typed view. `text` is the line's JSON; `value`, when
+    /// the exact path already built it.
+    fn on_parts(
+        &mut self,
+        parts: LineParts<'_>,
+        text: &str,
+        value: Option<Value>,
+        out: &mut Vec<Event>,
+    ) {
         if self.session_id.is_none() {
-            if let Some(id) = obj.get("session_id").and_then(Value::as_str) {
-                if !id.is_empty() {
-                    self.session_id = Some(id.to_string());
-                }
+            if let Some(id) = parts.session_id.non_empty_str() {
+                self.session_id = Some(id.to_string());
             }
         }
-        let parent: Thread = obj
-            .get("parent_tool_use_id")
-            .and_then(Value::as_str)
-            .filter(|p| !p.is_empty())
-            .map(str::to_string);
-        let Some(kind) = obj.get("type").and_then(Value::as_str) else {
-            self.flush_line_default(&parent, out);
-            self.unknown_here(out, UnknownReason::NotAnEvent, value, &parent);
-            return;
-        };
-        match kind {
-            "assistant" => {
+        let parent: Thread = parts.parent.non_empty_str().map(str::to_string);
+        let line_value = || value.clone().unwrap_or_else(|| reparse(text));
+        match parts.body {
+            Body::Assistant { id, content } => {
                 self.line_rule = "C2";
-                self.on_assistant(obj, &value, parent, out);
+                self.on_assistant(&id, content, &line_value, parent, out);
             }
-            "user" => {
+            Body::User {
+                content,
+                tool_use_result,
+            } => {
                 self.line_rule = "C5";
-                self.on_user(obj, &value, parent, out);
+                self.on_user(content, tool_use_result, &line_value, parent, out);
             }
-            "result" => {
-                self.line_rule = "C7";
-                self.flush_all(out);
-                self.on_result(&value, &parent, out);
-            }
-            "system" => {
+            Body::System { subtype, cwd } => {
                 self.line_rule = "C1";
                 self.flush_line_default(&parent, out);
-                self.on_system(&value, &parent, out);
+                match subtype.as_str() {
+                    Some("init") => {
+                        if let Some(cwd) = cwd.non_empty_str() {
+                            self.init_cwd = Some(cwd.to_string());
+                        }
+                    }
+                    Some("status" | "thinking_tokens") => {}
+                    _ => self.unknown_here(
+                        out,
+                        UnknownReason::UnknownSystemSubtype,
+                        line_value(),
+                        &parent,
+                    ),
+                }
             }
-            "rate_limit_event" => {
-                self.line_rule = "C6";
-                self.flush_line_default(&parent, out);
-                self.on_rate_limit(&value, &parent, out);
-            }
-            "stream_event" => {
+            Body::StreamEvent => {
                 self.line_rule = "C8";
                 self.flush_line_default(&parent, out);
             }
-            _ => {
-                self.flush_line_default(&parent, out);
-                self.unknown_here(out, UnknownReason::UnknownType, value, &parent);
+            Body::Other => {
+                let line = line_value();
+                match line.get("type").and_then(Value::as_str) {
+                    Some("result") => {
+                        self.line_rule = "C7";
+                        self.flush_all(out);
+                        self.on_result(&line, &parent, out);
+                    }
+                    Some("rate_limit_event") => {
+                        self.line_rule = "C6";
+                        self.flush_line_default(&parent, out);
+                        self.on_rate_limit(&line, &parent, out);
+                    }
+                    Some(_) => {
+                        self.flush_line_default(&parent, out);
+                        self.unknown_here(out, UnknownReason::UnknownType, line, &parent);
+                    }
+                    None => {
+                        self.flush_line_default(&parent, out);
+                        self.unknown_here(out, UnknownReason::NotAnEvent, line, &parent);
+                    }
+                }
             }
         }
     }
@@ -309,23 +372,6 @@ impl ClaudeNormalizer {
         self.flush_for_parent(parent, &mut set);
         if !set.is_empty() {
             self.flush(set, out);
-        }
-    }
-
-    fn on_system(&mut self, line: &Value, parent: &Thread, out: &mut Vec<Event>) {
-        match str_field(line, "subtype") {
-            Some("init") => {
-                if let Some(cwd) = str_field(line, "cwd").filter(|c| !c.is_empty()) {
-                    self.init_cwd = Some(cwd.to_string());
-                }
-            }
-            Some("status" | "thinking_tokens") => {}
-            _ => self.unknown_here(
-                out,
-                UnknownReason::UnknownSystemSubtype,
-                line.clone(),
-                parent,
-            ),
         }
     }
 
@@ -355,6 +401,7 @@ impl ClaudeNormalizer {
         };
         self.emit_here(out, body, parent);
     }
+
 
     fn on_result(&mut self, line: &Value, parent: &Thread, out: &mut Vec<Event>) {
         self.results += 1;
@@ -422,32 +469,28 @@ impl ClaudeNormalizer {
         }
     }
 
+
     fn on_assistant(
         &mut self,
-        obj: &Map<String, Value>,
-        line: &Value,
+        id: &Loose<'_>,
+        content: Content<'_>,
+        line: &dyn Fn() -> Value,
         thread: Thread,
         out: &mut Vec<Event>,
     ) {
-        let message = obj.get("message");
-        let id = message
-            .and_then(|m| m.get("id"))
-            .and_then(Value::as_str)
-            .map(str::to_string);
-
+        let id = id.as_str();
         let mut set = Vec::new();
         if let Some(&seq) = self.open_by_thread.get(&thread) {
-            let same =
-                id.is_some() && self.messages.get(&seq).and_then(|m| m.id.as_ref()) == id.as_ref();
-            if !same {
+            let open_id = self.messages.get(&seq).and_then(|m| m.id.as_deref());
+            if id.is_none() || open_id != id {
                 set.push(seq);
             }
         }
         self.flush_for_parent(&thread, &mut set);
         self.flush(set, out);
 
-        let Some(Value::Array(blocks)) = message.and_then(|m| m.get("content")) else {
-            self.unknown_here(out, UnknownReason::MalformedMessage, line.clone(), &thread);
+        let Content::List(blocks) = content else {
+            self.unknown_here(out, UnknownReason::MalformedMessage, line(), &thread);
             return;
         };
 
@@ -460,7 +503,7 @@ impl ClaudeNormalizer {
                     seq,
                     Message {
                         thread: thread.clone(),
-                        id,
+                        id: id.map(str::to_string),
                         reasoning: String::new(),
                         reasoning_line: None,
                         text: String::new(),
@@ -474,42 +517,51 @@ impl ClaudeNormalizer {
         };
 
         let line_no = self.line;
-        for block in blocks {
-            match (str_field(block, "type"), block) {
-                (Some("text"), _) => match block.get("text") {
-                    Some(Value::String(text)) => {
+        for Block { view, raw } in blocks {
+            let view = view.unwrap_or_default();
+            match view.kind.as_str() {
+                Some("text") => match view.text.as_str() {
+                    Some(text) => {
                         if let Some(m) = self.message_mut(seq) {
                             append(&mut m.text, &mut m.text_line, text, line_no);
                         }
                         self.line_deferred |= !text.is_empty();
                     }
-                    _ => {
-                        self.unknown_here(out, UnknownReason::UnknownBlock, block.clone(), &thread)
-                    }
+                    None => self.unknown_block(raw, &thread, out),
                 },
-                (Some("thinking"), _) => match block.get("thinking") {
-                    Some(Value::String(text)) => {
+                Some("thinking") => match view.thinking.as_str() {
+                    Some(text) => {
                         if let Some(m) = self.message_mut(seq) {
                             append(&mut m.reasoning, &mut m.reasoning_line, text, line_no);
                         }
                         self.line_deferred |= !text.is_empty();
                     }
-                    _ => {
-                        self.unknown_here(out, UnknownReason::UnknownBlock, block.clone(), &thread)
-                    }
+                    None => self.unknown_block(raw, &thread, out),
                 },
-                (Some("redacted_thinking"), _) => {}
-                (Some("tool_use"), _) => self.record_tool_use(block, seq, &thread, out),
-                _ => self.unknown_here(out, UnknownReason::UnknownBlock, block.clone(), &thread),
+                Some("redacted_thinking") => {}
+                Some("tool_use") => self.record_tool_use(&view, raw, seq, &thread, out),
+                _ => self.unknown_block(raw, &thread, out),
             }
         }
     }
 
+    /// C2: a block this backend does not know, emitted at once.
+    fn unknown_block(&mut self, raw: &str, thread: &Thread, out: &mut Vec<Event>) {
+        self.unknown_here(out, UnknownReason::UnknownBlock, reparse(raw), thread);
+    }
+
     /// C9, C11, C13: records a tool use, or emits it at once when it has no string id.
-    fn record_tool_use(&mut self, block: &Value, seq: u64, thread: &Thread, out: &mut Vec<Event>) {
-        let name = str_field(block, "name").map(str::to_string);
-        let Some(id) = str_field(block, "id") else {
-            let raw = tool_raw(block.clone(), Value::Null, None);
+    fn record_tool_use(
+        &mut self,
+        block: &wire::BlockView<'_>,
+        raw: &str,
+        seq: u64,
+        thread: &Thread,
+        out: &mut Vec<Event>,
+    ) {
+        let name = block.name.as_str().map(str::to_string);
+        let Some(id) = block.id.as_str() else {
+            let raw = tool_raw(reparse(raw), Value::Null, None);
             let body = EventBody::Unknown {
                 reason: UnknownReason::MalformedToolUse,
                 raw,
@@ -535,7 +587,7 @@ impl ClaudeNormalizer {
                 id: id.to_string(),
                 name,
                 thread: thread.clone(),
-                block: block.clone(),
+                block: raw.into(),
             },
         );
         match self.pending.get_mut(id) {
@@ -558,25 +610,28 @@ impl ClaudeNormalizer {
 
     fn on_user(
         &mut self,
-        obj: &Map<String, Value>,
-        line: &Value,
+        content: Content<'_>,
+        tool_use_result: Option<&RawValue>,
+        line: &dyn Fn() -> Value,
         thread: Thread,
         out: &mut Vec<Event>,
     ) {
-        let content = obj.get("message").and_then(|m| m.get("content"));
-        let blocks: &[Value] = match content {
-            Some(Value::Array(blocks)) => blocks,
-            _ => &[],
+        let results: Vec<(&wire::BlockView<'_>, &str)> = match &content {
+            Content::List(blocks) => blocks
+                .iter()
+                .filter_map(|b| Some((b.view.as_ref()?, b.raw)))
+                .filter(|(v, _)| v.kind.as_str() == Some("tool_result"))
+                .collect(),
+            _ => Vec::new(),
         };
-        let is_result = |b: &&Value| str_field(b, "type") == Some("tool_result");
 
         let mut set = Vec::new();
         if let Some(&seq) = self.open_by_thread.get(&thread) {
             set.push(seq);
         }
         self.flush_for_parent(&thread, &mut set);
-        for block in blocks.iter().filter(is_result) {
-            if let Some(id) = str_field(block, "tool_use_id") {
+        for (view, _) in &results {
+            if let Some(id) = view.tool_use_id.as_str() {
                 if let Some(&seq) = self.open_by_thread.get(&Some(id.to_string())) {
                     set.push(seq);
                 }
@@ -585,50 +640,61 @@ impl ClaudeNormalizer {
         self.flush(set, out);
 
         match content {
-            Some(Value::String(_)) => {}
-            Some(Value::Array(_)) => {
-                let results = blocks.iter().filter(is_result).count();
-                let tool_use_result = obj
-                    .get("tool_use_result")
-                    .filter(|v| !v.is_null() && results == 1);
-                for block in blocks.iter().filter(is_result) {
-                    self.resolve(block, tool_use_result, &thread, out);
+            Content::Text => {}
+            Content::List(_) => {
+                let tool_use_result = tool_use_result.filter(|_| results.len() == 1);
+                for (view, raw) in &results {
+                    let result = ResultRef {
+                        raw,
+                        tool_use_id: view.tool_use_id.as_str(),
+                        tool_use_result,
+                    };
+                    self.resolve(&result, view.is_error.is_true(), &thread, out);
                 }
             }
-            _ => self.unknown_here(out, UnknownReason::MalformedMessage, line.clone(), &thread),
+            Content::Other => {
+                self.unknown_here(out, UnknownReason::MalformedMessage, line(), &thread)
+            }
         }
     }
 
     /// C9-C12: a tool result resolves its recorded use, or is recovered, or is unpaired.
     fn resolve(
         &mut self,
-        result: &Value,
-        tool_use_result: Option<&Value>,
+        result: &ResultRef<'_>,
+        is_error: bool,
         thread: &Thread,
         out: &mut Vec<Event>,
     ) {
-        let interrupted = tool_use_result
-            .and_then(|t| t.get("interrupted"))
-            .is_some_and(|i| i == &Value::Bool(true));
-        let success = result.get("is_error") != Some(&Value::Bool(true)) && !interrupted;
+        // The line was checked whole, so reading a part of it exactly cannot fail.
+        let interrupted = wire::interrupted(result.tool_use_result, Mode::Exact).unwrap_or(false);
+        let success = !is_error && !interrupted;
         let status = ToolStatus {
             success,
-            error: if success { None } else { result_text(result) },
+            error: if success {
+                None
+            } else {
+                result_text(&result.value())
+            },
         };
-        let id = str_field(result, "tool_use_id");
+        let id = result.tool_use_id;
         match id.and_then(|id| self.pending.remove(id)) {
             Some(Pending::One(seq)) => {
                 if let Some(tool_use) = self.uses.remove(&seq) {
-                    self.emit_tool(tool_use, result, tool_use_result, status, out);
+                    self.emit_tool(tool_use, result, status, out);
                 }
             }
             Some(Pending::Ambiguous(seqs)) => {
                 let candidates: Vec<Value> = seqs
                     .iter()
                     .filter_map(|seq| self.uses.remove(seq))
-                    .map(|u| u.block)
+                    .map(|u| reparse(&u.block))
                     .collect();
-                let raw = tool_raw(Value::Array(candidates), result.clone(), tool_use_result);
+                let raw = tool_raw(
+                    Value::Array(candidates),
+                    result.value(),
+                    result.tool_use_result_value(),
+                );
                 let body = EventBody::Unknown {
                     reason: UnknownReason::AmbiguousToolUseId,
                     raw,
@@ -639,21 +705,21 @@ impl ClaudeNormalizer {
                 };
                 self.emit_here(out, body, thread);
             }
-            None => self.unpaired(result, tool_use_result, status, thread, out),
+            None => self.unpaired(result, status, thread, out),
         }
     }
 
     /// C12: a result with no pending use.
     fn unpaired(
         &mut self,
-        result: &Value,
-        tool_use_result: Option<&Value>,
+        result: &ResultRef<'_>,
         status: ToolStatus,
         thread: &Thread,
         out: &mut Vec<Event>,
     ) {
-        let tool_use_id = str_field(result, "tool_use_id").map(str::to_string);
-        let file = tool_use_result.and_then(|t| t.get("file"));
+        let tool_use_id = result.tool_use_id.map(str::to_string);
+        let tool_use_result = result.tool_use_result_value();
+        let file = tool_use_result.as_ref().and_then(|t| t.get("file"));
         let file_path = file
             .and_then(|f| str_field(f, "filePath"))
             .filter(|p| !p.is_empty());
@@ -684,7 +750,7 @@ impl ClaudeNormalizer {
             }
             _ => EventBody::Unknown {
                 reason: UnknownReason::UnpairedResult,
-                raw: tool_raw(Value::Null, result.clone(), tool_use_result),
+                raw: tool_raw(Value::Null, result.value(), tool_use_result),
                 tool: ToolRef {
                     tool: None,
                     tool_use_id,
@@ -698,8 +764,7 @@ impl ClaudeNormalizer {
     fn emit_tool(
         &mut self,
         tool_use: ToolUse,
-        result: &Value,
-        tool_use_result: Option<&Value>,
+        result: &ResultRef<'_>,
         status: ToolStatus,
         out: &mut Vec<Event>,
     ) {
@@ -707,7 +772,8 @@ impl ClaudeNormalizer {
             tool: tool_use.name.clone(),
             tool_use_id: Some(tool_use.id.clone()),
         };
-        let input = match tool_use.block.get("input") {
+        let block = reparse(&tool_use.block);
+        let input = match block.get("input") {
             Some(Value::Object(input)) => Some(input),
             _ => None,
         };
@@ -732,7 +798,7 @@ impl ClaudeNormalizer {
             Mapping::UnknownTool => UnknownReason::UnknownTool,
             Mapping::Malformed => UnknownReason::MalformedToolUse,
         };
-        let raw = tool_raw(tool_use.block, result.clone(), tool_use_result);
+        let raw = tool_raw(block, result.value(), result.tool_use_result_value());
         let body = EventBody::Unknown { reason, raw, tool };
         self.emit_here(out, body, &tool_use.thread);
     }
@@ -785,12 +851,12 @@ fn append(buffer: &mut String, line: &mut Option<u64>, text: &str, line_no: u64)
 }
 
 /// The `raw` of an event about one Claude tool use (J8).
-fn tool_raw(tool_use: Value, tool_result: Value, tool_use_result: Option<&Value>) -> Value {
+fn tool_raw(tool_use: Value, tool_result: Value, tool_use_result: Option<Value>) -> Value {
     let mut raw = Map::new();
     raw.insert("tool_use".to_string(), tool_use);
     raw.insert("tool_result".to_string(), tool_result);
     if let Some(t) = tool_use_result {
-        raw.insert("tool_use_result".to_string(), t.clone());
+        raw.insert("tool_use_result".to_string(), t);
     }
     Value::Object(raw)
 }
@@ -809,15 +875,31 @@ impl Normalizer for ClaudeNormalizer {
         self.line_emitted = false;
         self.line_deferred = false;
         self.line_rule = "S3";
-        match serde_json::from_slice::<Value>(line) {
-            Ok(value) => self.on_value(value, out),
-            Err(_) => {
-                let text = String::from_utf8_lossy(line);
-                let body = EventBody::Warning {
-                    message: truncate_chars(&text, MAX_TEXT).to_string(),
-                    source: WarningSource::NonJson,
-                };
-                self.emit_here(out, body, &None);
+        // The fast path: a borrowed view of a line known to parse as `Value` would (S2).
+        let fast = std::str::from_utf8(line)
+            .ok()
+            .filter(|t| t.trim_start().starts_with('{') && typed_view_is_exact(t));
+        let done = match fast {
+            Some(text) => match wire::parse(text, Mode::Fast) {
+                Ok(parts) => {
+                    self.on_parts(parts, text, None, out);
+                    true
+                }
+                Err(NeedExact) => false,
+            },
+            None => false,
+        };
+        if !done {
+            match serde_json::from_slice::<Value>(line) {
+                Ok(value) => self.on_value(value, out),
+                Err(_) => {
+                    let text = String::from_utf8_lossy(line);
+                    let body = EventBody::Warning {
+                        message: truncate_chars(&text, MAX_TEXT).to_string(),
+                        source: WarningSource::NonJson,
+                    };
+                    self.emit_here(out, body, &None);
+                }
             }
         }
         self.disposition = if self.line_emitted {
@@ -856,7 +938,7 @@ impl Normalizer for ClaudeNormalizer {
             while let Some((_, tool_use)) = self.uses.pop_first() {
                 let body = EventBody::Unknown {
                     reason: UnknownReason::UnresolvedToolUse,
-                    raw: tool_raw(tool_use.block, Value::Null, None),
+                    raw: tool_raw(reparse(&tool_use.block), Value::Null, None),
                     tool: ToolRef {
                         tool: tool_use.name,
                         tool_use_id: Some(tool_use.id),

@@ -29,6 +29,7 @@
 mod error;
 mod event;
 mod harness;
+pub mod json;
 mod lines;
 mod outcome;
 pub mod paths;
