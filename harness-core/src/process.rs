@@ -608,10 +608,14 @@ mod tests {
             let mut spec = spec(agent);
             spec.timeout = Some(Duration::from_millis(1500));
             let (events, outcome) = collect(spawn(spec, Box::new(Echo::default())).unwrap()).await;
+            // Under load the deadline may be seen before the first line is read: the timeout
+            // is reported when it fires, so only the errors' order is fixed.
+            let mut texts = texts(&events);
+            assert!(texts.contains(&"out:started".to_string()), "{texts:?}");
+            texts.retain(|t| t != "out:started");
             assert_eq!(
-                texts(&events),
+                texts,
                 [
-                    "out:started",
                     "error:the run timed out after 1.5 seconds; its process group was killed",
                     "error:stream ended without a result",
                 ]

@@ -18,7 +18,8 @@ use super::harness;
 /// file exists), FAKE_STDERR (text for stderr), FAKE_STDERR_FILE (a file copied to stderr
 /// while stdout is written), FAKE_PIDS (file for the pids of the script and
 /// of a grandchild `sleep` it then hangs on), FAKE_PARTIAL (text printed without a newline
-/// before the fake kills itself), FAKE_EXIT (exit status).
+/// before the fake kills itself), FAKE_FOREVER (file for the script's pid; it then prints
+/// lines forever), FAKE_EXIT (exit status).
 const FAKE: &str = r#"#!/bin/sh
 if [ -n "$FAKE_ARGV" ]; then for a in "$@"; do printf '%s\n' "$a"; done > "$FAKE_ARGV"; fi
 if [ -n "$FAKE_STDIN" ]; then cat > "$FAKE_STDIN"; else cat > /dev/null; fi
@@ -42,6 +43,10 @@ if [ -n "$FAKE_PIDS" ]; then
     printf '%s\n%s\n' $$ $! > "$FAKE_PIDS.tmp"
     mv "$FAKE_PIDS.tmp" "$FAKE_PIDS"
     wait
+fi
+if [ -n "$FAKE_FOREVER" ]; then
+    echo $$ > "$FAKE_FOREVER.tmp"; mv "$FAKE_FOREVER.tmp" "$FAKE_FOREVER"
+    while :; do echo '{"type":"mystery"}'; done
 fi
 if [ -n "$FAKE_PARTIAL" ]; then printf '%s' "$FAKE_PARTIAL"; kill -9 $$; fi
 exit "${FAKE_EXIT:-0}"
@@ -542,6 +547,35 @@ fn a_stdout_line_of_tens_of_megabytes_is_one_event() {
     assert_eq!(events.len(), 2);
     assert_eq!(events[0]["text"].as_str().map(str::len), Some(30_000_000));
     assert_eq!(events[1]["status"], "success");
+}
+
+#[test]
+fn a_closed_output_pipe_stops_the_agent_and_ends_quietly() {
+    let fake = Fake::new("pipe");
+    let pid = fake.path("pid");
+    let mut cmd = fake.command(&["hi"], &[("FAKE_FOREVER", &pid)]);
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    stdout.read_line(&mut first).unwrap();
+    assert!(first.contains(r#""reason":"unknown_type""#), "{first}");
+    drop(stdout);
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    let output = rx
+        .recv_timeout(Duration::from_secs(60))
+        .expect("hang guard")
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    assert!(output.stderr.is_empty(), "{output:?}");
+    assert_gone(&read_when_written(&pid));
 }
 
 #[test]
