@@ -16,7 +16,9 @@
 //! - a timeout or a [`StopSignal`] kills the whole process group and yields an `error` event
 //!   saying why at once; what the child had already written follows, and the stream ends as
 //!   above (the outcome's `counts` include that event);
-//! - dropping the stream kills the process group and reaps the child.
+//! - dropping the stream kills the process group and reaps the child;
+//! - when the child has exited but something it left running still holds its pipes open,
+//!   the run waits two seconds, then kills the process group and ends.
 //!
 //! *Architecture invariant:* this module knows no backend; decoding stays in the normalizer.
 //!
