@@ -6,7 +6,7 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use harness_codex_shell::{classify, classify_script, plain_commands_by_grammar};
+use harness_codex_shell::{GRAMMAR_LIMIT, classify, classify_script, plain_commands_by_grammar};
 
 /// The argv of every row of the conformance corpus.
 fn corpus() -> Vec<Vec<String>> {
@@ -54,18 +54,25 @@ fn huge_benches(c: &mut Criterion) {
     let unit = "cat crates/some_module/src/lib.rs && ";
     let mut plain = unit.repeat(10_000_000 / unit.len());
     plain.push_str("cat end.rs");
-    // About 10 MB of one word with a backslash: the grammar's path.
+    // About 10 MB of words with backslashes: doubtful to the lexer, over the grammar limit.
     let mut escaped = String::from("cat ");
     escaped.push_str(&"a\\ b".repeat(10_000_000 / 4));
-    let mut group = c.benchmark_group("10MB");
+    // Just under the grammar limit, the same words: what tree-sitter costs per byte.
+    let mut parsed = String::from("cat ");
+    parsed.push_str(&"a\\ b".repeat((GRAMMAR_LIMIT - 8) / 4));
+    let mut group = c.benchmark_group("long");
     group.sample_size(10);
     group.throughput(Throughput::Bytes(plain.len() as u64));
-    group.bench_function("plain_script", |b| {
+    group.bench_function("10MB_plain_script", |b| {
         b.iter(|| black_box(classify_script(black_box(&plain))))
     });
     group.throughput(Throughput::Bytes(escaped.len() as u64));
-    group.bench_function("grammar_script", |b| {
+    group.bench_function("10MB_doubtful_script", |b| {
         b.iter(|| black_box(classify_script(black_box(&escaped))))
+    });
+    group.throughput(Throughput::Bytes(parsed.len() as u64));
+    group.bench_function("256KiB_grammar_script", |b| {
+        b.iter(|| black_box(classify_script(black_box(&parsed))))
     });
     group.finish();
 }

@@ -752,8 +752,5 @@ fn doubtful_script_over_the_grammar_limit_is_unknown() {
     );
     assert_eq!(of_script(&script), unknown(&script));
     let short = "cat a\\ b";
-    assert_eq!(
-        of_script(short),
-        json!([read("cat 'a b'", " b", "a\\ b")])
-    );
+    assert_eq!(of_script(short), json!([read("cat 'a b'", " b", "a\\ b")]));
 }
