@@ -35,6 +35,8 @@ mod outcome;
 pub mod paths;
 #[cfg(feature = "process")]
 pub mod process;
+#[cfg(feature = "testkit")]
+pub mod testkit;
 pub mod text;
 
 pub use error::RunError;

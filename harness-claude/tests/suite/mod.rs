@@ -5,6 +5,7 @@
 //! stream, that the outcome's `counts` equal the events emitted (O1).
 
 mod bash;
+mod kit;
 mod lines;
 mod messages;
 mod outcome;

@@ -5,6 +5,7 @@
 //! equal the events emitted (O1) and that every event reads back as itself (J1-J10).
 
 mod golden;
+mod kit;
 mod properties;
 mod rules;
 
