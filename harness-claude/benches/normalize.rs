@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use harness_claude::ClaudeNormalizer;
-use harness_core::{Normalizer, NormalizerConfig};
+use harness_core::{LineSplitter, Normalizer, NormalizerConfig};
 
 fn corpus_dir() -> PathBuf {
     match std::env::var_os("HARNESS_CORPUS_DIR") {
@@ -19,31 +19,33 @@ fn corpus_dir() -> PathBuf {
     }
 }
 
-/// Calls `f` for each line of `bytes` (without its `\n`).
-fn lines(bytes: &[u8]) -> impl Iterator<Item = &[u8]> {
-    bytes.split(|&b| b == b'\n')
+/// Calls `f` on each line of `bytes`, split as the CLI splits them (`LineSplitter`, memchr).
+fn each_line(bytes: &[u8], mut f: impl FnMut(&[u8])) {
+    let mut splitter = LineSplitter::new();
+    splitter.push(bytes, &mut f);
+    splitter.finish(&mut f);
 }
 
 fn normalize(bytes: &[u8]) -> usize {
     let mut normalizer = ClaudeNormalizer::new(NormalizerConfig::default());
     let mut events = Vec::new();
     let mut total = 0;
-    for line in lines(bytes) {
+    each_line(bytes, |line| {
         normalizer.push_line(line, &mut events);
         total += events.len();
         events.clear();
-    }
+    });
     let outcome = normalizer.finish(&mut events);
     total + events.len() + outcome.counts.len()
 }
 
 fn floor(bytes: &[u8]) -> usize {
     let mut parsed = 0;
-    for line in lines(bytes) {
+    each_line(bytes, |line| {
         if serde_json::from_slice::<serde_json::Value>(line).is_ok() {
             parsed += 1;
         }
-    }
+    });
     parsed
 }
 

@@ -2,17 +2,16 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use harness_core::json::Loose;
 use harness_core::text::{is_blank, strip_cr, truncate_chars};
 use harness_core::{
     Disposition, Event, EventBody, Kind, LineRange, Metrics, Normalizer, NormalizerConfig, Outcome,
     PendingToolUse, Status, Stream, ToolRef, ToolStatus, UnknownReason, WarningSource, add_numbers,
 };
-use harness_core::json::{Loose, typed_view_is_exact};
-use serde_json::value::RawValue;
 use serde_json::{Map, Number, Value};
 
 use crate::tools::{Context, Mapping, map_tool};
-use crate::wire::{self, Block, Body, Content, LineParts, Mode, NeedExact};
+use crate::wire::{self, Block, Body, Content, LineParts, ResultFields, ToolUseResult};
 
 /// The most characters of input text a warning or an `error` field carries (S2, J6).
 const MAX_TEXT: usize = 1_000;
@@ -48,23 +47,44 @@ fn reparse(text: &str) -> Value {
     serde_json::from_str(text).unwrap_or(Value::Null)
 }
 
+/// The JSON of a line, made only when an event needs raw input (J8).
+type LineValue<'a> = &'a dyn Fn() -> Value;
+
+/// A content block's JSON: its kept text, or else the line's `message.content[index]`.
+fn block_value(raw: Option<&str>, index: usize, line: LineValue<'_>) -> Value {
+    match raw {
+        Some(raw) => reparse(raw),
+        None => line()
+            .pointer(&format!("/message/content/{index}"))
+            .cloned()
+            .unwrap_or(Value::Null),
+    }
+}
+
 /// A `tool_result` block and what its line says about it.
 struct ResultRef<'a> {
-    /// The block as written.
-    raw: &'a str,
+    /// The block as written, when kept.
+    raw: Option<&'a str>,
+    /// Its place in the message's content.
+    index: usize,
     /// Its `tool_use_id`, when a string.
     tool_use_id: Option<&'a str>,
-    /// The line's `tool_use_result`, when it belongs to this result (C10).
-    tool_use_result: Option<&'a RawValue>,
+    /// Whether the line's `tool_use_result` belongs to this result (C10), and what it is.
+    tool_use_result: ToolUseResult,
+    /// The whole line, for raw JSON.
+    line: LineValue<'a>,
 }
 
 impl ResultRef<'_> {
     fn value(&self) -> Value {
-        reparse(self.raw)
+        block_value(self.raw, self.index, self.line)
     }
 
     fn tool_use_result_value(&self) -> Option<Value> {
-        self.tool_use_result.map(|t| reparse(t.get()))
+        match self.tool_use_result {
+            ToolUseResult::None => None,
+            _ => (self.line)().get("tool_use_result").cloned(),
+        }
     }
 }
 
@@ -130,9 +150,10 @@ fn str_field<'v>(value: &'v Value, key: &str) -> Option<&'v str> {
     value.get(key).and_then(Value::as_str)
 }
 
-fn number_field(value: &Value, key: &str) -> Option<Number> {
-    match value.get(key) {
-        Some(Value::Number(n)) => Some(n.clone()),
+/// A figure, when it is a number (O2: booleans and strings are ignored).
+fn number(value: &Loose<'_>) -> Option<Number> {
+    match value {
+        Loose::Number(n) => Some(n.clone()),
         _ => None,
     }
 }
@@ -283,10 +304,10 @@ impl ClaudeNormalizer {
             return;
         }
         let text = value.to_string();
-        match wire::parse(&text, Mode::Exact) {
-            Ok(parts) => self.on_parts(parts, &text, Some(value), out),
-            // Unreachable: an exact view fails on no JSON value; keep the line all the same.
-            Err(NeedExact) => self.unknown_here(out, UnknownReason::MalformedMessage, value, &None),
+        match wire::parse(&text) {
+            Some(parts) => self.on_parts(parts, &text, Some(value), out),
+            // Unreachable: a view reads any JSON object; keep the line all the same.
+            None => self.unknown_here(out, UnknownReason::MalformedMessage, value, &None),
         }
     }
 
@@ -340,14 +361,14 @@ impl ClaudeNormalizer {
                 self.line_rule = "C8";
                 self.flush_line_default(&parent, out);
             }
+            Body::Result(result) => {
+                self.line_rule = "C7";
+                self.flush_all(out);
+                self.on_result(&result, &parent, out);
+            }
             Body::Other => {
                 let line = line_value();
                 match line.get("type").and_then(Value::as_str) {
-                    Some("result") => {
-                        self.line_rule = "C7";
-                        self.flush_all(out);
-                        self.on_result(&line, &parent, out);
-                    }
                     Some("rate_limit_event") => {
                         self.line_rule = "C6";
                         self.flush_line_default(&parent, out);
@@ -402,79 +423,57 @@ impl ClaudeNormalizer {
         self.emit_here(out, body, parent);
     }
 
-
-    fn on_result(&mut self, line: &Value, parent: &Thread, out: &mut Vec<Event>) {
+    fn on_result(&mut self, line: &ResultFields<'_>, parent: &Thread, out: &mut Vec<Event>) {
         self.results += 1;
-        let subtype = line.get("subtype");
-        let is_error = line.get("is_error") == Some(&Value::Bool(true))
-            || subtype
-                .and_then(Value::as_str)
-                .is_some_and(|s| s.starts_with("error"));
+        let subtype = line.subtype.as_str();
+        let is_error = line.is_error.is_true() || subtype.is_some_and(|s| s.starts_with("error"));
 
-        self.final_output = str_field(line, "result").map(str::to_string);
-        self.structured_output = line
-            .get("structured_output")
-            .filter(|v| !v.is_null())
-            .cloned();
-        if let Some(Value::Object(models)) = line.get("modelUsage") {
-            if !models.is_empty() {
-                let mut tokens = Tokens::default();
-                for model in models.values() {
-                    add_opt(&mut tokens.input, number_field(model, "inputTokens"));
-                    add_opt(&mut tokens.output, number_field(model, "outputTokens"));
-                    add_opt(
-                        &mut tokens.cache_read,
-                        number_field(model, "cacheReadInputTokens"),
-                    );
-                    add_opt(
-                        &mut tokens.cache_creation,
-                        number_field(model, "cacheCreationInputTokens"),
-                    );
-                }
-                self.model_tokens = Some(tokens);
+        self.final_output = line.result.as_str().map(str::to_string);
+        self.structured_output = line.structured_output.clone();
+        if let Some(models) = line.model_usage.as_ref().filter(|m| !m.is_empty()) {
+            let mut tokens = Tokens::default();
+            for (_, model) in models {
+                add_opt(&mut tokens.input, number(&model.input));
+                add_opt(&mut tokens.output, number(&model.output));
+                add_opt(&mut tokens.cache_read, number(&model.cache_read));
+                add_opt(&mut tokens.cache_creation, number(&model.cache_creation));
             }
+            self.model_tokens = Some(tokens);
         }
-        let usage = line.get("usage").unwrap_or(&Value::Null);
         self.usage_tokens = Tokens {
-            input: number_field(usage, "input_tokens"),
-            output: number_field(usage, "output_tokens"),
-            cache_read: number_field(usage, "cache_read_input_tokens"),
-            cache_creation: number_field(usage, "cache_creation_input_tokens"),
+            input: number(&line.usage.input),
+            output: number(&line.usage.output),
+            cache_read: number(&line.usage.cache_read),
+            cache_creation: number(&line.usage.cache_creation),
         };
-        self.total_cost_usd = number_field(line, "total_cost_usd");
-        self.duration_api_ms = number_field(line, "duration_api_ms");
-        add_opt(&mut self.duration_ms, number_field(line, "duration_ms"));
-        add_opt(&mut self.num_turns, number_field(line, "num_turns"));
+        self.total_cost_usd = number(&line.total_cost_usd);
+        self.duration_api_ms = number(&line.duration_api_ms);
+        add_opt(&mut self.duration_ms, number(&line.duration_ms));
+        add_opt(&mut self.num_turns, number(&line.num_turns));
 
         if is_error {
             self.any_error = true;
-            let errors = match line.get("errors") {
-                Some(Value::Array(list)) => list
-                    .iter()
-                    .filter_map(Value::as_str)
-                    .filter(|s| !s.is_empty())
-                    .collect::<Vec<_>>()
-                    .join("\n"),
-                _ => String::new(),
-            };
-            let message = match str_field(line, "result").filter(|s| !s.is_empty()) {
+            let errors = line
+                .errors
+                .iter()
+                .filter(|s| !s.is_empty())
+                .map(|s| s.as_ref())
+                .collect::<Vec<_>>()
+                .join("\n");
+            let message = match line.result.non_empty_str() {
                 Some(text) => text.to_string(),
                 None if !errors.is_empty() => errors,
-                None => subtype
-                    .and_then(Value::as_str)
-                    .unwrap_or("error")
-                    .to_string(),
+                None => subtype.unwrap_or("error").to_string(),
             };
             self.emit_here(out, EventBody::Error { message }, parent);
         }
     }
 
-
     fn on_assistant(
         &mut self,
         id: &Loose<'_>,
         content: Content<'_>,
-        line: &dyn Fn() -> Value,
+        line: LineValue<'_>,
         thread: Thread,
         out: &mut Vec<Event>,
     ) {
@@ -517,8 +516,10 @@ impl ClaudeNormalizer {
         };
 
         let line_no = self.line;
-        for Block { view, raw } in blocks {
+        for (index, Block { view, raw }) in blocks.into_iter().enumerate() {
             let view = view.unwrap_or_default();
+            let text = raw;
+            let raw = || block_value(text, index, line);
             match view.kind.as_str() {
                 Some("text") => match view.text.as_str() {
                     Some(text) => {
@@ -527,7 +528,7 @@ impl ClaudeNormalizer {
                         }
                         self.line_deferred |= !text.is_empty();
                     }
-                    None => self.unknown_block(raw, &thread, out),
+                    None => self.unknown_block(raw(), &thread, out),
                 },
                 Some("thinking") => match view.thinking.as_str() {
                     Some(text) => {
@@ -536,32 +537,38 @@ impl ClaudeNormalizer {
                         }
                         self.line_deferred |= !text.is_empty();
                     }
-                    None => self.unknown_block(raw, &thread, out),
+                    None => self.unknown_block(raw(), &thread, out),
                 },
                 Some("redacted_thinking") => {}
-                Some("tool_use") => self.record_tool_use(&view, raw, seq, &thread, out),
-                _ => self.unknown_block(raw, &thread, out),
+                Some("tool_use") => {
+                    let text: Box<str> = match text {
+                        Some(text) => text.into(),
+                        None => raw().to_string().into(),
+                    };
+                    self.record_tool_use(&view, text, seq, &thread, out);
+                }
+                _ => self.unknown_block(raw(), &thread, out),
             }
         }
     }
 
     /// C2: a block this backend does not know, emitted at once.
-    fn unknown_block(&mut self, raw: &str, thread: &Thread, out: &mut Vec<Event>) {
-        self.unknown_here(out, UnknownReason::UnknownBlock, reparse(raw), thread);
+    fn unknown_block(&mut self, raw: Value, thread: &Thread, out: &mut Vec<Event>) {
+        self.unknown_here(out, UnknownReason::UnknownBlock, raw, thread);
     }
 
     /// C9, C11, C13: records a tool use, or emits it at once when it has no string id.
     fn record_tool_use(
         &mut self,
         block: &wire::BlockView<'_>,
-        raw: &str,
+        text: Box<str>,
         seq: u64,
         thread: &Thread,
         out: &mut Vec<Event>,
     ) {
         let name = block.name.as_str().map(str::to_string);
         let Some(id) = block.id.as_str() else {
-            let raw = tool_raw(reparse(raw), Value::Null, None);
+            let raw = tool_raw(reparse(&text), Value::Null, None);
             let body = EventBody::Unknown {
                 reason: UnknownReason::MalformedToolUse,
                 raw,
@@ -587,7 +594,7 @@ impl ClaudeNormalizer {
                 id: id.to_string(),
                 name,
                 thread: thread.clone(),
-                block: raw.into(),
+                block: text,
             },
         );
         match self.pending.get_mut(id) {
@@ -611,16 +618,17 @@ impl ClaudeNormalizer {
     fn on_user(
         &mut self,
         content: Content<'_>,
-        tool_use_result: Option<&RawValue>,
-        line: &dyn Fn() -> Value,
+        tool_use_result: ToolUseResult,
+        line: LineValue<'_>,
         thread: Thread,
         out: &mut Vec<Event>,
     ) {
-        let results: Vec<(&wire::BlockView<'_>, &str)> = match &content {
+        let results: Vec<(usize, &wire::BlockView<'_>, Option<&str>)> = match &content {
             Content::List(blocks) => blocks
                 .iter()
-                .filter_map(|b| Some((b.view.as_ref()?, b.raw)))
-                .filter(|(v, _)| v.kind.as_str() == Some("tool_result"))
+                .enumerate()
+                .filter_map(|(i, b)| Some((i, b.view.as_ref()?, b.raw)))
+                .filter(|(_, v, _)| v.kind.as_str() == Some("tool_result"))
                 .collect(),
             _ => Vec::new(),
         };
@@ -630,7 +638,7 @@ impl ClaudeNormalizer {
             set.push(seq);
         }
         self.flush_for_parent(&thread, &mut set);
-        for (view, _) in &results {
+        for (_, view, _) in &results {
             if let Some(id) = view.tool_use_id.as_str() {
                 if let Some(&seq) = self.open_by_thread.get(&Some(id.to_string())) {
                     set.push(seq);
@@ -642,12 +650,18 @@ impl ClaudeNormalizer {
         match content {
             Content::Text => {}
             Content::List(_) => {
-                let tool_use_result = tool_use_result.filter(|_| results.len() == 1);
-                for (view, raw) in &results {
+                let tool_use_result = if results.len() == 1 {
+                    tool_use_result
+                } else {
+                    ToolUseResult::None
+                };
+                for &(index, view, raw) in &results {
                     let result = ResultRef {
                         raw,
+                        index,
                         tool_use_id: view.tool_use_id.as_str(),
                         tool_use_result,
+                        line,
                     };
                     self.resolve(&result, view.is_error.is_true(), &thread, out);
                 }
@@ -666,8 +680,10 @@ impl ClaudeNormalizer {
         thread: &Thread,
         out: &mut Vec<Event>,
     ) {
-        // The line was checked whole, so reading a part of it exactly cannot fail.
-        let interrupted = wire::interrupted(result.tool_use_result, Mode::Exact).unwrap_or(false);
+        let interrupted = matches!(
+            result.tool_use_result,
+            ToolUseResult::Object { interrupted: true }
+        );
         let success = !is_error && !interrupted;
         let status = ToolStatus {
             success,
@@ -772,12 +788,8 @@ impl ClaudeNormalizer {
             tool: tool_use.name.clone(),
             tool_use_id: Some(tool_use.id.clone()),
         };
-        let block = reparse(&tool_use.block);
-        let input = match block.get("input") {
-            Some(Value::Object(input)) => Some(input),
-            _ => None,
-        };
-        let mapping = match (tool_use.name.as_deref(), input) {
+        let input = wire::tool_input(&tool_use.block);
+        let mapping = match (tool_use.name.as_deref(), &input) {
             (Some(name), Some(input)) => {
                 let cx = Context {
                     cwd: self.current_cwd(),
@@ -798,7 +810,11 @@ impl ClaudeNormalizer {
             Mapping::UnknownTool => UnknownReason::UnknownTool,
             Mapping::Malformed => UnknownReason::MalformedToolUse,
         };
-        let raw = tool_raw(block, result.value(), result.tool_use_result_value());
+        let raw = tool_raw(
+            reparse(&tool_use.block),
+            result.value(),
+            result.tool_use_result_value(),
+        );
         let body = EventBody::Unknown { reason, raw, tool };
         self.emit_here(out, body, &tool_use.thread);
     }
@@ -875,17 +891,18 @@ impl Normalizer for ClaudeNormalizer {
         self.line_emitted = false;
         self.line_deferred = false;
         self.line_rule = "S3";
-        // The fast path: a borrowed view of a line known to parse as `Value` would (S2).
+        // The fast path: a borrowed view, which exists exactly when the line parses into a
+        // `Value` (S2). Other lines (not UTF-8, not an object) take the `Value` path.
         let fast = std::str::from_utf8(line)
             .ok()
-            .filter(|t| t.trim_start().starts_with('{') && typed_view_is_exact(t));
+            .filter(|t| t.trim_start().starts_with('{'));
         let done = match fast {
-            Some(text) => match wire::parse(text, Mode::Fast) {
-                Ok(parts) => {
+            Some(text) => match wire::parse(text) {
+                Some(parts) => {
                     self.on_parts(parts, text, None, out);
                     true
                 }
-                Err(NeedExact) => false,
+                None => false,
             },
             None => false,
         };
@@ -1037,5 +1054,73 @@ mod tests {
             r#"{"type":"user","message":{"content":"next prompt"}}"#,
         ]);
         assert_eq!(got, [Disposition::Deferred, Disposition::Consumed("C5")]);
+    }
+
+    fn run(lines: &[&str]) -> (Vec<Event>, Outcome) {
+        let mut normalizer = ClaudeNormalizer::new(NormalizerConfig::default());
+        let mut out = Vec::new();
+        for line in lines {
+            normalizer.push_line(line.as_bytes(), &mut out);
+        }
+        let outcome = normalizer.finish(&mut out);
+        (out, outcome)
+    }
+
+    /// S2, J8: a repeated key keeps its last value, as `serde_json::Value` does, in every part
+    /// the typed views read.
+    #[test]
+    fn s2_repeated_keys_keep_their_last_value_everywhere() {
+        let (events, outcome) = run(&[
+            r#"{"type":"system","subtype":"init","cwd":"/a","cwd":"/b","session_id":"s"}"#,
+            r#"{"type":"assistant","message":{"id":"m","content":[{"type":"tool_use","id":"t","name":"Read","input":{"file_path":"x","file_path":"y","limit":0,"limit":2}}]}}"#,
+            r#"{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"zz","tool_use_id":"t","content":"ok"}]}}"#,
+            r#"{"type":"result","subtype":"success","result":"a","result":"b","modelUsage":{"m1":{"inputTokens":1},"m2":{"inputTokens":10},"m1":{"inputTokens":100}},"usage":{"input_tokens":5}}"#,
+        ]);
+        let json: Vec<Value> = events
+            .iter()
+            .map(|e| serde_json::to_value(e).unwrap())
+            .collect();
+        assert_eq!(
+            json,
+            [serde_json::json!({
+                "kind": "read", "path": "/b/y", "range": {"start": 1, "end": 2},
+                "success": true, "tool": "Read", "tool_use_id": "t", "line": 3
+            })]
+        );
+        assert_eq!(outcome.final_output.as_deref(), Some("b"));
+        assert_eq!(outcome.metrics.input_tokens, Some(110.into()));
+    }
+
+    /// S2: a line `serde_json` rejects is a warning even where the typed view would skip the
+    /// offending part (a number out of range, a lone surrogate, nesting of 128 levels).
+    #[test]
+    fn s2_what_value_rejects_in_skipped_parts_is_still_non_json() {
+        let deep = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
+        let lines = [
+            r#"{"type":"stream_event","event":{"n":1e400}}"#.to_string(),
+            r#"{"type":"user","message":{"content":"\ud800"}}"#.to_string(),
+            // The line's object and 127 lists: 128 levels.
+            format!(r#"{{"type":"stream_event","event":{}}}"#, deep(127)),
+            // 127 levels are fine: consumed (C8).
+            format!(r#"{{"type":"stream_event","event":{}}}"#, deep(126)),
+        ];
+        let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
+        let (events, _) = run(&refs);
+        let kinds: Vec<_> = events
+            .iter()
+            .map(|e| match &e.body {
+                EventBody::Warning { source, .. } => format!("warning {source:?} {:?}", e.line),
+                other => format!("{:?}", other.kind()),
+            })
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                "warning NonJson Some(1)",
+                "warning NonJson Some(2)",
+                "warning NonJson Some(3)",
+                "Error"
+            ]
+        );
     }
 }

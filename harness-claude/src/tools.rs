@@ -1,9 +1,11 @@
 //! The tool map (C13, C14, C15): what one resolved tool use becomes.
 
 use harness_codex_shell::{Classified, ParsedCommand};
+use harness_core::json::Loose;
 use harness_core::paths::resolve;
 use harness_core::{EventBody, LineRange, ToolRef, ToolStatus};
-use serde_json::{Map, Value};
+
+use crate::wire::InputView;
 
 /// What a tool use maps to, before it is turned into events.
 #[derive(Debug)]
@@ -30,42 +32,40 @@ pub(crate) struct Context<'a> {
 struct Bad;
 
 /// A field's value, with `null` counting as absent (C13).
-fn field<'v>(input: &'v Map<String, Value>, key: &str) -> Option<&'v Value> {
-    input.get(key).filter(|v| !v.is_null())
+fn field<'v, 'a>(value: &'v Loose<'a>) -> Option<&'v Loose<'a>> {
+    Some(value).filter(|v| !v.is_absent_or_null())
 }
 
 /// A required string: present, a string, not empty.
-fn required_str<'v>(input: &'v Map<String, Value>, key: &str) -> Result<&'v str, Bad> {
-    match field(input, key) {
-        Some(Value::String(s)) if !s.is_empty() => Ok(s),
-        _ => Err(Bad),
-    }
+fn required_str<'v>(value: &'v Loose<'_>) -> Result<&'v str, Bad> {
+    value.non_empty_str().ok_or(Bad)
 }
 
 /// An optional path: absent or empty counts as none; any other type is malformed.
-fn optional_path<'v>(input: &'v Map<String, Value>, key: &str) -> Result<Option<&'v str>, Bad> {
-    match field(input, key) {
+fn optional_path<'v>(value: &'v Loose<'_>) -> Result<Option<&'v str>, Bad> {
+    match field(value) {
         None => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s.as_str()).filter(|s| !s.is_empty())),
+        Some(Loose::Str(s)) => Ok(Some(s.as_ref()).filter(|s| !s.is_empty())),
         Some(_) => Err(Bad),
     }
 }
 
 /// An optional integer from 0 to 2^32-1 (the Read tool's `offset` and `limit`).
-fn optional_u32(input: &Map<String, Value>, key: &str) -> Result<Option<u64>, Bad> {
-    match field(input, key) {
+fn optional_u32(value: &Loose<'_>) -> Result<Option<u64>, Bad> {
+    match field(value) {
         None => Ok(None),
-        Some(v) => match v.as_u64() {
+        Some(Loose::Number(n)) => match n.as_u64() {
             Some(n) if n <= u64::from(u32::MAX) => Ok(Some(n)),
             _ => Err(Bad),
         },
+        Some(_) => Err(Bad),
     }
 }
 
 /// The range of a Read tool use (C14).
-fn read_range(input: &Map<String, Value>) -> Result<Option<LineRange>, Bad> {
-    let offset = optional_u32(input, "offset")?;
-    let limit = optional_u32(input, "limit")?.filter(|&l| l != 0);
+fn read_range(input: &InputView<'_>) -> Result<Option<LineRange>, Bad> {
+    let offset = optional_u32(&input.offset)?;
+    let limit = optional_u32(&input.limit)?.filter(|&l| l != 0);
     if offset.is_none() && limit.is_none() {
         return Ok(None);
     }
@@ -79,7 +79,7 @@ fn read_range(input: &Map<String, Value>) -> Result<Option<LineRange>, Bad> {
 /// Maps one tool use (C14). `status` and `tool` go on every event it yields.
 pub(crate) fn map_tool(
     name: &str,
-    input: &Map<String, Value>,
+    input: &InputView<'_>,
     status: &ToolStatus,
     tool: &ToolRef,
     cx: &Context<'_>,
@@ -92,7 +92,7 @@ pub(crate) fn map_tool(
 
 fn map_fields(
     name: &str,
-    input: &Map<String, Value>,
+    input: &InputView<'_>,
     status: &ToolStatus,
     tool: &ToolRef,
     cx: &Context<'_>,
@@ -101,7 +101,7 @@ fn map_fields(
     let one = |body: EventBody| Ok(Mapping::Events(vec![body]));
     match name {
         "Read" => {
-            let file = required_str(input, "file_path")?;
+            let file = required_str(&input.file_path)?;
             let range = read_range(input)?;
             one(EventBody::Read {
                 path: path(file),
@@ -112,12 +112,11 @@ fn map_fields(
             })
         }
         "Write" | "Edit" | "MultiEdit" | "NotebookEdit" => {
-            let key = if name == "NotebookEdit" {
-                "notebook_path"
+            let file = if name == "NotebookEdit" {
+                required_str(&input.notebook_path)?
             } else {
-                "file_path"
+                required_str(&input.file_path)?
             };
-            let file = required_str(input, key)?;
             one(EventBody::Write {
                 path: path(file),
                 change: None,
@@ -126,8 +125,8 @@ fn map_fields(
             })
         }
         "Grep" | "Glob" => {
-            let pattern = required_str(input, "pattern")?;
-            let dir = optional_path(input, "path")?;
+            let pattern = required_str(&input.pattern)?;
+            let dir = optional_path(&input.path)?;
             one(EventBody::Search {
                 query: Some(pattern.to_string()),
                 path: dir.map(path),
@@ -137,7 +136,7 @@ fn map_fields(
             })
         }
         "LS" => {
-            let dir = optional_path(input, "path")?;
+            let dir = optional_path(&input.path)?;
             one(EventBody::List {
                 path: dir.map(path),
                 command: None,
@@ -146,13 +145,13 @@ fn map_fields(
             })
         }
         "Bash" => {
-            let command = required_str(input, "command")?;
+            let command = required_str(&input.command)?;
             Ok(Mapping::Events(bash_events(command, status, tool, cx)))
         }
         "Skill" => {
-            let skill = match field(input, "skill") {
-                Some(_) => required_str(input, "skill")?,
-                None => required_str(input, "command")?,
+            let skill = match field(&input.skill) {
+                Some(_) => required_str(&input.skill)?,
+                None => required_str(&input.command)?,
             };
             let workspace = cx.workspace.unwrap_or(".claude");
             let file = format!("{workspace}/skills/{skill}/SKILL.md");

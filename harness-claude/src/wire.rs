@@ -1,89 +1,172 @@
 //! Borrowed, typed views of Claude Code's lines: the parse phase of the normalizer.
 //!
-//! The hot lines (`assistant`, `user`, `system`, `stream_event`) are read through these views,
-//! which borrow from the line and skip every field no rule reads. Every field is [`Loose`] or
-//! raw JSON text, so a view fails only on JSON syntax or on a repeated known key; then the
-//! normalizer takes the exact path (a `serde_json::Value`, where the last repeated key wins)
-//! and reads the views again from that value's text. Parsing here never changes state: a
-//! failed view leaves nothing half done.
+//! One pass over a line reads the fields the rules need and skips the rest with [`Checked`].
+//! Every field is [`Loose`] (any JSON value) and a repeated key keeps its last value, exactly as
+//! `serde_json::Value` does, so a view fails exactly where `Value` parsing fails (S2). Parsing
+//! here never changes state.
+//!
+//! Content blocks are read in one of two ways. A user line's blocks are read in place: their
+//! JSON text is not kept, since only rare events need it, and those recover it from the line.
+//! An assistant line's blocks are each kept as text as well (a recorded tool use needs its
+//! block later, when the line is gone), and read from that text.
 
-use harness_core::json::Loose;
-use serde::Deserialize;
+use std::borrow::Cow;
+use std::fmt;
+
+use harness_core::json::{Checked, Loose, depth_exceeds};
+use serde::de::{self, Deserialize, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 
-/// How far to trust a view that fails.
+/// The deepest a content block may nest: `serde_json` allows 127 levels in a line, and a block
+/// is the fourth (line, message, content list, block).
+const MAX_BLOCK_DEPTH: usize = 127 - 3;
+
+/// How the blocks of a message are read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Mode {
-    /// The text is the raw line: a failed view may be a repeated key, so retry exactly.
-    Fast,
-    /// The text is a `Value` written back out: no repeated keys remain, so a failed view can
-    /// only mean a type the view does not take.
-    Exact,
+enum BlockMode {
+    /// Views only, in the same pass (user lines).
+    InPlace,
+    /// Each block's text kept, then its view read from that text (assistant lines).
+    Kept,
 }
 
-/// A view failed where the exact path may succeed.
-#[derive(Debug)]
-pub(crate) struct NeedExact;
+/// A map key, borrowed when it holds no escape.
+struct Key<'a>(Cow<'a, str>);
 
-#[derive(Deserialize)]
-struct LineView<'a> {
-    #[serde(rename = "type", default, borrow)]
-    kind: Loose<'a>,
-    #[serde(default, borrow)]
-    subtype: Loose<'a>,
-    #[serde(default, borrow)]
-    session_id: Loose<'a>,
-    #[serde(default, borrow)]
-    parent_tool_use_id: Loose<'a>,
-    #[serde(default, borrow)]
-    cwd: Loose<'a>,
-    #[serde(default, borrow)]
-    message: Option<&'a RawValue>,
-    #[serde(default, borrow)]
-    tool_use_result: Option<&'a RawValue>,
+impl<'de> Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl<'de> Visitor<'de> for KeyVisitor {
+            type Value = Key<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a key")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(Key(Cow::Borrowed(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(Key(Cow::Owned(v.to_string())))
+            }
+            fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
+                Ok(Key(Cow::Owned(v)))
+            }
+        }
+        deserializer.deserialize_str(KeyVisitor)
+    }
 }
 
-#[derive(Deserialize)]
-struct MessageView<'a> {
-    #[serde(default, borrow)]
-    id: Loose<'a>,
-    #[serde(default, borrow)]
-    content: Option<&'a RawValue>,
+/// Implements the visits of any value that is not the one a visitor is after: the value is
+/// consumed and `$other` returned.
+macro_rules! other_values {
+    ($other:expr) => {
+        fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+            Ok($other)
+        }
+        fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+            Ok($other)
+        }
+        fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+            Ok($other)
+        }
+        fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+            Ok($other)
+        }
+        fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+            Ok($other)
+        }
+        fn visit_unit<E>(self) -> Result<Self::Value, E> {
+            Ok($other)
+        }
+        fn visit_none<E>(self) -> Result<Self::Value, E> {
+            Ok($other)
+        }
+    };
 }
 
-/// A content block of an assistant or user message.
-#[derive(Debug, Default, Deserialize)]
+macro_rules! other_seq {
+    ($other:expr) => {
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+            while seq.next_element::<Checked>()?.is_some() {}
+            Ok($other)
+        }
+    };
+}
+
+macro_rules! other_map {
+    ($other:expr) => {
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            while map.next_entry::<Checked, Checked>()?.is_some() {}
+            Ok($other)
+        }
+    };
+}
+
+/// The fields of a content block that rules read.
+#[derive(Debug, Default)]
 pub(crate) struct BlockView<'a> {
     /// `type`.
-    #[serde(rename = "type", default, borrow)]
     pub kind: Loose<'a>,
     /// `text` of a text block.
-    #[serde(default, borrow)]
     pub text: Loose<'a>,
     /// `thinking` of a thinking block.
-    #[serde(default, borrow)]
     pub thinking: Loose<'a>,
     /// `id` of a tool use.
-    #[serde(default, borrow)]
     pub id: Loose<'a>,
     /// `name` of a tool use.
-    #[serde(default, borrow)]
     pub name: Loose<'a>,
     /// `tool_use_id` of a tool result.
-    #[serde(default, borrow)]
     pub tool_use_id: Loose<'a>,
     /// `is_error` of a tool result.
-    #[serde(default, borrow)]
     pub is_error: Loose<'a>,
 }
 
-/// One block: its view (absent when it is not an object) and its JSON text.
+/// A block's view, or `None` when the block is not an object.
+struct BlockSeed;
+
+impl<'de> DeserializeSeed<'de> for BlockSeed {
+    type Value = Option<BlockView<'de>>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        struct BlockVisitor;
+        impl<'de> Visitor<'de> for BlockVisitor {
+            type Value = Option<BlockView<'de>>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a content block")
+            }
+            other_values!(None);
+            other_seq!(None);
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut v = BlockView::default();
+                while let Some(Key(key)) = map.next_key()? {
+                    let slot = match key.as_ref() {
+                        "type" => &mut v.kind,
+                        "text" => &mut v.text,
+                        "thinking" => &mut v.thinking,
+                        "id" => &mut v.id,
+                        "name" => &mut v.name,
+                        "tool_use_id" => &mut v.tool_use_id,
+                        "is_error" => &mut v.is_error,
+                        _ => {
+                            map.next_value::<Checked>()?;
+                            continue;
+                        }
+                    };
+                    *slot = map.next_value()?;
+                }
+                Ok(Some(v))
+            }
+        }
+        deserializer.deserialize_any(BlockVisitor)
+    }
+}
+
+/// One content block.
 #[derive(Debug)]
 pub(crate) struct Block<'a> {
     /// The fields rules read; `None` when the block is not an object.
     pub view: Option<BlockView<'a>>,
-    /// The block as written.
-    pub raw: &'a str,
+    /// The block as written, when it was kept ([`BlockMode::Kept`]).
+    pub raw: Option<&'a str>,
 }
 
 /// What a message's `content` is.
@@ -95,6 +178,432 @@ pub(crate) enum Content<'a> {
     Text,
     /// Absent, `null`, or any other type.
     Other,
+}
+
+struct ContentSeed(BlockMode);
+
+impl<'de> DeserializeSeed<'de> for ContentSeed {
+    type Value = Content<'de>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        struct ContentVisitor(BlockMode);
+        impl<'de> Visitor<'de> for ContentVisitor {
+            type Value = Content<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("message content")
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(Content::Other)
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+                Ok(Content::Other)
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+                Ok(Content::Other)
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+                Ok(Content::Other)
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+                Ok(Content::Text)
+            }
+            fn visit_unit<E>(self) -> Result<Self::Value, E> {
+                Ok(Content::Other)
+            }
+            fn visit_none<E>(self) -> Result<Self::Value, E> {
+                Ok(Content::Other)
+            }
+            other_map!(Content::Other);
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                let mut blocks = Vec::with_capacity(seq.size_hint().unwrap_or(1));
+                match self.0 {
+                    BlockMode::InPlace => {
+                        while let Some(view) = seq.next_element_seed(BlockSeed)? {
+                            blocks.push(Block { view, raw: None });
+                        }
+                    }
+                    BlockMode::Kept => {
+                        while let Some(raw) = seq.next_element::<&'de RawValue>()? {
+                            let raw = raw.get();
+                            // Taking the text skips the block unchecked; reading its view checks
+                            // it, but counts nesting from the block, which `Value` counts from the
+                            // line (a block sits inside the line, its message and the content).
+                            if depth_exceeds(raw, MAX_BLOCK_DEPTH) {
+                                return Err(de::Error::custom("recursion limit exceeded"));
+                            }
+                            let mut reader = serde_json::Deserializer::from_str(raw);
+                            let view = BlockSeed
+                                .deserialize(&mut reader)
+                                .map_err(de::Error::custom)?;
+                            blocks.push(Block {
+                                view,
+                                raw: Some(raw),
+                            });
+                        }
+                    }
+                }
+                Ok(Content::List(blocks))
+            }
+        }
+        deserializer.deserialize_any(ContentVisitor(self.0))
+    }
+}
+
+/// A line's `message`.
+#[derive(Debug)]
+enum Message<'a> {
+    /// Absent, or not an object.
+    None,
+    /// An object: its `id` and `content`.
+    Object { id: Loose<'a>, content: Content<'a> },
+}
+
+struct MessageSeed(BlockMode);
+
+impl<'de> DeserializeSeed<'de> for MessageSeed {
+    type Value = Message<'de>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        struct MessageVisitor(BlockMode);
+        impl<'de> Visitor<'de> for MessageVisitor {
+            type Value = Message<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a message")
+            }
+            other_values!(Message::None);
+            other_seq!(Message::None);
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let (mut id, mut content) = (Loose::Absent, Content::Other);
+                while let Some(Key(key)) = map.next_key()? {
+                    match key.as_ref() {
+                        "id" => id = map.next_value()?,
+                        "content" => content = map.next_value_seed(ContentSeed(self.0))?,
+                        _ => {
+                            map.next_value::<Checked>()?;
+                        }
+                    }
+                }
+                Ok(Message::Object { id, content })
+            }
+        }
+        deserializer.deserialize_any(MessageVisitor(self.0))
+    }
+}
+
+/// What a line's `tool_use_result` is (C10).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ToolUseResult {
+    /// Absent or `null`: it does not belong to any result.
+    None,
+    /// An object; whether it has `interrupted: true`.
+    Object {
+        /// `interrupted` is `true`.
+        interrupted: bool,
+    },
+    /// Any other value.
+    Other,
+}
+
+struct ToolUseResultSeed;
+
+impl<'de> DeserializeSeed<'de> for ToolUseResultSeed {
+    type Value = ToolUseResult;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        struct TurVisitor;
+        impl<'de> Visitor<'de> for TurVisitor {
+            type Value = ToolUseResult;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a tool_use_result")
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(ToolUseResult::Other)
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+                Ok(ToolUseResult::Other)
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+                Ok(ToolUseResult::Other)
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+                Ok(ToolUseResult::Other)
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+                Ok(ToolUseResult::Other)
+            }
+            fn visit_unit<E>(self) -> Result<Self::Value, E> {
+                Ok(ToolUseResult::None)
+            }
+            fn visit_none<E>(self) -> Result<Self::Value, E> {
+                Ok(ToolUseResult::None)
+            }
+            other_seq!(ToolUseResult::Other);
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut interrupted = Loose::Absent;
+                while let Some(Key(key)) = map.next_key()? {
+                    if key == "interrupted" {
+                        interrupted = map.next_value()?;
+                    } else {
+                        map.next_value::<Checked>()?;
+                    }
+                }
+                Ok(ToolUseResult::Object {
+                    interrupted: interrupted.is_true(),
+                })
+            }
+        }
+        deserializer.deserialize_any(TurVisitor)
+    }
+}
+
+/// The fields of a tool use's `input` that the tool map reads (C13, C14).
+#[derive(Debug, Default)]
+pub(crate) struct InputView<'a> {
+    /// `file_path`.
+    pub file_path: Loose<'a>,
+    /// `notebook_path`.
+    pub notebook_path: Loose<'a>,
+    /// `offset`.
+    pub offset: Loose<'a>,
+    /// `limit`.
+    pub limit: Loose<'a>,
+    /// `pattern`.
+    pub pattern: Loose<'a>,
+    /// `path`.
+    pub path: Loose<'a>,
+    /// `command`.
+    pub command: Loose<'a>,
+    /// `skill`.
+    pub skill: Loose<'a>,
+}
+
+/// A tool use block's `input`, when it is an object.
+struct InputSeed;
+
+impl<'de> DeserializeSeed<'de> for InputSeed {
+    type Value = Option<InputView<'de>>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        struct InputVisitor;
+        impl<'de> Visitor<'de> for InputVisitor {
+            type Value = Option<InputView<'de>>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a tool input")
+            }
+            other_values!(None);
+            other_seq!(None);
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut v = InputView::default();
+                while let Some(Key(key)) = map.next_key()? {
+                    let slot = match key.as_ref() {
+                        "file_path" => &mut v.file_path,
+                        "notebook_path" => &mut v.notebook_path,
+                        "offset" => &mut v.offset,
+                        "limit" => &mut v.limit,
+                        "pattern" => &mut v.pattern,
+                        "path" => &mut v.path,
+                        "command" => &mut v.command,
+                        "skill" => &mut v.skill,
+                        _ => {
+                            map.next_value::<Checked>()?;
+                            continue;
+                        }
+                    };
+                    *slot = map.next_value()?;
+                }
+                Ok(Some(v))
+            }
+        }
+        deserializer.deserialize_any(InputVisitor)
+    }
+}
+
+/// The `input` of a recorded tool use block (kept as text), when it is an object. The text was
+/// read as valid JSON when recorded, so `None` also covers what cannot happen.
+pub(crate) fn tool_input(block: &str) -> Option<InputView<'_>> {
+    struct BlockInput;
+    impl<'de> DeserializeSeed<'de> for BlockInput {
+        type Value = Option<InputView<'de>>;
+        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+            struct V;
+            impl<'de> Visitor<'de> for V {
+                type Value = Option<InputView<'de>>;
+                fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                    f.write_str("a tool use block")
+                }
+                other_values!(None);
+                other_seq!(None);
+                fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                    let mut input = None;
+                    while let Some(Key(key)) = map.next_key()? {
+                        if key == "input" {
+                            input = map.next_value_seed(InputSeed)?;
+                        } else {
+                            map.next_value::<Checked>()?;
+                        }
+                    }
+                    Ok(input)
+                }
+            }
+            d.deserialize_any(V)
+        }
+    }
+    let mut reader = serde_json::Deserializer::from_str(block);
+    BlockInput.deserialize(&mut reader).ok().flatten()
+}
+
+/// Token figures as a result reports them (O2); `Loose` so that non-numbers are ignored.
+#[derive(Debug, Default)]
+pub(crate) struct TokenFields<'a> {
+    /// Input tokens.
+    pub input: Loose<'a>,
+    /// Output tokens.
+    pub output: Loose<'a>,
+    /// Input tokens read from the cache.
+    pub cache_read: Loose<'a>,
+    /// Input tokens written to the cache.
+    pub cache_creation: Loose<'a>,
+}
+
+/// Reads token figures from an object under the given four names; anything else gives none.
+struct TokenSeed([&'static str; 4]);
+
+/// The names in a result's `usage`.
+const USAGE_NAMES: [&str; 4] = [
+    "input_tokens",
+    "output_tokens",
+    "cache_read_input_tokens",
+    "cache_creation_input_tokens",
+];
+
+/// The names in each model of a result's `modelUsage`.
+const MODEL_NAMES: [&str; 4] = [
+    "inputTokens",
+    "outputTokens",
+    "cacheReadInputTokens",
+    "cacheCreationInputTokens",
+];
+
+impl<'de> DeserializeSeed<'de> for TokenSeed {
+    type Value = TokenFields<'de>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        struct TokenVisitor([&'static str; 4]);
+        impl<'de> Visitor<'de> for TokenVisitor {
+            type Value = TokenFields<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("token counts")
+            }
+            other_values!(TokenFields::default());
+            other_seq!(TokenFields::default());
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut t = TokenFields::default();
+                while let Some(Key(key)) = map.next_key()? {
+                    let slot = match self.0.iter().position(|n| *n == key.as_ref()) {
+                        Some(0) => &mut t.input,
+                        Some(1) => &mut t.output,
+                        Some(2) => &mut t.cache_read,
+                        Some(3) => &mut t.cache_creation,
+                        _ => {
+                            map.next_value::<Checked>()?;
+                            continue;
+                        }
+                    };
+                    *slot = map.next_value()?;
+                }
+                Ok(t)
+            }
+        }
+        deserializer.deserialize_any(TokenVisitor(self.0))
+    }
+}
+
+/// A result's `modelUsage`: each model's figures, a repeated model keeping its last entry;
+/// `None` when it is not an object.
+struct ModelUsageSeed;
+
+impl<'de> DeserializeSeed<'de> for ModelUsageSeed {
+    type Value = Option<Vec<(Cow<'de, str>, TokenFields<'de>)>>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        struct ModelsVisitor;
+        impl<'de> Visitor<'de> for ModelsVisitor {
+            type Value = Option<Vec<(Cow<'de, str>, TokenFields<'de>)>>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("model usage")
+            }
+            other_values!(None);
+            other_seq!(None);
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut models: Vec<(Cow<'de, str>, TokenFields<'de>)> = Vec::new();
+                while let Some(Key(key)) = map.next_key()? {
+                    let tokens = map.next_value_seed(TokenSeed(MODEL_NAMES))?;
+                    match models.iter_mut().find(|(name, _)| *name == key) {
+                        Some(entry) => entry.1 = tokens,
+                        None => models.push((key, tokens)),
+                    }
+                }
+                Ok(Some(models))
+            }
+        }
+        deserializer.deserialize_any(ModelsVisitor)
+    }
+}
+
+/// A result's `errors`: its strings (other entries skipped); empty when it is not a list.
+struct ErrorsSeed;
+
+impl<'de> DeserializeSeed<'de> for ErrorsSeed {
+    type Value = Vec<Cow<'de, str>>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        struct ErrorsVisitor;
+        impl<'de> Visitor<'de> for ErrorsVisitor {
+            type Value = Vec<Cow<'de, str>>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("errors")
+            }
+            other_values!(Vec::new());
+            other_map!(Vec::new());
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                let mut errors = Vec::new();
+                while let Some(item) = seq.next_element::<Loose<'de>>()? {
+                    if let Loose::Str(text) = item {
+                        errors.push(text);
+                    }
+                }
+                Ok(errors)
+            }
+        }
+        deserializer.deserialize_any(ErrorsVisitor)
+    }
+}
+
+/// The fields of a `result` line (C7, O2).
+#[derive(Debug, Default)]
+pub(crate) struct ResultFields<'a> {
+    /// `subtype`.
+    pub subtype: Loose<'a>,
+    /// `is_error`.
+    pub is_error: Loose<'a>,
+    /// `result`.
+    pub result: Loose<'a>,
+    /// `structured_output`, when present and not `null`.
+    pub structured_output: Option<serde_json::Value>,
+    /// `modelUsage`, when an object.
+    pub model_usage: Option<Vec<(Cow<'a, str>, TokenFields<'a>)>>,
+    /// `usage`.
+    pub usage: TokenFields<'a>,
+    /// `total_cost_usd`.
+    pub total_cost_usd: Loose<'a>,
+    /// `duration_api_ms`.
+    pub duration_api_ms: Loose<'a>,
+    /// `duration_ms`.
+    pub duration_ms: Loose<'a>,
+    /// `num_turns`.
+    pub num_turns: Loose<'a>,
+    /// The strings of `errors`.
+    pub errors: Vec<Cow<'a, str>>,
 }
 
 /// The parts of a line the normalizer reads.
@@ -111,20 +620,19 @@ pub(crate) struct LineParts<'a> {
 /// A line by its `type`.
 #[derive(Debug)]
 pub(crate) enum Body<'a> {
-    /// `assistant`: the message id (when a string) and content.
+    /// `assistant`: the message id and content (blocks kept as text).
     Assistant {
         /// `message.id`.
         id: Loose<'a>,
         /// `message.content`.
         content: Content<'a>,
     },
-    /// `user`: the message content and the line's `tool_use_result` (`None` when absent or
-    /// `null`).
+    /// `user`: the message content (blocks read in place) and the line's `tool_use_result`.
     User {
         /// `message.content`.
         content: Content<'a>,
         /// `tool_use_result`.
-        tool_use_result: Option<&'a RawValue>,
+        tool_use_result: ToolUseResult,
     },
     /// `system`.
     System {
@@ -135,115 +643,146 @@ pub(crate) enum Body<'a> {
     },
     /// `stream_event`.
     StreamEvent,
+    /// `result`.
+    Result(Box<ResultFields<'a>>),
     /// Any other line: read through a `Value`.
     Other,
 }
 
-fn is_object(raw: &RawValue) -> bool {
-    raw.get().starts_with('{')
+struct Line<'a> {
+    kind: Loose<'a>,
+    subtype: Loose<'a>,
+    session_id: Loose<'a>,
+    parent: Loose<'a>,
+    cwd: Loose<'a>,
+    message: Message<'a>,
+    tool_use_result: ToolUseResult,
+    result: ResultFields<'a>,
 }
 
-/// Reads a view of an object, or `None` when `raw` is not an object.
-fn view<'a, T: Deserialize<'a>>(raw: &'a RawValue, mode: Mode) -> Result<Option<T>, NeedExact> {
-    if !is_object(raw) {
-        return Ok(None);
-    }
-    match serde_json::from_str(raw.get()) {
-        Ok(v) => Ok(Some(v)),
-        Err(_) if mode == Mode::Fast => Err(NeedExact),
-        Err(_) => Ok(None),
-    }
-}
+struct LineSeed(BlockMode);
 
-fn content<'a>(raw: Option<&'a RawValue>, mode: Mode) -> Result<Content<'a>, NeedExact> {
-    let Some(raw) = raw else {
-        return Ok(Content::Other);
-    };
-    match raw.get().as_bytes().first() {
-        Some(b'"') => Ok(Content::Text),
-        Some(b'[') => {
-            let items: Vec<&RawValue> = match serde_json::from_str(raw.get()) {
-                Ok(items) => items,
-                Err(_) if mode == Mode::Fast => return Err(NeedExact),
-                Err(_) => return Ok(Content::Other),
-            };
-            let blocks = items
-                .into_iter()
-                .map(|item| {
-                    Ok(Block {
-                        view: view(item, mode)?,
-                        raw: item.get(),
-                    })
-                })
-                .collect::<Result<_, NeedExact>>()?;
-            Ok(Content::List(blocks))
-        }
-        _ => Ok(Content::Other),
-    }
-}
+impl<'de> DeserializeSeed<'de> for LineSeed {
+    type Value = Line<'de>;
 
-/// Parses the parts of a line that is a JSON object (`text` starts with `{`), or says the
-/// exact path is needed.
-pub(crate) fn parse(text: &str, mode: Mode) -> Result<LineParts<'_>, NeedExact> {
-    let line: LineView<'_> = match serde_json::from_str(text) {
-        Ok(line) => line,
-        Err(_) if mode == Mode::Fast => return Err(NeedExact),
-        Err(_) => {
-            return Ok(LineParts {
-                session_id: Loose::Absent,
-                parent: Loose::Absent,
-                body: Body::Other,
-            });
-        }
-    };
-    let message = |mode| -> Result<(Loose<'_>, Content<'_>), NeedExact> {
-        match line.message.map(|m| view::<MessageView<'_>>(m, mode)) {
-            Some(Ok(Some(m))) => Ok((m.id, content(m.content, mode)?)),
-            Some(Err(e)) => Err(e),
-            Some(Ok(None)) | None => Ok((Loose::Absent, Content::Other)),
-        }
-    };
-    let body = match line.kind.as_str() {
-        Some("assistant") => {
-            let (id, content) = message(mode)?;
-            Body::Assistant { id, content }
-        }
-        Some("user") => {
-            let (_, content) = message(mode)?;
-            Body::User {
-                content,
-                tool_use_result: line.tool_use_result,
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        struct LineVisitor(BlockMode);
+        impl<'de> Visitor<'de> for LineVisitor {
+            type Value = Line<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut line = Line {
+                    kind: Loose::Absent,
+                    subtype: Loose::Absent,
+                    session_id: Loose::Absent,
+                    parent: Loose::Absent,
+                    cwd: Loose::Absent,
+                    message: Message::None,
+                    tool_use_result: ToolUseResult::None,
+                    result: ResultFields::default(),
+                };
+                while let Some(Key(key)) = map.next_key()? {
+                    let r = &mut line.result;
+                    let slot = match key.as_ref() {
+                        "type" => &mut line.kind,
+                        "subtype" => &mut line.subtype,
+                        "is_error" => &mut r.is_error,
+                        "result" => &mut r.result,
+                        "total_cost_usd" => &mut r.total_cost_usd,
+                        "duration_api_ms" => &mut r.duration_api_ms,
+                        "duration_ms" => &mut r.duration_ms,
+                        "num_turns" => &mut r.num_turns,
+                        "structured_output" => {
+                            let value: serde_json::Value = map.next_value()?;
+                            r.structured_output = Some(value).filter(|v| !v.is_null());
+                            continue;
+                        }
+                        "modelUsage" => {
+                            r.model_usage = map.next_value_seed(ModelUsageSeed)?;
+                            continue;
+                        }
+                        "usage" => {
+                            r.usage = map.next_value_seed(TokenSeed(USAGE_NAMES))?;
+                            continue;
+                        }
+                        "errors" => {
+                            r.errors = map.next_value_seed(ErrorsSeed)?;
+                            continue;
+                        }
+                        "session_id" => &mut line.session_id,
+                        "parent_tool_use_id" => &mut line.parent,
+                        "cwd" => &mut line.cwd,
+                        "message" => {
+                            line.message = map.next_value_seed(MessageSeed(self.0))?;
+                            continue;
+                        }
+                        "tool_use_result" => {
+                            line.tool_use_result = map.next_value_seed(ToolUseResultSeed)?;
+                            continue;
+                        }
+                        _ => {
+                            map.next_value::<Checked>()?;
+                            continue;
+                        }
+                    };
+                    *slot = map.next_value()?;
+                }
+                Ok(line)
             }
         }
+        deserializer.deserialize_map(LineVisitor(self.0))
+    }
+}
+
+fn read_line(text: &str, mode: BlockMode) -> Option<Line<'_>> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    let line = LineSeed(mode).deserialize(&mut de).ok()?;
+    de.end().ok()?;
+    Some(line)
+}
+
+/// Reads the parts of a line that starts with `{`; `None` when it is not valid JSON.
+pub(crate) fn parse(text: &str) -> Option<LineParts<'_>> {
+    // Claude Code writes `type` first: read a user line's blocks in place. Should the line end
+    // up another type (a repeated `type` key), read it again keeping its blocks.
+    let mode = if text.starts_with(r#"{"type":"user""#) {
+        BlockMode::InPlace
+    } else {
+        BlockMode::Kept
+    };
+    let mut line = read_line(text, mode)?;
+    if mode == BlockMode::InPlace && line.kind.as_str() != Some("user") {
+        line = read_line(text, BlockMode::Kept)?;
+    }
+    let (id, content) = match line.message {
+        Message::Object { id, content } => (id, content),
+        Message::None => (Loose::Absent, Content::Other),
+    };
+    let body = match line.kind.as_str() {
+        Some("assistant") => Body::Assistant { id, content },
+        Some("user") => Body::User {
+            content,
+            tool_use_result: line.tool_use_result,
+        },
         Some("system") => Body::System {
             subtype: line.subtype,
             cwd: line.cwd,
         },
         Some("stream_event") => Body::StreamEvent,
+        Some("result") => {
+            let mut result = line.result;
+            result.subtype = line.subtype;
+            Body::Result(Box::new(result))
+        }
         _ => Body::Other,
     };
-    Ok(LineParts {
+    Some(LineParts {
         session_id: line.session_id,
-        parent: line.parent_tool_use_id,
+        parent: line.parent,
         body,
     })
-}
-
-/// The `tool_use_result` fields C10 and C12 read.
-#[derive(Debug, Default, Deserialize)]
-pub(crate) struct ToolUseResultView<'a> {
-    /// `interrupted`.
-    #[serde(default, borrow)]
-    pub interrupted: Loose<'a>,
-}
-
-/// Whether a `tool_use_result` is an object with `interrupted: true` (C10).
-pub(crate) fn interrupted(tool_use_result: Option<&RawValue>, mode: Mode) -> Result<bool, NeedExact> {
-    match tool_use_result {
-        Some(raw) => Ok(view::<ToolUseResultView<'_>>(raw, mode)?
-            .is_some_and(|v| v.interrupted.is_true())),
-        None => Ok(false),
-    }
 }
 
 #[cfg(test)]
@@ -251,32 +790,129 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_repeated_known_key_needs_the_exact_path() {
-        let text = r#"{"type":"assistant","type":"user","message":{}}"#;
-        assert!(parse(text, Mode::Fast).is_err());
-        let nested = r#"{"type":"assistant","message":{"id":"a","id":"b","content":[]}}"#;
-        assert!(parse(nested, Mode::Fast).is_err());
-        let block = r#"{"type":"user","message":{"content":[{"type":"x","type":"tool_result"}]}}"#;
-        assert!(parse(block, Mode::Fast).is_err());
+    fn a_repeated_key_keeps_its_last_value_as_value_does() {
+        let text = r#"{"type":"user","type":"assistant","message":{"id":"a","id":"b","content":[{"type":"text","text":"x","text":"y"}]}}"#;
+        let parts = parse(text).unwrap();
+        let Body::Assistant {
+            id,
+            content: Content::List(blocks),
+        } = parts.body
+        else {
+            panic!("{:?}", parts.body)
+        };
+        assert_eq!(id.as_str(), Some("b"));
+        let view = blocks[0].view.as_ref().unwrap();
+        assert_eq!(view.text.as_str(), Some("y"));
+        assert_eq!(
+            blocks[0].raw,
+            Some(r#"{"type":"text","text":"x","text":"y"}"#)
+        );
     }
 
     #[test]
     fn fields_of_any_type_do_not_fail_a_view() {
         let text = r#"{"type":"assistant","session_id":5,"message":{"id":[1],"content":[7,{"type":"text","text":{}}]}}"#;
-        let parts = parse(text, Mode::Fast).unwrap();
+        let parts = parse(text).unwrap();
         assert_eq!(parts.session_id, Loose::Number(5.into()));
-        let Body::Assistant { id, content: Content::List(blocks) } = parts.body else {
+        let Body::Assistant {
+            id,
+            content: Content::List(blocks),
+        } = parts.body
+        else {
             panic!("{:?}", parts.body)
         };
         assert_eq!(id, Loose::Array);
         assert!(blocks[0].view.is_none());
-        assert_eq!(blocks[0].raw, "7");
-        assert_eq!(blocks[1].view.as_ref().map(|v| &v.text), Some(&Loose::Object));
+        assert_eq!(blocks[0].raw, Some("7"));
+        assert_eq!(
+            blocks[1].view.as_ref().map(|v| &v.text),
+            Some(&Loose::Object)
+        );
+    }
+
+    #[test]
+    fn user_blocks_are_read_in_place() {
+        let text = r#"{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t","is_error":true,"content":"no"}]},"tool_use_result":{"interrupted":true}}"#;
+        let parts = parse(text).unwrap();
+        let Body::User {
+            content: Content::List(blocks),
+            tool_use_result,
+        } = parts.body
+        else {
+            panic!("{:?}", parts.body)
+        };
+        assert_eq!(tool_use_result, ToolUseResult::Object { interrupted: true });
+        assert_eq!(blocks[0].raw, None);
+        let view = blocks[0].view.as_ref().unwrap();
+        assert_eq!(view.tool_use_id.as_str(), Some("t"));
+        assert!(view.is_error.is_true());
     }
 
     #[test]
     fn a_message_that_is_not_an_object_has_no_content() {
-        let parts = parse(r#"{"type":"user","message":"hi"}"#, Mode::Fast).unwrap();
-        assert!(matches!(parts.body, Body::User { content: Content::Other, .. }));
+        let parts = parse(r#"{"type":"user","message":"hi"}"#).unwrap();
+        assert!(matches!(
+            parts.body,
+            Body::User {
+                content: Content::Other,
+                ..
+            }
+        ));
+        let parts =
+            parse(r#"{"type":"user","message":{"content":"hi"},"tool_use_result":null}"#).unwrap();
+        assert!(matches!(
+            parts.body,
+            Body::User {
+                content: Content::Text,
+                tool_use_result: ToolUseResult::None
+            }
+        ));
+    }
+
+    /// S2: a line is read exactly when `serde_json` parses it into a `Value`.
+    #[test]
+    fn s2_a_view_exists_exactly_when_value_parses() {
+        let nested = |n: usize| format!("{}1{}", "[".repeat(n), "]".repeat(n));
+        let lines = [
+            format!(
+                r#"{{"type":"assistant","message":{{"content":[{{"type":"x","v":{}}}]}}}}"#,
+                nested(123)
+            ),
+            format!(
+                r#"{{"type":"assistant","message":{{"content":[{{"type":"x","v":{}}}]}}}}"#,
+                nested(124)
+            ),
+            format!(
+                r#"{{"type":"user","message":{{"content":[{{"type":"x","v":{}}}]}}}}"#,
+                nested(123)
+            ),
+            format!(
+                r#"{{"type":"user","message":{{"content":[{{"type":"x","v":{}}}]}}}}"#,
+                nested(124)
+            ),
+            format!(r#"{{"type":"system","x":{}}}"#, nested(126)),
+            format!(r#"{{"type":"system","x":{}}}"#, nested(127)),
+            r#"{"type":"assistant","message":{"content":[{"type":"x","v":1e999}]}}"#.to_string(),
+            r#"{"type":"assistant","message":{"content":[{"type":"x","v":"\udfff"}]}}"#.to_string(),
+            r#"{"type":"user","message":{"content":[{"type":"x","v":"\ud800"}]}}"#.to_string(),
+            r#"{"type":"stream_event","event":{"n":-1e400}}"#.to_string(),
+            r#"{"type":"stream_event","event":{"s":"\ud83d\ude00","n":2.5e10}}"#.to_string(),
+        ];
+        for line in &lines {
+            let value = serde_json::from_str::<serde_json::Value>(line).is_ok();
+            assert_eq!(
+                parse(line).is_some(),
+                value,
+                "{}",
+                &line[..line.len().min(80)]
+            );
+        }
+    }
+
+    #[test]
+    fn invalid_json_has_no_view() {
+        assert!(parse(r#"{"type":"user""#).is_none());
+        assert!(parse(r#"{"type":"user"} x"#).is_none());
+        assert!(parse(r#"{"type":"user",}"#).is_none());
     }
 }

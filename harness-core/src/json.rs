@@ -1,105 +1,142 @@
 //! Fast, exact JSON decoding helpers for backends.
 //!
-//! SPEC S2 defines a JSON line as one that `serde_json` parses into a `Value`. Parsing every line
-//! into a `Value` is slow (every string and map is allocated), so backends deserialize borrowed,
-//! typed views that skip what they never read. Skipping, however, checks less than building a
-//! `Value` does: `serde_json` does not pair surrogate escapes, range-check numbers or count
-//! nesting in values it skips (strings it borrows are checked). [`typed_view_is_exact`] makes up
-//! the difference: when it returns `true`, a line that deserializes into a typed view also
-//! parses into a `Value`, so the typed view may stand in for it. When it returns `false`, the
-//! caller takes the slow, exact path (parse a `Value`), so the check may be conservative.
+//! SPEC S2 defines a JSON line as one that `serde_json` parses into a `Value`. Building a
+//! `Value` for every line is slow (every string and map is allocated), so backends read
+//! borrowed, typed views that keep only what their rules read. A view must still accept exactly
+//! the lines `Value` accepts: `serde_json`'s own skipping (`IgnoredAny`) checks less than
+//! building a `Value` does (it does not pair surrogate escapes, range-check numbers or count
+//! nesting), so views skip with [`Checked`] instead, which goes through the very checks a
+//! `Value` goes through, without allocating.
 //!
 //! [`Loose`] is a field type that accepts any JSON value and keeps the scalars, so that a field
-//! of an unexpected type never fails a typed view (the SPEC maps such fields to events).
+//! of an unexpected type never fails a view (the SPEC maps such fields to events).
 
 use std::borrow::Cow;
 use std::fmt;
 
-use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Number;
 
-/// Nesting deeper than this is left to the exact path (`serde_json` rejects 128 levels).
-const MAX_FAST_DEPTH: usize = 100;
-/// Numbers longer than this (in characters) are left to the exact path: only very long numbers
-/// can overflow an `f64`.
-const MAX_FAST_NUMBER: usize = 20;
+/// Skips one JSON value, checking it exactly as parsing it into a `serde_json::Value` would:
+/// strings (escapes, surrogate pairs), numbers (range) and nesting (the depth limit) are all
+/// read through `serde_json`'s own code, but nothing is kept.
+///
+/// ```
+/// use harness_core::json::Checked;
+///
+/// assert!(serde_json::from_str::<Checked>(r#"{"a":[1,"x\n",{"b":null}]}"#).is_ok());
+/// assert!(serde_json::from_str::<serde::de::IgnoredAny>(r#"[1e400]"#).is_ok());
+/// assert!(serde_json::from_str::<Checked>(r#"[1e400]"#).is_err());
+/// assert!(serde_json::from_str::<Checked>(r#"["\ud800"]"#).is_err());
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Checked;
 
-/// Whether a typed view of `text` can be trusted to agree with `serde_json::Value` parsing.
-///
-/// It returns `false` (take the exact path) when `text` has nesting deeper than 100 levels, a
-/// number written with an exponent or longer than 20 characters, or a `\u` escape in the
-/// surrogate range. Everything else `Value` parsing rejects (syntax errors, control characters
-/// in strings, bad escapes) a typed view rejects too. Linear in the length of `text`.
+impl<'de> Deserialize<'de> for Checked {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct CheckedVisitor;
+
+        impl<'de> Visitor<'de> for CheckedVisitor {
+            type Value = Checked;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+
+            fn visit_bool<E>(self, _: bool) -> Result<Checked, E> {
+                Ok(Checked)
+            }
+
+            fn visit_i64<E>(self, _: i64) -> Result<Checked, E> {
+                Ok(Checked)
+            }
+
+            fn visit_u64<E>(self, _: u64) -> Result<Checked, E> {
+                Ok(Checked)
+            }
+
+            fn visit_f64<E>(self, _: f64) -> Result<Checked, E> {
+                Ok(Checked)
+            }
+
+            fn visit_str<E>(self, _: &str) -> Result<Checked, E> {
+                Ok(Checked)
+            }
+
+            fn visit_unit<E>(self) -> Result<Checked, E> {
+                Ok(Checked)
+            }
+
+            fn visit_none<E>(self) -> Result<Checked, E> {
+                Ok(Checked)
+            }
+
+            fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Checked, D::Error> {
+                Checked::deserialize(d)
+            }
+
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Checked, A::Error> {
+                while seq.next_element::<Checked>()?.is_some() {}
+                Ok(Checked)
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Checked, A::Error> {
+                while map.next_entry::<Checked, Checked>()?.is_some() {}
+                Ok(Checked)
+            }
+        }
+
+        deserializer.deserialize_any(CheckedVisitor)
+    }
+}
+
+/// Whether arrays and objects in `text` nest deeper than `limit` (see [`max_depth`]); fast
+/// when `text` holds few brackets at all.
+pub fn depth_exceeds(text: &str, limit: usize) -> bool {
+    memchr::memchr2_iter(b'[', b'{', text.as_bytes()).count() > limit && max_depth(text) > limit
+}
+
+/// The deepest nesting of arrays and objects in `text` (brackets inside strings do not count).
+/// Linear; it assumes nothing about validity.
 ///
 /// ```
-/// use harness_core::json::typed_view_is_exact;
+/// use harness_core::json::max_depth;
 ///
-/// assert!(typed_view_is_exact(r#"{"a":[1,2.5,"x\n"],"b":true}"#));
-/// assert!(!typed_view_is_exact(r#"{"a":1e400}"#));
-/// assert!(!typed_view_is_exact(r#"{"a":"\ud800"}"#));
+/// assert_eq!(max_depth(r#"{"a":[1,{"b":"[[["}]}"#), 3);
+/// assert_eq!(max_depth("7"), 0);
 /// ```
-pub fn typed_view_is_exact(text: &str) -> bool {
+pub fn max_depth(text: &str) -> usize {
     let bytes = text.as_bytes();
-    let mut depth = 0usize;
+    let (mut depth, mut max) = (0usize, 0usize);
     let mut i = 0;
     while i < bytes.len() {
         match bytes[i] {
             b'"' => {
                 i += 1;
-                // Inside a string: jump from escape to escape.
                 loop {
                     let Some(at) = memchr::memchr2(b'"', b'\\', &bytes[i..]) else {
-                        return true; // Unterminated: the typed view fails on its own.
+                        return max;
                     };
                     i += at;
                     if bytes[i] == b'"' {
-                        i += 1;
                         break;
                     }
-                    // A backslash: look at the escape.
-                    match bytes.get(i + 1) {
-                        Some(b'u') => {
-                            let hi = bytes.get(i + 2).copied().unwrap_or(b'0');
-                            let next = bytes.get(i + 3).copied().unwrap_or(b'0');
-                            if matches!(hi, b'd' | b'D')
-                                && matches!(next, b'8'..=b'9' | b'a'..=b'f' | b'A'..=b'F')
-                            {
-                                return false;
-                            }
-                            i += 2;
-                        }
-                        Some(_) => i += 2,
-                        None => return true,
+                    i += 2; // A backslash and the character it escapes.
+                    if i >= bytes.len() {
+                        return max;
                     }
                 }
             }
             b'[' | b'{' => {
                 depth += 1;
-                if depth > MAX_FAST_DEPTH {
-                    return false;
-                }
-                i += 1;
+                max = max.max(depth);
             }
-            b']' | b'}' => {
-                depth = depth.saturating_sub(1);
-                i += 1;
-            }
-            b'-' | b'0'..=b'9' => {
-                let start = i;
-                while i < bytes.len() && matches!(bytes[i], b'0'..=b'9' | b'.' | b'-' | b'+') {
-                    i += 1;
-                }
-                if i < bytes.len() && matches!(bytes[i], b'e' | b'E') {
-                    return false;
-                }
-                if i - start > MAX_FAST_NUMBER {
-                    return false;
-                }
-            }
-            _ => i += 1,
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
         }
+        i += 1;
     }
-    true
+    max
 }
 
 /// Any JSON value, keeping scalars and only the shape of containers.
@@ -205,12 +242,12 @@ impl<'de: 'a, 'a> Deserialize<'de> for Loose<'a> {
             }
 
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                while seq.next_element::<Checked>()?.is_some() {}
                 Ok(Loose::Array)
             }
 
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                while map.next_entry::<Checked, Checked>()?.is_some() {}
                 Ok(Loose::Object)
             }
         }
@@ -224,16 +261,47 @@ mod tests {
     use super::*;
     use serde_json::Value;
 
+    /// S2: what `Value` rejects, a view with `Checked` and `Loose` fields rejects too.
     #[test]
-    fn s2_exact_check_sends_what_skipping_misses_to_the_exact_path() {
-        let deep = format!("{}{}", "[".repeat(128), "]".repeat(128));
-        assert!(!typed_view_is_exact(&deep));
-        assert!(!typed_view_is_exact(r#"{"a":1E5}"#));
-        assert!(!typed_view_is_exact(r#"{"a":123456789012345678901234}"#));
-        assert!(!typed_view_is_exact(r#"{"a":"x\uDC00"}"#));
-        assert!(typed_view_is_exact(r#"{"a":"\u00e9 \\u d800"}"#));
-        assert!(typed_view_is_exact(r#"{"a":"\"[[[["}"#));
-        assert!(typed_view_is_exact(r#"{"true":false,"n":-12.5}"#));
+    fn s2_checked_rejects_what_value_rejects() {
+        let deep = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
+        for text in [
+            r#"[1e400]"#,
+            r#"[-1e400]"#,
+            r#"["\ud800"]"#,
+            r#"["\udc00x"]"#,
+            r#"{"a":"\ud800","a":"ok"}"#,
+            r#"[1,]"#,
+            "[\"\u{1}\"]",
+            &deep(128),
+            &deep(127),
+            r#"[1e308, 123456789012345678901234567890, "\ud83d\ude00"]"#,
+        ] {
+            let value = serde_json::from_str::<Value>(text).is_ok();
+            assert_eq!(
+                serde_json::from_str::<Checked>(text).is_ok(),
+                value,
+                "{text}"
+            );
+            assert_eq!(
+                serde_json::from_str::<Loose<'_>>(text).is_ok(),
+                value,
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn depth_exceeds_counts_nesting_not_brackets() {
+        assert!(!depth_exceeds("[[]]", 2));
+        assert!(depth_exceeds("[[[]]]", 2));
+        assert!(!depth_exceeds(r#"["[[[[", [], []]"#, 2));
+    }
+
+    #[test]
+    fn max_depth_skips_strings() {
+        assert_eq!(max_depth(r#"["\"[", {"x": [[]]}]"#), 4);
+        assert_eq!(max_depth(r#""unterminated [[["#), 0);
     }
 
     #[test]
