@@ -146,6 +146,7 @@ fn parse_env(text: &str) -> Result<(String, String), String> {
 fn registry() -> Registry {
     let mut registry = Registry::new();
     registry.register(Box::new(harness_claude::ClaudeHarness));
+    registry.register(Box::new(harness_codex::CodexHarness));
     registry
 }
 

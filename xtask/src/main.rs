@@ -1,9 +1,9 @@
 //! Repository automation, run as `cargo xtask <task>`.
 //!
 //! - `cargo xtask ci`: what CI runs (`.ci/run`): fmt check, clippy, tests, benches compile.
-//! - `cargo xtask conformance [DIR]`: normalizes every stream of the shared conformance data
-//!   (default `../shared/conformance`) with the built `harness` and checks each against its
-//!   expected file with the kit's own `compare.py`.
+//! - `cargo xtask conformance [DIR]`: normalizes every Claude and Codex stream of the shared
+//!   conformance data (default `../shared/conformance`) with the built `harness` and checks each
+//!   against its expected file with the kit's own `compare.py`.
 //! - `cargo xtask corpus [--force]`: writes the benchmark corpora `target/corpus/big.jsonl`
 //!   (at least 100 MB: the recordings repeated with unique tool-use ids, plus long tool results)
 //!   and `small.jsonl` (at least 200,000 short `--include-partial-messages` lines).
@@ -69,7 +69,13 @@ fn conformance(dir: Option<PathBuf>) -> Result<()> {
     status(Command::new("cargo").args(["build", "-q", "-p", "harness-cli"]))?;
     let harness = root().join("target/debug/harness");
     let (mut agree, mut total) = (0, 0);
-    for folder in ["claude", "claude-edges"] {
+    for folder in ["claude", "claude-edges", "codex", "codex-edges"] {
+        // The Codex recordings assume the project directory they were recorded in.
+        let backend: &[&str] = if folder.starts_with("codex") {
+            &["--backend", "codex", "--cwd", "/home/dev2/project"]
+        } else {
+            &[]
+        };
         let mut streams: Vec<PathBuf> = std::fs::read_dir(dir.join(folder))
             .with_context(|| format!("reading {}", dir.join(folder).display()))?
             .filter_map(|e| e.ok().map(|e| e.path()))
@@ -85,7 +91,7 @@ fn conformance(dir: Option<PathBuf>) -> Result<()> {
             let expected = stem.with_extension("expected.jsonl");
             let stderr = stem.with_extension("stderr");
             let mut cmd = Command::new(&harness);
-            cmd.arg("normalize").arg(&stream);
+            cmd.arg("normalize").args(backend).arg(&stream);
             if std::fs::metadata(&stderr).is_ok_and(|m| m.len() > 0) {
                 cmd.arg("--stderr").arg(&stderr);
             }

@@ -11,10 +11,14 @@ use super::{harness, run};
 fn every_recorded_stream_prints_exactly_its_expected_events() {
     let mut checked = 0;
     let mut failures = Vec::new();
-    for folder in ["claude", "claude-edges"] {
+    for folder in ["claude", "claude-edges", "codex", "codex-edges"] {
         for fixture in fixtures::streams(folder).unwrap() {
             let mut cmd = harness();
             cmd.arg("normalize").arg(&fixture.stream);
+            if folder.starts_with("codex") {
+                // The expected files assume the directory the recordings were made in.
+                cmd.args(["--backend", "codex", "--cwd", "/home/dev2/project"]);
+            }
             if let Some(stderr) = &fixture.stderr {
                 cmd.arg("--stderr").arg(stderr);
             }
@@ -28,7 +32,7 @@ fn every_recorded_stream_prints_exactly_its_expected_events() {
             checked += 1;
         }
     }
-    assert_eq!(checked, 56);
+    assert_eq!(checked, 47 + 9 + 50 + 2);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
