@@ -85,6 +85,11 @@ struct Word {
 /// command is one of its commands, or the grammar rejects the script.
 pub(crate) fn lex(script: &str, sink: &mut dyn FnMut(Vec<String>) -> bool) -> Lexed {
     let bytes = script.as_bytes();
+    if bytes.contains(&0) {
+        // tree-sitter reads a NUL byte as the end of input, wherever it is: nothing about the
+        // rest of the script can be trusted.
+        return Lexed::Unsure;
+    }
     let mut current: Vec<String> = Vec::new();
     // After `&&`, `||` or `|`, a command must follow on the same line.
     let mut need_command = false;
@@ -163,6 +168,12 @@ fn read_word(bytes: &[u8], pos: &mut usize) -> Result<Word, Lexed> {
         parts: 0,
         quoted: false,
     };
+    // `==` and `=~` standing alone at a word's start are the grammar's test operators.
+    if matches!(bytes.get(*pos..*pos + 2), Some(b"==" | b"=~"))
+        && !bytes.get(*pos + 2).is_some_and(|&next| is_plain(next))
+    {
+        return Err(Lexed::Unsure);
+    }
     let mut in_plain_run = false;
     while let Some(&byte) = bytes.get(*pos) {
         match byte {

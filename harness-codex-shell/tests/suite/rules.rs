@@ -754,3 +754,16 @@ fn doubtful_script_over_the_grammar_limit_is_unknown() {
     let short = "cat a\\ b";
     assert_eq!(of_script(short), json!([read("cat 'a b'", " b", "a\\ b")]));
 }
+
+#[test]
+fn lone_test_operators_and_nul_bytes_go_to_the_grammar() {
+    // Found by differential fuzzing: the grammar reads `==`/`=~` alone as operators, and a
+    // NUL byte as the end of input.
+    assert_eq!(of_script("rg =~ x"), unknown("rg =~ x"));
+    assert_eq!(of_script("rg == x"), unknown("rg == x"));
+    assert_eq!(
+        of_script("rg =~x"),
+        json!([search("rg '=~x'", Some("=~x"), None)])
+    );
+    assert_eq!(of_script("cat 'a\0b'"), unknown("cat 'a\0b'"));
+}
