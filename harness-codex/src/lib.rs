@@ -22,6 +22,41 @@
 //! The normalizer is a pure state machine: lines in, events out, no I/O, no panics. Its memory
 //! is bounded by the items still open.
 //!
+//! [`CodexHarness`] also runs Codex live, through the [`Harness`] trait: it spawns
+//! `codex exec --json --skip-git-repo-check -C DIR -`, writes the prompt to its standard input
+//! (never its command line) and streams the events as they happen, then the outcome with the
+//! exit status. The code is the same as for any other backend; only the name changes:
+//!
+//! ```no_run
+//! use futures::StreamExt;
+//! use harness_core::{Registry, RunItem, RunRequest};
+//! use std::time::Duration;
+//!
+//! # async fn example() -> Result<(), harness_core::RunError> {
+//! // Callers pick the backend by name at run time.
+//! let mut registry = Registry::new();
+//! registry.register(Box::new(harness_codex::CodexHarness));
+//! let harness = registry.get("codex").expect("registered above");
+//!
+//! let request = RunRequest {
+//!     prompt: "Explain src/main.rs".into(),
+//!     cwd: Some("/path/to/project".into()),
+//!     // Claude Code's names work too: `plan` is `--sandbox read-only`.
+//!     permission_mode: Some("read-only".into()),
+//!     timeout: Some(Duration::from_secs(600)),
+//!     ..RunRequest::default()
+//! };
+//! let mut stream = harness.run(request).await?;
+//! while let Some(item) = stream.next().await {
+//!     match item {
+//!         RunItem::Event(event) => println!("{}", serde_json::to_string(&event).unwrap()),
+//!         RunItem::Outcome(outcome) => println!("{:?} exit {:?}", outcome.status, outcome.exit_code),
+//!     }
+//! }
+//! # Ok(())
+//! # }
+//! ```
+//!
 //! ```
 //! use harness_codex::CodexNormalizer;
 //! use harness_core::{EventBody, Normalizer, NormalizerConfig, Status};
@@ -52,12 +87,39 @@
 
 mod items;
 mod normalizer;
+mod runner;
 
-use harness_core::{Capabilities, Harness, Normalizer, NormalizerConfig, OrchestrationSource};
+use harness_core::{
+    Capabilities, Harness, Normalizer, NormalizerConfig, OrchestrationSource, RunError, RunRequest,
+    RunStream,
+};
 
 pub use normalizer::CodexNormalizer;
+pub use runner::{CODEX_BIN, INSTALL};
 
 /// The Codex backend, registered as `"codex"`.
+///
+/// [`Harness::run`] starts `codex exec --json --skip-git-repo-check -C DIR [-m MODEL]
+/// [--sandbox MODE] [extra args] -` and writes the prompt to its standard input (the final `-`
+/// makes Codex read it there). `DIR` is the request's `cwd` (made absolute), else the caller's
+/// current directory; the agent is also started in it, and the normalizer resolves relative
+/// paths against it (X9). The binary is the request's, else `$CODEX_BIN`, else `codex` on
+/// `PATH`; see [`harness_core::process`] for how the process is driven, timed out and stopped.
+///
+/// `permission_mode` chooses Codex's sandbox. Claude Code's mode names are translated, so the
+/// same request can go to either backend; any other value is passed to `--sandbox` as given:
+///
+/// | `permission_mode` | Codex flags |
+/// |---|---|
+/// | `default` | none (Codex's own default) |
+/// | `plan` | `--sandbox read-only` |
+/// | `acceptEdits` | `--sandbox workspace-write` |
+/// | `bypassPermissions` | `--sandbox danger-full-access` |
+/// | anything else, e.g. `read-only`, `workspace-write` | `--sandbox VALUE` |
+///
+/// `codex exec` never stops to ask for approval, so the sandbox is the whole permission
+/// model. To also drop the sandbox, pass `--dangerously-bypass-approvals-and-sandbox` in
+/// `extra_args`.
 ///
 /// ```
 /// use harness_core::{Harness, OrchestrationSource, Registry};
@@ -71,6 +133,32 @@ pub use normalizer::CodexNormalizer;
 #[derive(Debug, Clone, Copy, Default)]
 pub struct CodexHarness;
 
+impl CodexHarness {
+    /// Runs `codex` live as [`Harness::run`] does, with the normalizer's settings given.
+    ///
+    /// A `config.cwd` of `None` becomes the run's directory, as in [`Harness::run`]. Give one
+    /// when the agent sees its directory under another path than the caller does (a container,
+    /// a wrapper script), or to replay a recording made elsewhere: relative paths in the events
+    /// are then resolved against `config.cwd`, while the agent still starts in
+    /// `request.cwd`.
+    ///
+    /// Must be called from within a tokio runtime with I/O and time enabled.
+    ///
+    /// # Errors
+    ///
+    /// [`RunError::BinaryNotFound`] (naming the binary and [`INSTALL`]) when Codex is not
+    /// installed, [`RunError::WorkingDirectory`] when `request.cwd` is not a directory,
+    /// [`RunError::Io`] when it cannot be started otherwise.
+    pub fn run_with(
+        &self,
+        request: RunRequest,
+        config: NormalizerConfig,
+    ) -> Result<RunStream, RunError> {
+        runner::run(request, config)
+    }
+}
+
+#[async_trait::async_trait]
 impl Harness for CodexHarness {
     fn name(&self) -> &'static str {
         "codex"
@@ -86,5 +174,11 @@ impl Harness for CodexHarness {
 
     fn normalizer(&self, config: NormalizerConfig) -> Box<dyn Normalizer> {
         Box::new(CodexNormalizer::new(config))
+    }
+
+    /// Runs `codex` live. Fails with [`RunError::BinaryNotFound`] (naming the binary and
+    /// [`INSTALL`]) when it is not installed.
+    async fn run(&self, request: RunRequest) -> Result<RunStream, RunError> {
+        runner::run(request, NormalizerConfig::default())
     }
 }

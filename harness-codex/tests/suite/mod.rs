@@ -6,6 +6,7 @@
 
 mod golden;
 mod kit;
+mod live;
 mod properties;
 mod rules;
 
