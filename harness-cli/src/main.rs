@@ -4,7 +4,8 @@
 //!   outcome;
 //! - `harness normalize [FILE]` reads a recorded stream and prints its events, then the outcome;
 //! - `harness classify` prints how Codex classifies shell commands;
-//! - `harness backends` lists the backends this binary knows.
+//! - `harness backends` lists the backends this binary knows;
+//! - `harness schema` prints the JSON Schema (draft 2020-12) of the event and outcome lines.
 //!
 //! Events are written as JSON Lines (`--format jsonl`, the default when stdout is not a
 //! terminal) or one readable line each (`--format human`, the default on a terminal).
@@ -123,6 +124,9 @@ enum Command {
     },
     /// List the backends this binary knows, with what each reports.
     Backends,
+    /// Print the JSON Schema (draft 2020-12) of the lines `run` and `normalize` write: each is
+    /// an event or the closing outcome line (`oneOf`).
+    Schema,
 }
 
 fn parse_timeout(text: &str) -> Result<Duration, String> {
@@ -268,6 +272,22 @@ fn main() -> ExitCode {
                 }
             }
             ExitCode::SUCCESS
+        }
+        Command::Schema => {
+            let schema = harness_core::Event::lines_schema();
+            let mut out = io::stdout().lock();
+            let written = serde_json::to_writer_pretty(&mut out, &schema)
+                .map_err(io::Error::from)
+                .and_then(|()| writeln!(out))
+                .and_then(|()| out.flush());
+            match written {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("harness: cannot write output: {e}");
+                    ExitCode::from(1)
+                }
+            }
         }
     }
 }

@@ -19,18 +19,30 @@ use serde_json::Value;
 /// );
 /// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(
+    feature = "schema",
+    schemars(
+        description = "One normalized event: the common fields beside the kind-specific \
+        fields, in one object tagged \"kind\" (SPEC J1-J10). Absent optional fields are \
+        omitted, never null; unknown fields may be added later and are to be ignored."
+    )
+)]
 pub struct Event {
     /// What happened, with the fields of that kind.
     #[serde(flatten)]
     pub body: EventBody,
     /// The 1-based line the event comes from (J2); absent for end-of-input events.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(with = "u64", range(min = 1)))]
     pub line: Option<u64>,
     /// `Some(Stream::Stderr)` for events made from standard error (J2); absent for stdout.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(with = "Stream"))]
     pub stream: Option<Stream>,
     /// The sub-agent's tool use this event was produced inside (J4).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(with = "String"))]
     pub parent_tool_use_id: Option<String>,
 }
 
@@ -65,8 +77,45 @@ impl Event {
     }
 }
 
+#[cfg(feature = "schema")]
+impl Event {
+    /// The JSON Schema (draft 2020-12) of the lines the `harness` CLI writes (`harness schema`):
+    /// each line is one of the `oneOf` alternatives, an event (`$defs/Event`, J1-J10) or the
+    /// closing outcome line (`$defs/OutcomeLine`, `"kind": "outcome"`, J9).
+    ///
+    /// It describes what is written: a field that may be absent is optional and never `null`;
+    /// only `range.end`, plan items (copied as given) and a live run's `exit_code` may be
+    /// `null` (J5, J10, O1). Unknown fields are allowed (J10).
+    ///
+    /// ```
+    /// let schema = harness_core::Event::lines_schema();
+    /// assert_eq!(schema["$schema"], "https://json-schema.org/draft/2020-12/schema");
+    /// assert!(schema["$defs"]["Event"].is_object());
+    /// assert!(schema["$defs"]["OutcomeLine"].is_object());
+    /// ```
+    pub fn lines_schema() -> Value {
+        use schemars::generate::SchemaSettings;
+
+        let mut generator = SchemaSettings::draft2020_12()
+            .for_serialize()
+            .into_generator();
+        let event = generator.subschema_for::<Event>();
+        let outcome = generator.subschema_for::<crate::outcome::OutcomeLine<'static>>();
+        let definitions = generator.take_definitions(true);
+        serde_json::json!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "title": "harness output line",
+            "description": "One line of `harness run` / `harness normalize --format jsonl`: \
+                an event, or the closing outcome line (SPEC J1-J10).",
+            "oneOf": [event, outcome],
+            "$defs": definitions,
+        })
+    }
+}
+
 /// The stream an event was read from, when it was not standard output.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Stream {
     /// Standard error.
@@ -75,29 +124,36 @@ pub enum Stream {
 
 /// The fields every event made from one tool use carries (J3).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ToolRef {
     /// The backend's name for the tool (`"Read"`, `"Bash"`, `"command_execution"`), when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(with = "String"))]
     pub tool: Option<String>,
     /// The tool use's id, when it has a string id.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(with = "String"))]
     pub tool_use_id: Option<String>,
 }
 
 /// How a tool use ended (J6).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ToolStatus {
     /// Whether the tool use succeeded.
     pub success: bool,
     /// The failure text the backend gave, cut to 1,000 characters; only when `success` is false.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(with = "String"))]
     pub error: Option<String>,
 }
 
 /// A range of lines, 1-based and inclusive (J5).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct LineRange {
     /// The first line read.
+    #[cfg_attr(feature = "schema", schemars(range(min = 1)))]
     pub start: u64,
     /// The last line read; `None` (written as `null`) when the read runs to the end of the file.
     pub end: Option<u64>,
@@ -105,6 +161,7 @@ pub struct LineRange {
 
 /// One entry of a `plan` event.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct PlanItem {
     /// The entry's text, copied as given (`null` when missing).
     pub text: Value,
@@ -114,6 +171,7 @@ pub struct PlanItem {
 
 /// The kind-specific part of an event, tagged `"kind"` in JSON (SPEC §1).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum EventBody {
     /// Text the agent said, one per assistant message.
@@ -132,9 +190,11 @@ pub enum EventBody {
         path: String,
         /// The lines read, when the tool use named them.
         #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "schema", schemars(with = "LineRange"))]
         range: Option<LineRange>,
         /// The whole shell command, when the read was reclassified from one (J3, C15).
         #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "schema", schemars(with = "String"))]
         command: Option<String>,
         /// Success and error text.
         #[serde(flatten)]
@@ -149,6 +209,7 @@ pub enum EventBody {
         path: String,
         /// The kind of change, when the backend reports one (`add`, `update`, `delete`).
         #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "schema", schemars(with = "String"))]
         change: Option<String>,
         /// Success and error text.
         #[serde(flatten)]
@@ -161,12 +222,15 @@ pub enum EventBody {
     Search {
         /// The pattern searched for, when known.
         #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "schema", schemars(with = "String"))]
         query: Option<String>,
         /// Where it searched, when known.
         #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "schema", schemars(with = "String"))]
         path: Option<String>,
         /// The whole shell command, when reclassified from one (J3, C15).
         #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "schema", schemars(with = "String"))]
         command: Option<String>,
         /// Success and error text.
         #[serde(flatten)]
@@ -179,9 +243,11 @@ pub enum EventBody {
     List {
         /// The directory, when known.
         #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "schema", schemars(with = "String"))]
         path: Option<String>,
         /// The whole shell command, when reclassified from one (J3, C15).
         #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "schema", schemars(with = "String"))]
         command: Option<String>,
         /// Success and error text.
         #[serde(flatten)]
@@ -196,6 +262,7 @@ pub enum EventBody {
         command: String,
         /// The exit code, when the backend reports one (never for Claude Code, C16).
         #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "schema", schemars(with = "i64"))]
         exit_code: Option<i64>,
         /// Success and error text.
         #[serde(flatten)]
@@ -268,6 +335,7 @@ impl EventBody {
 
 /// The event kinds, without their fields (used for counts).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Kind {
     /// See [`EventBody::Agent`].
@@ -334,6 +402,7 @@ impl Kind {
 
 /// Where a warning came from (J7).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum WarningSource {
     /// A line of standard error (S4).
@@ -348,6 +417,7 @@ pub enum WarningSource {
 
 /// Why input became an `unknown` event (J8).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum UnknownReason {
     /// A top-level `type` this backend does not know (C8, X7).

@@ -9,6 +9,7 @@ use crate::event::Kind;
 
 /// How a run ended (O1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
     /// A terminal line arrived and no failure was reported.
@@ -21,33 +22,43 @@ pub enum Status {
 
 /// Usage and timing figures the backend reported (O2, O3). Absent figures are omitted.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Metrics {
     /// Input tokens.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(with = "Number"))]
     pub input_tokens: Option<Number>,
     /// Output tokens.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(with = "Number"))]
     pub output_tokens: Option<Number>,
     /// Input tokens read from the prompt cache.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(with = "Number"))]
     pub cache_read_input_tokens: Option<Number>,
     /// Input tokens written to the prompt cache.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(with = "Number"))]
     pub cache_creation_input_tokens: Option<Number>,
     /// Output tokens spent on reasoning (Codex).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(with = "Number"))]
     pub reasoning_output_tokens: Option<Number>,
     /// Total cost in US dollars.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(with = "Number"))]
     pub total_cost_usd: Option<Number>,
     /// Time spent in the model's API, in milliseconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(with = "Number"))]
     pub duration_api_ms: Option<Number>,
     /// Wall time, in milliseconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(with = "Number"))]
     pub duration_ms: Option<Number>,
     /// Number of turns.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(with = "Number"))]
     pub num_turns: Option<Number>,
 }
 
@@ -70,21 +81,26 @@ pub fn add_numbers(a: &Number, b: &Number) -> Number {
 /// What the run came to, given once at the end (O1). The CLI writes it as its last line,
 /// tagged `"kind": "outcome"` (J9).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Outcome {
     /// The session id (S5, X1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(with = "String"))]
     pub session_id: Option<String>,
     /// How the run ended.
     pub status: Status,
     /// The agent's final answer, when the backend reports one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(with = "String"))]
     pub final_output: Option<String>,
     /// Output conforming to a requested JSON schema (Claude's `structured_output`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(with = "Value"))]
     pub structured_output: Option<Value>,
     /// Usage and timing.
     pub metrics: Metrics,
     /// How many events of each kind were emitted (kinds with at least one).
+    #[cfg_attr(feature = "schema", schemars(schema_with = "counts_schema"))]
     pub counts: BTreeMap<Kind, u64>,
     /// For a live run: `Some(Some(code))` when the child exited, `Some(None)` (written `null`)
     /// when a signal ended it. Absent when normalizing a recording.
@@ -93,7 +109,20 @@ pub struct Outcome {
         skip_serializing_if = "Option::is_none",
         deserialize_with = "deserialize_present"
     )]
+    #[cfg_attr(feature = "schema", schemars(with = "Option<i32>"))]
     pub exit_code: Option<Option<i32>>,
+}
+
+/// `counts`: an object whose keys are event kinds and whose values are counts.
+#[cfg(feature = "schema")]
+fn counts_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    let kind = generator.subschema_for::<Kind>();
+    let count = generator.subschema_for::<u64>();
+    schemars::json_schema!({
+        "type": "object",
+        "propertyNames": kind,
+        "additionalProperties": count,
+    })
 }
 
 fn deserialize_present<'de, D>(deserializer: D) -> Result<Option<Option<i32>>, D::Error>
@@ -120,8 +149,10 @@ impl Outcome {
 
 /// The outcome as the CLI's closing line: the outcome's fields plus `"kind": "outcome"` (J9).
 #[derive(Debug, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct OutcomeLine<'a> {
     /// Always `"outcome"`.
+    #[cfg_attr(feature = "schema", schemars(extend("const" = "outcome")))]
     pub kind: &'static str,
     /// The outcome.
     #[serde(flatten)]

@@ -2,6 +2,7 @@ mod classify;
 mod format;
 mod normalize;
 mod run;
+mod schema;
 
 use std::process::{Command, Output, Stdio};
 
