@@ -9,8 +9,15 @@
 //!   and `small.jsonl` (at least 200,000 short `--include-partial-messages` lines).
 //! - `cargo xtask bench`: the corpora, the criterion benches, the peak RSS of the release binary,
 //!   and a table of every figure with its target.
+//! - `cargo xtask fuzz TARGET [--time SECS]`: a cargo-fuzz target (`claude_normalizer`,
+//!   `classifier`) seeded from `fixtures/`, for SECS seconds (default 600); needs `cargo-fuzz`.
+//! - `cargo xtask stress [--scale F]`: hostile sizes through the release `harness` binary (a
+//!   300 MB line, a 1 GB stream, a million pending tool uses, a 10 MB shell command), with the
+//!   peak RSS and time of each.
 
 mod bench;
+mod fuzz;
+mod stress;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
@@ -24,8 +31,12 @@ fn main() -> ExitCode {
         Some("conformance") => conformance(args.get(1).map(PathBuf::from)),
         Some("corpus") => bench::corpus(args.get(1).is_some_and(|a| a == "--force")),
         Some("bench") => bench::bench(),
+        Some("fuzz") => fuzz::fuzz(&args[1..]),
+        Some("stress") => stress::stress(&args[1..]),
         _ => {
-            eprintln!("usage: cargo xtask <ci | conformance [DIR] | corpus [--force] | bench>");
+            eprintln!(
+                "usage: cargo xtask <ci | conformance [DIR] | corpus [--force] | bench | fuzz TARGET [--time SECS] | stress [--scale F]>"
+            );
             return ExitCode::from(2);
         }
     };

@@ -1,0 +1,162 @@
+//! `cargo xtask fuzz TARGET [--time SECS]`: runs a cargo-fuzz (libFuzzer) target from `fuzz/`,
+//! seeded from `fixtures/`, and prints its figures (executions, coverage, crashes).
+//!
+//! Targets: `claude_normalizer` (bytes → lines → the Claude normalizer, then `finish`) and
+//! `classifier` (bytes → a script and an argv → the shell classifier). cargo-fuzz needs
+//! nightly flags: on a stable toolchain this sets `RUSTC_BOOTSTRAP=1`. It needs `cargo-fuzz`
+//! (`cargo install cargo-fuzz`). Crashes land in `fuzz/artifacts/TARGET/`; the corpus grows in
+//! `fuzz/corpus/TARGET/` (both ignored by git). Not part of CI.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use anyhow::{Context, Result, bail};
+use serde_json::Value;
+
+use crate::root;
+
+/// The fuzz targets.
+const TARGETS: [&str; 2] = ["claude_normalizer", "classifier"];
+
+/// Writes the seed corpus of `target` under `target/fuzz-seeds/TARGET` and returns the folder.
+fn seeds(target: &str) -> Result<PathBuf> {
+    let dir = root().join("target/fuzz-seeds").join(target);
+    std::fs::create_dir_all(&dir)?;
+    let mut count = 0;
+    let mut write = |bytes: &[u8]| -> Result<()> {
+        count += 1;
+        std::fs::write(dir.join(format!("seed-{count:04}")), bytes)?;
+        Ok(())
+    };
+    match target {
+        "claude_normalizer" => {
+            for folder in ["claude", "claude-edges"] {
+                for path in jsonl_streams(&root().join("fixtures").join(folder))? {
+                    let bytes = std::fs::read(&path)?;
+                    // The first byte picks the chunk size; the stream follows.
+                    let mut seed = vec![7u8];
+                    seed.extend_from_slice(&bytes);
+                    write(&seed)?;
+                }
+            }
+        }
+        "classifier" => {
+            let cases = std::fs::read_to_string(root().join("fixtures/shell/cases.jsonl"))?;
+            for line in cases.lines().filter(|l| !l.trim().is_empty()) {
+                let row: Value = serde_json::from_str(line)?;
+                let argv: Vec<&str> = row
+                    .get("argv")
+                    .and_then(Value::as_array)
+                    .map(|a| a.iter().filter_map(Value::as_str).collect())
+                    .unwrap_or_default();
+                if let [_, "-lc" | "-c", script] = argv.as_slice() {
+                    write(script.as_bytes())?;
+                }
+                write(argv.join("\0").as_bytes())?;
+            }
+        }
+        _ => bail!(
+            "unknown fuzz target '{target}' (known: {})",
+            TARGETS.join(", ")
+        ),
+    }
+    Ok(dir)
+}
+
+/// The recorded streams of a fixtures folder (not the expected files).
+fn jsonl_streams(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
+        .with_context(|| format!("reading {}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            let name = p.to_string_lossy();
+            name.ends_with(".jsonl") && !name.ends_with(".expected.jsonl")
+        })
+        .collect();
+    paths.sort();
+    Ok(paths)
+}
+
+/// Parses `cargo xtask fuzz` arguments: `TARGET [--time SECS]`.
+pub fn fuzz(args: &[String]) -> Result<()> {
+    let mut target = None;
+    let mut secs: u64 = 600;
+    let mut rest = args.iter();
+    while let Some(arg) = rest.next() {
+        match arg.as_str() {
+            "--time" => {
+                secs = rest
+                    .next()
+                    .context("--time needs a number of seconds")?
+                    .parse()
+                    .context("--time needs a number of seconds")?;
+            }
+            name if target.is_none() => target = Some(name.to_string()),
+            other => bail!("unexpected argument '{other}'"),
+        }
+    }
+    let Some(target) = target else {
+        bail!(
+            "usage: cargo xtask fuzz <{}> [--time SECS]",
+            TARGETS.join(" | ")
+        );
+    };
+    run(&target, secs)
+}
+
+fn run(target: &str, secs: u64) -> Result<()> {
+    let seeds = seeds(target)?;
+    let fuzz_dir = root().join("fuzz");
+    let corpus = fuzz_dir.join("corpus").join(target);
+    std::fs::create_dir_all(&corpus)?;
+    let mut child = Command::new("cargo")
+        .current_dir(&fuzz_dir)
+        .env("RUSTC_BOOTSTRAP", "1")
+        .args(["fuzz", "run", "-O", target])
+        .arg(&corpus)
+        .arg(&seeds)
+        .arg("--")
+        .arg(format!("-max_total_time={secs}"))
+        .arg("-rss_limit_mb=4096")
+        .arg("-print_final_stats=1")
+        .stderr(Stdio::piped())
+        .spawn()
+        .context("running cargo fuzz (install it with `cargo install cargo-fuzz`)")?;
+    // libFuzzer reports on stderr: pass it through, keep the last status line and the stats.
+    let mut last_status = String::new();
+    let mut stats = Vec::new();
+    if let Some(stderr) = child.stderr.take() {
+        for line in BufReader::new(stderr).lines() {
+            let line = line?;
+            eprintln!("{line}");
+            if line.starts_with('#') && line.contains("cov:") {
+                last_status = line.clone();
+            }
+            if line.starts_with("stat::") || line.starts_with("Done ") {
+                stats.push(line);
+            }
+        }
+    }
+    let status = child.wait()?;
+    let artifacts = fuzz_dir.join("artifacts").join(target);
+    let crashes = std::fs::read_dir(&artifacts)
+        .map(|d| d.filter_map(|e| e.ok()).count())
+        .unwrap_or(0);
+    println!("fuzz {target}: {secs} s");
+    println!("  last status: {last_status}");
+    for line in &stats {
+        println!("  {line}");
+    }
+    println!(
+        "  artifacts in {}: {crashes}",
+        artifacts
+            .strip_prefix(root())
+            .unwrap_or(&artifacts)
+            .display()
+    );
+    if !status.success() {
+        bail!("the fuzzer stopped with {status}: see the crash above");
+    }
+    Ok(())
+}

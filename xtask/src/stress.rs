@@ -1,0 +1,473 @@
+//! `cargo xtask stress [--scale F]`: hostile sizes through the release `harness` binary, with
+//! the peak RSS (`wait4`) and wall time of each run. Not part of CI.
+//!
+//! Every input is generated on the fly and piped into the child's standard input (the 1 GB
+//! stream is never written to disk); the child's output is counted as it streams out. Each
+//! scenario also runs at a tenth of its size, so a time ratio far above 10 shows quadratic
+//! behaviour. `--scale F` multiplies every size (e.g. `--scale 0.1` for a quick look).
+//!
+//! | scenario | input | bound |
+//! |---|---|---|
+//! | `line-300mb` | one 300 MB `tool_result` line (file text with escaped newlines) | 2 × longest line + 32 MB |
+//! | `stream-1gb` | the Claude recordings repeated with fresh ids to 1 GB | 2 × longest line + 32 MB |
+//! | `pending-1m` | a million tool uses that never get a result (S9) | linear in the pending uses (S7) |
+//! | `resolved-1m` | a million pending tool uses, then their results in reverse order | linear in the pending uses (S7) |
+//! | `classify-10mb` | `harness classify`: 10 MB shell scripts (a long `&&` chain, one unbalanced quote) | linear time (B3) |
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use serde_json::Value;
+
+use crate::{root, status};
+
+const MB: u64 = 1024 * 1024;
+
+/// What one run of the binary took.
+struct Figures {
+    input_bytes: u64,
+    longest_line: u64,
+    output_lines: u64,
+    output_bytes: u64,
+    last_line: String,
+    peak_rss: u64,
+    wall: Duration,
+    /// User + system CPU time of the child: steadier than wall time on a busy machine.
+    cpu: Duration,
+}
+
+/// Something that writes a generated input into a pipe and knows its longest line.
+type Generator = Box<dyn FnOnce(&mut dyn Write) -> std::io::Result<(u64, u64)> + Send>;
+
+/// Checks a run's output, given the size asked for.
+type Check = Box<dyn Fn(&Figures, u64) -> Result<()>>;
+
+/// Runs `harness ARGS` with the generated input on stdin; returns its figures.
+#[allow(unsafe_code)] // wait4 is the only way to read a child's resource usage.
+fn run(harness: &Path, args: &[&str], input: Generator) -> Result<Figures> {
+    let start = Instant::now();
+    let mut child = Command::new(harness)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .with_context(|| format!("running {}", harness.display()))?;
+    let pid = i32::try_from(child.id()).context("pid out of range")?;
+    let mut stdin = child.stdin.take().context("no stdin")?;
+    let stdout = child.stdout.take().context("no stdout")?;
+    let writer = std::thread::spawn(move || -> std::io::Result<(u64, u64)> {
+        let mut pipe = std::io::BufWriter::with_capacity(1 << 20, &mut stdin);
+        let figures = input(&mut pipe)?;
+        pipe.flush()?;
+        Ok(figures)
+    });
+    let reader = std::thread::spawn(move || -> std::io::Result<(u64, u64, String)> {
+        let mut out = BufReader::with_capacity(1 << 20, stdout);
+        let (mut lines, mut bytes) = (0u64, 0u64);
+        let mut line = Vec::new();
+        let mut last = Vec::new();
+        loop {
+            line.clear();
+            let n = out.read_until(b'\n', &mut line)?;
+            if n == 0 {
+                break;
+            }
+            lines += 1;
+            bytes += n as u64;
+            // Keep the start of the last line (the outcome, or a classification).
+            last.clear();
+            last.extend_from_slice(&line[..line.len().min(64 * 1024)]);
+        }
+        Ok((
+            lines,
+            bytes,
+            String::from_utf8_lossy(&last).trim_end().to_string(),
+        ))
+    });
+    let written = writer
+        .join()
+        .map_err(|_| anyhow::anyhow!("writer panicked"))?;
+    let (output_lines, output_bytes, last_line) = reader
+        .join()
+        .map_err(|_| anyhow::anyhow!("reader panicked"))??;
+    let mut wstatus = 0;
+    // SAFETY: an all-zero rusage is a valid value of this plain C struct.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: pid is our own child, not yet reaped; both pointers are valid for the call.
+    let reaped = unsafe { libc::wait4(pid, &mut wstatus, 0, &mut usage) };
+    let wall = start.elapsed();
+    if reaped != pid {
+        bail!("wait4 failed: {}", std::io::Error::last_os_error());
+    }
+    if !libc::WIFEXITED(wstatus) || libc::WEXITSTATUS(wstatus) != 0 {
+        bail!("harness {} failed (wait status {wstatus})", args.join(" "));
+    }
+    let (input_bytes, longest_line) = written.context("writing the input")?;
+    Ok(Figures {
+        input_bytes,
+        longest_line,
+        output_lines,
+        output_bytes,
+        last_line,
+        // ru_maxrss is in kilobytes on Linux.
+        peak_rss: u64::try_from(usage.ru_maxrss).unwrap_or(0) * 1024,
+        wall,
+        cpu: timeval(usage.ru_utime) + timeval(usage.ru_stime),
+    })
+}
+
+fn timeval(t: libc::timeval) -> Duration {
+    let secs = u64::try_from(t.tv_sec).unwrap_or(0);
+    let micros = u32::try_from(t.tv_usec).unwrap_or(0);
+    Duration::from_secs(secs) + Duration::from_micros(u64::from(micros))
+}
+
+/// Counts what goes through: total bytes and the longest line.
+struct Counting<'a> {
+    out: &'a mut dyn Write,
+    bytes: u64,
+    line: u64,
+    longest: u64,
+}
+
+impl<'a> Counting<'a> {
+    fn new(out: &'a mut dyn Write) -> Self {
+        Counting {
+            out,
+            bytes: 0,
+            line: 0,
+            longest: 0,
+        }
+    }
+
+    fn put(&mut self, data: &[u8]) -> std::io::Result<()> {
+        self.out.write_all(data)?;
+        self.bytes += data.len() as u64;
+        let mut rest = data;
+        while let Some(i) = rest.iter().position(|&b| b == b'\n') {
+            self.longest = self.longest.max(self.line + i as u64);
+            self.line = 0;
+            rest = &rest[i + 1..];
+        }
+        self.line += rest.len() as u64;
+        Ok(())
+    }
+
+    fn done(self) -> (u64, u64) {
+        (self.bytes, self.longest.max(self.line))
+    }
+}
+
+/// One Read tool use whose result is a `size`-byte line of file text.
+fn long_line(size: u64) -> Generator {
+    Box::new(move |out| {
+        let mut w = Counting::new(out);
+        w.put(br#"{"type":"system","subtype":"init","cwd":"/work","session_id":"stress"}"#)?;
+        w.put(b"\n")?;
+        w.put(br#"{"type":"assistant","message":{"id":"m1","content":[{"type":"tool_use","id":"t1","name":"Read","input":{"file_path":"big.txt"}}]},"parent_tool_use_id":null}"#)?;
+        w.put(b"\n")?;
+        let head = br#"{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":""#;
+        let tail = br#""}]},"parent_tool_use_id":null}"#;
+        w.put(head)?;
+        // Source text as Claude Code prints it: JSON-escaped quotes and newlines.
+        let unit: &[u8] = br#"    let s = format!(\"{x}\"); // some source text here\n"#;
+        let body = size.saturating_sub((head.len() + tail.len()) as u64);
+        let block: Vec<u8> = unit.repeat(16_384);
+        let mut left = body;
+        while left >= block.len() as u64 {
+            w.put(&block)?;
+            left -= block.len() as u64;
+        }
+        w.put(&vec![b'x'; usize::try_from(left).unwrap_or(0)])?;
+        w.put(tail)?;
+        w.put(b"\n")?;
+        w.put(br#"{"type":"result","subtype":"success","is_error":false,"result":"ok"}"#)?;
+        w.put(b"\n")?;
+        Ok(w.done())
+    })
+}
+
+/// The Claude recordings, repeated with fresh ids, up to `size` bytes.
+fn long_stream(recordings: Vec<String>, size: u64) -> Generator {
+    Box::new(move |out| {
+        let mut w = Counting::new(out);
+        let mut rep = 0u64;
+        while w.bytes < size {
+            for text in &recordings {
+                let fresh = text
+                    .replace("\"toolu_", &format!("\"toolu_{rep}_"))
+                    .replace("\"msg_", &format!("\"msg_{rep}_"));
+                w.put(fresh.as_bytes())?;
+                if !fresh.ends_with('\n') {
+                    w.put(b"\n")?;
+                }
+            }
+            rep += 1;
+        }
+        Ok(w.done())
+    })
+}
+
+/// `count` tool uses, each its own message; then, when `resolve`, their results in reverse.
+fn pending(count: u64, resolve: bool) -> Generator {
+    Box::new(move |out| {
+        let mut w = Counting::new(out);
+        for i in 0..count {
+            let line = format!(
+                r#"{{"type":"assistant","message":{{"id":"m{i}","content":[{{"type":"tool_use","id":"t{i}","name":"Read","input":{{"file_path":"src/f{i}.rs"}}}}]}},"parent_tool_use_id":null}}"#
+            );
+            w.put(line.as_bytes())?;
+            w.put(b"\n")?;
+        }
+        if resolve {
+            for i in (0..count).rev() {
+                let line = format!(
+                    r#"{{"type":"user","message":{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"t{i}","content":"ok"}}]}},"parent_tool_use_id":null}}"#
+                );
+                w.put(line.as_bytes())?;
+                w.put(b"\n")?;
+            }
+        }
+        Ok(w.done())
+    })
+}
+
+/// `harness classify` input: one JSON string line holding a `size`-byte script.
+fn script(size: u64, kind: &'static str) -> Generator {
+    Box::new(move |out| {
+        let (head, unit, end) = match kind {
+            "chain" => ("", "cat src/a.rs && ", "ls"),
+            _ => ("echo 'never closed ", "word ", ""),
+        };
+        let reps = usize::try_from(size / unit.len() as u64).unwrap_or(0);
+        let text = format!("{head}{}{end}", unit.repeat(reps));
+        let line = serde_json::to_string(&Value::from(text))?;
+        let mut w = Counting::new(out);
+        w.put(line.as_bytes())?;
+        w.put(b"\n")?;
+        Ok(w.done())
+    })
+}
+
+fn recordings() -> Result<Vec<String>> {
+    let dir = root().join("fixtures/claude");
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .with_context(|| format!("reading {}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            let name = p.to_string_lossy();
+            name.ends_with(".jsonl") && !name.ends_with(".expected.jsonl")
+        })
+        .collect();
+    paths.sort();
+    paths
+        .iter()
+        .map(|p| std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display())))
+        .collect()
+}
+
+fn mb(bytes: u64) -> f64 {
+    bytes as f64 / MB as f64
+}
+
+/// One scenario: a name, the command, a generator per size, the RSS bound (None: report
+/// only) and a check of the output.
+struct Scenario {
+    name: &'static str,
+    args: &'static [&'static str],
+    make: Box<dyn Fn(u64) -> Generator>,
+    size: u64,
+    line_bound: bool,
+    check: Check,
+}
+
+fn outcome_counts(figures: &Figures) -> Result<Value> {
+    let outcome: Value =
+        serde_json::from_str(&figures.last_line).context("the last line is not JSON")?;
+    if outcome.get("kind") != Some(&Value::from("outcome")) {
+        bail!("the last line is not the outcome: {}", figures.last_line);
+    }
+    Ok(outcome["counts"].clone())
+}
+
+/// Parses `--scale F` and runs every scenario.
+pub fn stress(args: &[String]) -> Result<()> {
+    let mut scale = 1.0f64;
+    let mut only: Option<String> = None;
+    let mut rest = args.iter();
+    while let Some(arg) = rest.next() {
+        match arg.as_str() {
+            "--scale" => {
+                scale = rest
+                    .next()
+                    .context("--scale needs a number")?
+                    .parse()
+                    .context("--scale needs a number")?;
+            }
+            name if only.is_none() => only = Some(name.to_string()),
+            other => bail!("unexpected argument '{other}'"),
+        }
+    }
+    status(Command::new("cargo").args(["build", "--release", "-p", "harness-cli"]))?;
+    let harness = root().join("target/release/harness");
+    let recordings = recordings()?;
+    let scenarios = vec![
+        Scenario {
+            name: "line-300mb",
+            args: &["normalize"],
+            make: Box::new(long_line),
+            size: 300 * MB,
+            line_bound: true,
+            check: Box::new(|f, _| {
+                let counts = outcome_counts(f)?;
+                if counts != serde_json::json!({"read": 1}) || f.output_lines != 2 {
+                    bail!("expected one read event, got {counts}");
+                }
+                Ok(())
+            }),
+        },
+        Scenario {
+            name: "stream-1gb",
+            args: &["normalize"],
+            make: Box::new(move |size| long_stream(recordings.clone(), size)),
+            size: 1024 * MB,
+            line_bound: true,
+            check: Box::new(|f, _| {
+                let counts = outcome_counts(f)?;
+                let events: u64 = counts
+                    .as_object()
+                    .map(|c| c.values().filter_map(Value::as_u64).sum())
+                    .unwrap_or(0);
+                if events + 1 != f.output_lines {
+                    bail!("counts {events} != {} events written", f.output_lines - 1);
+                }
+                Ok(())
+            }),
+        },
+        Scenario {
+            name: "pending-1m",
+            args: &["normalize"],
+            make: Box::new(|n| pending(n, false)),
+            size: 1_000_000,
+            line_bound: false,
+            check: Box::new(|f, n| {
+                let counts = outcome_counts(f)?;
+                if counts["unknown"].as_u64() != Some(n) {
+                    bail!("expected {n} unresolved uses, got {counts}");
+                }
+                Ok(())
+            }),
+        },
+        Scenario {
+            name: "resolved-1m",
+            args: &["normalize"],
+            make: Box::new(|n| pending(n, true)),
+            size: 1_000_000,
+            line_bound: false,
+            check: Box::new(|f, n| {
+                let counts = outcome_counts(f)?;
+                if counts["read"].as_u64() != Some(n) {
+                    bail!("expected {n} reads, got {counts}");
+                }
+                Ok(())
+            }),
+        },
+        Scenario {
+            name: "classify-10mb-chain",
+            args: &["classify"],
+            make: Box::new(|size| script(size, "chain")),
+            size: 10 * MB,
+            line_bound: false,
+            check: Box::new(|f, _| {
+                if f.output_lines != 1 || !f.last_line.starts_with("[{\"type\":\"read\"") {
+                    bail!("expected one JSON array of reads");
+                }
+                Ok(())
+            }),
+        },
+        Scenario {
+            name: "classify-10mb-quote",
+            args: &["classify"],
+            make: Box::new(|size| script(size, "quote")),
+            size: 10 * MB,
+            line_bound: false,
+            check: Box::new(|f, _| {
+                if f.output_lines != 1 || !f.last_line.starts_with("[{\"type\":\"unknown\"") {
+                    bail!("expected one unknown part, got {}", f.last_line);
+                }
+                Ok(())
+            }),
+        },
+    ];
+    println!();
+    println!(
+        "| scenario | input | longest line | peak RSS | bound | wall time | CPU time | CPU at 1/10 size | ratio |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|");
+    let mut failures = Vec::new();
+    for s in &scenarios {
+        if only.as_deref().is_some_and(|o| o != s.name) {
+            continue;
+        }
+        let size = ((s.size as f64) * scale).max(1.0) as u64;
+        let small = (size / 10).max(1);
+        let tenth = run(&harness, s.args, (s.make)(small))?;
+        (s.check)(&tenth, small).with_context(|| format!("{} at 1/10", s.name))?;
+        let full = run(&harness, s.args, (s.make)(size))?;
+        (s.check)(&full, size).with_context(|| s.name)?;
+        let bound = 2 * full.longest_line + 32 * MB;
+        let within = !s.line_bound || full.peak_rss <= bound;
+        let ratio = full.cpu.as_secs_f64() / tenth.cpu.as_secs_f64().max(1e-3);
+        let input = if s.name.contains("1m") {
+            format!("{size} uses, {:.0} MB", mb(full.input_bytes))
+        } else {
+            format!("{:.0} MB", mb(full.input_bytes))
+        };
+        println!(
+            "| `{}` | {input} | {:.2} MB | {:.1} MB | {} | {:.2} s | {:.2} s | {:.2} s | {ratio:.1} × |",
+            s.name,
+            mb(full.longest_line),
+            mb(full.peak_rss),
+            if s.line_bound {
+                format!(
+                    "≤ {:.1} MB{}",
+                    mb(bound),
+                    if within { "" } else { " **missed**" }
+                )
+            } else if s.name.starts_with("classify") {
+                "linear time".to_string()
+            } else {
+                "linear in pending (S7)".to_string()
+            },
+            full.wall.as_secs_f64(),
+            full.cpu.as_secs_f64(),
+            tenth.cpu.as_secs_f64(),
+        );
+        eprintln!(
+            "  {}: {} output lines, {:.1} MB out",
+            s.name,
+            full.output_lines,
+            mb(full.output_bytes)
+        );
+        if !within {
+            failures.push(format!(
+                "{}: peak RSS over 2 × longest line + 32 MB",
+                s.name
+            ));
+        }
+        if ratio > 20.0 {
+            failures.push(format!(
+                "{}: 10× the input took {ratio:.1}× the time",
+                s.name
+            ));
+        }
+    }
+    if !failures.is_empty() {
+        bail!("{}", failures.join("; "));
+    }
+    Ok(())
+}
