@@ -780,3 +780,51 @@ fn generator_reaches_every_feature() {
         ]
     );
 }
+
+/// The lines of a recorded file, split as the CLI splits them (S1).
+fn recorded_lines(path: &std::path::Path) -> Vec<Vec<u8>> {
+    let bytes = std::fs::read(path).unwrap_or_default();
+    let mut lines = Vec::new();
+    let mut splitter = harness_core::LineSplitter::new();
+    splitter.push(&bytes, |l| lines.push(l.to_vec()));
+    splitter.finish(|l| lines.push(l.to_vec()));
+    lines
+}
+
+/// Every property of the kit holds on every recorded and hand-made Claude stream.
+#[test]
+fn the_kit_holds_on_every_recording() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures");
+    let mut checked = 0;
+    for folder in ["claude", "claude-edges"] {
+        let mut paths: Vec<_> = std::fs::read_dir(root.join(folder))
+            .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect())
+            .unwrap_or_default();
+        paths.sort();
+        for path in paths {
+            let name = path.to_string_lossy().to_string();
+            if !name.ends_with(".jsonl") || name.ends_with(".expected.jsonl") {
+                continue;
+            }
+            let input = Input {
+                stdout: recorded_lines(&path),
+                stderr: recorded_lines(&path.with_extension("stderr")),
+            };
+            let config = NormalizerConfig {
+                cwd: Some("/home/dev/project".into()),
+                workspace: None,
+            };
+            if let Err(e) = testkit::check_stream(&ClaudeHarness, &config, &input) {
+                panic!("{name}: {e}");
+            }
+            let mut bytes = input.stdout.join(&b'\n');
+            bytes.push(b'\n');
+            if let Err(e) = testkit::check_chunking(&ClaudeHarness, &config, &bytes, &[7, 1, 4096])
+            {
+                panic!("{name}: {e}");
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked >= 56, "only {checked} streams found");
+}

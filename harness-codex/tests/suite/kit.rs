@@ -374,3 +374,38 @@ proptest! {
         testkit::check_stream(&CodexHarness, &config(), &Input::stdout(lines))?;
     }
 }
+
+/// The lines of a recorded file, split as the CLI splits them (S1).
+fn recorded_lines(path: Option<&std::path::Path>) -> Vec<Vec<u8>> {
+    let bytes = path.map(|p| std::fs::read(p).unwrap()).unwrap_or_default();
+    let mut lines = Vec::new();
+    let mut splitter = harness_core::LineSplitter::new();
+    splitter.push(&bytes, |l| lines.push(l.to_vec()));
+    splitter.finish(|l| lines.push(l.to_vec()));
+    lines
+}
+
+/// Every property of the kit holds on every recorded and hand-made Codex stream.
+#[test]
+fn the_kit_holds_on_every_recording() {
+    let mut checked = 0;
+    for folder in ["codex", "codex-edges"] {
+        for fixture in fixtures::streams(folder).unwrap() {
+            let input = Input {
+                stdout: recorded_lines(Some(&fixture.stream)),
+                stderr: recorded_lines(fixture.stderr.as_deref()),
+            };
+            if let Err(e) = testkit::check_stream(&CodexHarness, &config(), &input) {
+                panic!("{}: {e}", fixture.name);
+            }
+            let mut bytes = input.stdout.join(&b'\n');
+            bytes.push(b'\n');
+            if let Err(e) = testkit::check_chunking(&CodexHarness, &config(), &bytes, &[7, 1, 4096])
+            {
+                panic!("{}: {e}", fixture.name);
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked >= 50, "only {checked} streams found");
+}
