@@ -3,17 +3,18 @@
 use std::collections::{BTreeMap, HashMap};
 
 use harness_core::json::Loose;
-use harness_core::text::{is_blank, strip_cr, truncate_chars};
+use harness_core::text::truncate_chars;
 use harness_core::{
-    Disposition, Event, EventBody, Kind, LineRange, Metrics, Normalizer, NormalizerConfig, Outcome,
-    PendingToolUse, Status, Stream, ToolRef, ToolStatus, UnknownReason, WarningSource, add_numbers,
+    Disposition, Event, EventBody, Ledger, LineRange, Metrics, Normalizer, NormalizerConfig,
+    Outcome, PendingToolUse, Status, ToolRef, ToolStatus, UnknownReason, WarningSource,
+    add_numbers,
 };
 use serde_json::{Map, Number, Value};
 
 use crate::tools::{Context, Mapping, map_tool};
 use crate::wire::{self, Block, Body, Content, LineParts, ResultFields, ToolUseResult};
 
-/// The most characters of input text a warning or an `error` field carries (S2, J6).
+/// The most characters of a tool's failure text an `error` field carries (J6).
 const MAX_TEXT: usize = 1_000;
 
 /// The thread a line belongs to: its non-empty `parent_tool_use_id`, `None` for the main one.
@@ -108,9 +109,8 @@ struct Tokens {
 #[derive(Debug, Default)]
 pub struct ClaudeNormalizer {
     config: NormalizerConfig,
-    line: u64,
-    stderr_line: u64,
-    finished: bool,
+    /// Line numbers, counts and dispositions.
+    ledger: Ledger,
     session_id: Option<String>,
     init_cwd: Option<String>,
 
@@ -126,13 +126,6 @@ pub struct ClaudeNormalizer {
     uses: BTreeMap<u64, ToolUse>,
     pending: HashMap<String, Pending>,
     next_use: u64,
-
-    counts: BTreeMap<Kind, u64>,
-    /// The fate of the current line (see [`Disposition`]).
-    disposition: Disposition,
-    line_emitted: bool,
-    line_deferred: bool,
-    line_rule: &'static str,
 
     results: u64,
     any_error: bool,
@@ -204,16 +197,11 @@ impl ClaudeNormalizer {
     }
 
     fn emit(&mut self, out: &mut Vec<Event>, event: Event) {
-        *self.counts.entry(event.kind()).or_insert(0) += 1;
-        out.push(event);
+        self.ledger.emit(out, event);
     }
 
     fn emit_here(&mut self, out: &mut Vec<Event>, body: EventBody, parent: &Thread) {
-        self.line_emitted = true;
-        let event = Event::new(body)
-            .at_line(self.line)
-            .with_parent(parent.clone());
-        self.emit(out, event);
+        self.ledger.emit_here(out, body, parent.clone());
     }
 
     fn unknown_here(
@@ -329,18 +317,18 @@ impl ClaudeNormalizer {
         let line_value = || value.clone().unwrap_or_else(|| reparse(text));
         match parts.body {
             Body::Assistant { id, content } => {
-                self.line_rule = "C2";
+                self.ledger.consumed_by("C2");
                 self.on_assistant(&id, content, &line_value, parent, out);
             }
             Body::User {
                 content,
                 tool_use_result,
             } => {
-                self.line_rule = "C5";
+                self.ledger.consumed_by("C5");
                 self.on_user(content, tool_use_result, &line_value, parent, out);
             }
             Body::System { subtype, cwd } => {
-                self.line_rule = "C1";
+                self.ledger.consumed_by("C1");
                 self.flush_line_default(&parent, out);
                 match subtype.as_str() {
                     Some("init") => {
@@ -358,11 +346,11 @@ impl ClaudeNormalizer {
                 }
             }
             Body::StreamEvent => {
-                self.line_rule = "C8";
+                self.ledger.consumed_by("C8");
                 self.flush_line_default(&parent, out);
             }
             Body::Result(result) => {
-                self.line_rule = "C7";
+                self.ledger.terminal();
                 self.flush_all(out);
                 self.on_result(&result, &parent, out);
             }
@@ -370,7 +358,7 @@ impl ClaudeNormalizer {
                 let line = line_value();
                 match line.get("type").and_then(Value::as_str) {
                     Some("rate_limit_event") => {
-                        self.line_rule = "C6";
+                        self.ledger.consumed_by("C6");
                         self.flush_line_default(&parent, out);
                         self.on_rate_limit(&line, &parent, out);
                     }
@@ -515,7 +503,7 @@ impl ClaudeNormalizer {
             }
         };
 
-        let line_no = self.line;
+        let line_no = self.ledger.line();
         for (index, Block { view, raw }) in blocks.into_iter().enumerate() {
             let view = view.unwrap_or_default();
             let text = raw;
@@ -526,7 +514,9 @@ impl ClaudeNormalizer {
                         if let Some(m) = self.message_mut(seq) {
                             append(&mut m.text, &mut m.text_line, text, line_no);
                         }
-                        self.line_deferred |= !text.is_empty();
+                        if !text.is_empty() {
+                            self.ledger.defer();
+                        }
                     }
                     None => self.unknown_block(raw(), &thread, out),
                 },
@@ -535,7 +525,9 @@ impl ClaudeNormalizer {
                         if let Some(m) = self.message_mut(seq) {
                             append(&mut m.reasoning, &mut m.reasoning_line, text, line_no);
                         }
-                        self.line_deferred |= !text.is_empty();
+                        if !text.is_empty() {
+                            self.ledger.defer();
+                        }
                     }
                     None => self.unknown_block(raw(), &thread, out),
                 },
@@ -585,7 +577,7 @@ impl ClaudeNormalizer {
         }
         self.owners.entry(id.to_string()).or_default().push(seq);
 
-        self.line_deferred = true;
+        self.ledger.defer();
         let use_seq = self.next_use;
         self.next_use += 1;
         self.uses.insert(
@@ -847,7 +839,7 @@ impl ClaudeNormalizer {
                 duration_ms: self.duration_ms.clone(),
                 num_turns: self.num_turns.clone(),
             },
-            counts: self.counts.clone(),
+            counts: self.ledger.counts().clone(),
             exit_code: None,
         }
     }
@@ -879,78 +871,31 @@ fn tool_raw(tool_use: Value, tool_result: Value, tool_use_result: Option<Value>)
 
 impl Normalizer for ClaudeNormalizer {
     fn push_line(&mut self, line: &[u8], out: &mut Vec<Event>) {
-        if self.finished {
+        let Some(line) = self.ledger.begin_line(line) else {
             return;
-        }
-        self.line += 1;
-        let line = strip_cr(line);
-        if is_blank(line) {
-            self.disposition = Disposition::Blank;
-            return;
-        }
-        self.line_emitted = false;
-        self.line_deferred = false;
-        self.line_rule = "S3";
+        };
         // The fast path: a borrowed view, which exists exactly when the line parses into a
         // `Value` (S2). Other lines (not UTF-8, not an object) take the `Value` path.
         let fast = std::str::from_utf8(line)
             .ok()
             .filter(|t| t.trim_start().starts_with('{'));
-        let done = match fast {
-            Some(text) => match wire::parse(text) {
-                Some(parts) => {
-                    self.on_parts(parts, text, None, out);
-                    true
-                }
-                None => false,
-            },
-            None => false,
-        };
-        if !done {
-            match serde_json::from_slice::<Value>(line) {
+        let parts = fast.and_then(|text| Some((text, wire::parse(text)?)));
+        match parts {
+            Some((text, parts)) => self.on_parts(parts, text, None, out),
+            None => match serde_json::from_slice::<Value>(line) {
                 Ok(value) => self.on_value(value, out),
-                Err(_) => {
-                    let text = String::from_utf8_lossy(line);
-                    let body = EventBody::Warning {
-                        message: truncate_chars(&text, MAX_TEXT).to_string(),
-                        source: WarningSource::NonJson,
-                    };
-                    self.emit_here(out, body, &None);
-                }
-            }
+                Err(_) => self.ledger.non_json(line, out),
+            },
         }
-        self.disposition = if self.line_emitted {
-            Disposition::Emitted
-        } else if self.line_deferred {
-            Disposition::Deferred
-        } else if self.line_rule == "C7" {
-            Disposition::Outcome
-        } else {
-            Disposition::Consumed(self.line_rule)
-        };
+        self.ledger.end_line();
     }
 
     fn push_stderr(&mut self, line: &[u8], out: &mut Vec<Event>) {
-        if self.finished {
-            return;
-        }
-        self.stderr_line += 1;
-        let line = strip_cr(line);
-        if is_blank(line) {
-            return;
-        }
-        let mut event = Event::new(EventBody::Warning {
-            message: String::from_utf8_lossy(line).into_owned(),
-            source: WarningSource::Stderr,
-        })
-        .at_line(self.stderr_line);
-        event.stream = Some(Stream::Stderr);
-        self.emit(out, event);
+        self.ledger.push_stderr(line, out);
     }
 
     fn finish(&mut self, out: &mut Vec<Event>) -> Outcome {
-        if !self.finished {
-            self.finished = true;
+        if self.ledger.finish() {
             self.flush_all(out);
             while let Some((_, tool_use)) = self.uses.pop_first() {
                 let body = EventBody::Unknown {
@@ -974,7 +919,7 @@ impl Normalizer for ClaudeNormalizer {
     }
 
     fn last_disposition(&self) -> Disposition {
-        self.disposition
+        self.ledger.disposition()
     }
 
     fn session_id(&self) -> Option<&str> {

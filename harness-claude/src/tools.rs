@@ -3,6 +3,7 @@
 use harness_codex_shell::{Classified, ParsedCommand};
 use harness_core::json::Loose;
 use harness_core::paths::resolve;
+use harness_core::reclassify::{ShellPart, shell_events};
 use harness_core::{EventBody, LineRange, ToolRef, ToolStatus};
 
 use crate::wire::InputView;
@@ -175,42 +176,28 @@ fn bash_events(
     tool: &ToolRef,
     cx: &Context<'_>,
 ) -> Vec<EventBody> {
-    let resolve_opt = |p: Option<String>| p.map(|p| resolve(&p, cx.cwd));
-    let part_event = |Classified { parsed, event_path }| match parsed {
-        ParsedCommand::Read { path, .. } => Some(EventBody::Read {
-            path: resolve(&path, cx.cwd),
-            range: None,
-            command: Some(command.to_string()),
-            status: status.clone(),
-            tool: tool.clone(),
-        }),
-        ParsedCommand::Search { query, .. } => Some(EventBody::Search {
-            query,
-            path: resolve_opt(event_path),
-            command: Some(command.to_string()),
-            status: status.clone(),
-            tool: tool.clone(),
-        }),
-        ParsedCommand::ListFiles { .. } => Some(EventBody::List {
-            path: resolve_opt(event_path),
-            command: Some(command.to_string()),
-            status: status.clone(),
-            tool: tool.clone(),
-        }),
-        ParsedCommand::Unknown { .. } => None,
-    };
-    let parts = harness_codex_shell::classify_script(command);
-    match parts
+    let parts = harness_codex_shell::classify_script(command)
         .into_iter()
-        .map(part_event)
-        .collect::<Option<Vec<_>>>()
-    {
-        Some(events) if !events.is_empty() => events,
-        _ => vec![EventBody::Command {
+        .map(shell_part);
+    shell_events(command, parts, cx.cwd, status, tool).unwrap_or_else(|| {
+        vec![EventBody::Command {
             command: command.to_string(),
             exit_code: None,
             status: status.clone(),
             tool: tool.clone(),
-        }],
+        }]
+    })
+}
+
+/// A classified part as a file operation, with the path C15 puts on its event.
+fn shell_part(Classified { parsed, event_path }: Classified) -> Option<ShellPart> {
+    match parsed {
+        ParsedCommand::Read { path, .. } => Some(ShellPart::Read { path }),
+        ParsedCommand::Search { query, .. } => Some(ShellPart::Search {
+            query,
+            path: event_path,
+        }),
+        ParsedCommand::ListFiles { .. } => Some(ShellPart::List { path: event_path }),
+        ParsedCommand::Unknown { .. } => None,
     }
 }

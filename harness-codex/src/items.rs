@@ -4,6 +4,7 @@ use std::path::Path;
 
 use harness_codex_shell::{Classified, ParsedCommand};
 use harness_core::paths::resolve;
+use harness_core::reclassify::{ShellPart, shell_events};
 use harness_core::{EventBody, PlanItem, ToolRef, ToolStatus, UnknownReason, WarningSource};
 use serde_json::Value;
 
@@ -149,35 +150,23 @@ fn reclassified(
     tool: &ToolRef,
     cwd: Option<&str>,
 ) -> Option<Vec<EventBody>> {
-    let path = |p: Option<String>| p.map(|p| resolve(&p, cwd));
-    let part = |Classified { parsed, event_path }| match parsed {
-        ParsedCommand::Read { path: file, .. } => Some(EventBody::Read {
-            path: resolve(event_path.as_deref().unwrap_or(&file), cwd),
-            range: None,
-            command: Some(command.to_string()),
-            status: status.clone(),
-            tool: tool.clone(),
-        }),
-        ParsedCommand::Search { query, .. } => Some(EventBody::Search {
-            query,
-            path: path(event_path),
-            command: Some(command.to_string()),
-            status: status.clone(),
-            tool: tool.clone(),
-        }),
-        ParsedCommand::ListFiles { .. } => Some(EventBody::List {
-            path: path(event_path),
-            command: Some(command.to_string()),
-            status: status.clone(),
-            tool: tool.clone(),
-        }),
-        ParsedCommand::Unknown { .. } => None,
-    };
-    let events = harness_codex_shell::classify(argv)
+    let parts = harness_codex_shell::classify(argv)
         .into_iter()
-        .map(part)
-        .collect::<Option<Vec<_>>>()?;
-    (!events.is_empty()).then_some(events)
+        .map(shell_part);
+    shell_events(command, parts, cwd, status, tool)
+}
+
+/// A classified part as a file operation, with the path C15 puts on its event.
+fn shell_part(Classified { parsed, event_path }: Classified) -> Option<ShellPart> {
+    match parsed {
+        ParsedCommand::Read { path, .. } => Some(ShellPart::Read { path }),
+        ParsedCommand::Search { query, .. } => Some(ShellPart::Search {
+            query,
+            path: event_path,
+        }),
+        ParsedCommand::ListFiles { .. } => Some(ShellPart::List { path: event_path }),
+        ParsedCommand::Unknown { .. } => None,
+    }
 }
 
 /// X6: one `write` per change, each entry without a non-empty string `path` a

@@ -2,17 +2,13 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use harness_core::text::{is_blank, strip_cr, truncate_chars};
 use harness_core::{
-    Disposition, Event, EventBody, Kind, Metrics, Normalizer, NormalizerConfig, Outcome,
-    PendingToolUse, PlanItem, Status, Stream, ToolRef, UnknownReason, WarningSource,
+    Disposition, Event, EventBody, Ledger, Metrics, Normalizer, NormalizerConfig, Outcome,
+    PendingToolUse, PlanItem, Status, ToolRef, UnknownReason, WarningSource,
 };
 use serde_json::{Number, Value};
 
 use crate::items::{completed, item_id, plan_items};
-
-/// The most characters of a non-JSON line a warning carries (S2).
-const MAX_TEXT: usize = 1_000;
 
 /// An item started or updated but not completed yet (X2).
 #[derive(Debug)]
@@ -63,9 +59,8 @@ impl Usage {
 #[derive(Debug, Default)]
 pub struct CodexNormalizer {
     config: NormalizerConfig,
-    line: u64,
-    stderr_line: u64,
-    finished: bool,
+    /// Line numbers, counts and dispositions.
+    ledger: Ledger,
     session_id: Option<String>,
 
     /// Open items, by the order of their latest start (X8).
@@ -75,13 +70,6 @@ pub struct CodexNormalizer {
     next_seq: u64,
     /// The last plan emitted for each `todo_list` id (X5).
     plans: HashMap<String, Vec<PlanItem>>,
-
-    counts: BTreeMap<Kind, u64>,
-    /// The fate of the current line (see [`Disposition`]).
-    disposition: Disposition,
-    line_emitted: bool,
-    line_deferred: bool,
-    line_rule: &'static str,
 
     terminals: u64,
     any_completed: bool,
@@ -102,14 +90,11 @@ impl CodexNormalizer {
     }
 
     fn emit(&mut self, out: &mut Vec<Event>, event: Event) {
-        *self.counts.entry(event.kind()).or_insert(0) += 1;
-        out.push(event);
+        self.ledger.emit(out, event);
     }
 
     fn emit_here(&mut self, out: &mut Vec<Event>, body: EventBody) {
-        self.line_emitted = true;
-        let event = Event::new(body).at_line(self.line);
-        self.emit(out, event);
+        self.ledger.emit_here(out, body, None);
     }
 
     fn unknown_here(&mut self, out: &mut Vec<Event>, reason: UnknownReason, raw: Value) {
@@ -127,11 +112,10 @@ impl CodexNormalizer {
             self.unknown_here(out, UnknownReason::NotAnEvent, value);
             return;
         };
-        self.line_rule = match kind {
+        self.ledger.consumed_by(match kind {
             "thread.started" | "turn.started" => "X1",
-            "turn.completed" => "O3",
             _ => "X2",
-        };
+        });
         match kind {
             "thread.started" => {
                 if self.session_id.is_none() {
@@ -178,6 +162,7 @@ impl CodexNormalizer {
 
     /// A `turn.completed` or `turn.failed` line (X7, O1, O3).
     fn terminal(&mut self) {
+        self.ledger.terminal();
         self.terminals += 1;
         self.final_output = self.answer.take();
     }
@@ -206,11 +191,11 @@ impl CodexNormalizer {
                 }
             }
             Phase::Completed => {
-                self.line_rule = match kind {
+                self.ledger.consumed_by(match kind {
                     "agent_message" | "reasoning" => "X3",
                     "todo_list" => "X5",
                     _ => "X6",
-                };
+                });
                 if let Some(seq) = id.and_then(|id| self.open_by_id.remove(id)) {
                     self.open.remove(&seq);
                 }
@@ -231,7 +216,7 @@ impl CodexNormalizer {
     /// `item.started` makes the item the latest started; `item.updated` replaces the record in
     /// place, or records it last when it was not open (X2).
     fn record(&mut self, id: &str, item: &Value, phase: Phase) {
-        self.line_deferred = true;
+        self.ledger.defer();
         let record = OpenItem {
             id: id.to_string(),
             item: item.clone(),
@@ -289,7 +274,7 @@ impl CodexNormalizer {
                 duration_ms: None,
                 num_turns: (self.terminals > 0).then(|| Number::from(self.terminals)),
             },
-            counts: self.counts.clone(),
+            counts: self.ledger.counts().clone(),
             exit_code: None,
         }
     }
@@ -305,61 +290,22 @@ enum Phase {
 
 impl Normalizer for CodexNormalizer {
     fn push_line(&mut self, line: &[u8], out: &mut Vec<Event>) {
-        if self.finished {
+        let Some(line) = self.ledger.begin_line(line) else {
             return;
-        }
-        self.line += 1;
-        let line = strip_cr(line);
-        if is_blank(line) {
-            self.disposition = Disposition::Blank;
-            return;
-        }
-        self.line_emitted = false;
-        self.line_deferred = false;
-        self.line_rule = "S3";
+        };
         match serde_json::from_slice::<Value>(line) {
             Ok(value) => self.on_value(value, out),
-            Err(_) => {
-                let text = String::from_utf8_lossy(line);
-                let body = EventBody::Warning {
-                    message: truncate_chars(&text, MAX_TEXT).to_string(),
-                    source: WarningSource::NonJson,
-                };
-                self.emit_here(out, body);
-            }
+            Err(_) => self.ledger.non_json(line, out),
         }
-        self.disposition = if self.line_emitted {
-            Disposition::Emitted
-        } else if self.line_deferred {
-            Disposition::Deferred
-        } else if self.line_rule == "O3" {
-            Disposition::Outcome
-        } else {
-            Disposition::Consumed(self.line_rule)
-        };
+        self.ledger.end_line();
     }
 
     fn push_stderr(&mut self, line: &[u8], out: &mut Vec<Event>) {
-        if self.finished {
-            return;
-        }
-        self.stderr_line += 1;
-        let line = strip_cr(line);
-        if is_blank(line) {
-            return;
-        }
-        let mut event = Event::new(EventBody::Warning {
-            message: String::from_utf8_lossy(line).into_owned(),
-            source: WarningSource::Stderr,
-        })
-        .at_line(self.stderr_line);
-        event.stream = Some(Stream::Stderr);
-        self.emit(out, event);
+        self.ledger.push_stderr(line, out);
     }
 
     fn finish(&mut self, out: &mut Vec<Event>) -> Outcome {
-        if !self.finished {
-            self.finished = true;
+        if self.ledger.finish() {
             self.open_by_id.clear();
             while let Some((_, open)) = self.open.pop_first() {
                 let kind = open.kind().to_string();
@@ -386,7 +332,7 @@ impl Normalizer for CodexNormalizer {
     }
 
     fn last_disposition(&self) -> Disposition {
-        self.disposition
+        self.ledger.disposition()
     }
 
     fn session_id(&self) -> Option<&str> {

@@ -30,11 +30,13 @@ mod error;
 mod event;
 mod harness;
 pub mod json;
+mod ledger;
 mod lines;
 mod outcome;
 pub mod paths;
 #[cfg(feature = "process")]
 pub mod process;
+pub mod reclassify;
 #[cfg(feature = "testkit")]
 pub mod testkit;
 pub mod text;
@@ -48,5 +50,6 @@ pub use harness::{
     Capabilities, Disposition, Harness, Normalizer, NormalizerConfig, OrchestrationSource,
     PendingToolUse, Registry, RunItem, RunRequest, RunStream, StopSignal,
 };
+pub use ledger::{Ledger, MAX_WARNING_TEXT};
 pub use lines::LineSplitter;
 pub use outcome::{Metrics, Outcome, OutcomeLine, Status, add_numbers};
