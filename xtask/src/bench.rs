@@ -151,18 +151,31 @@ pub fn corpus(force: bool) -> Result<()> {
     Ok(())
 }
 
-/// Size, line count and longest line of a corpus file.
+/// Size, line count and longest line of a corpus file, read in blocks: the xtask process must
+/// stay small, since a child's peak RSS on Linux includes its parent's size when it is spawned.
 fn shape(path: &Path) -> Result<(u64, u64, u64)> {
-    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-    let mut lines = 0u64;
-    let mut longest = 0u64;
-    for line in bytes.split(|&b| b == b'\n') {
-        if !line.is_empty() {
-            lines += 1;
+    use std::io::Read;
+    let mut file = File::open(path).with_context(|| format!("reading {}", path.display()))?;
+    let mut block = vec![0u8; 1 << 20];
+    let (mut size, mut lines, mut longest, mut current) = (0u64, 0u64, 0u64, 0u64);
+    loop {
+        let n = file.read(&mut block)?;
+        if n == 0 {
+            break;
         }
-        longest = longest.max(line.len() as u64);
+        size += n as u64;
+        for &b in &block[..n] {
+            if b == b'\n' {
+                lines += u64::from(current > 0);
+                longest = longest.max(current);
+                current = 0;
+            } else {
+                current += 1;
+            }
+        }
     }
-    Ok((bytes.len() as u64, lines, longest))
+    lines += u64::from(current > 0);
+    Ok((size, lines, longest.max(current)))
 }
 
 /// The mean time of one criterion benchmark, in seconds.
@@ -180,7 +193,8 @@ fn criterion_mean(group: &str, function: &str) -> Result<f64> {
     Ok(ns / 1e9)
 }
 
-/// Runs `harness normalize FILE > /dev/null` and returns its peak RSS in bytes.
+/// Runs `harness normalize FILE > /dev/null` and returns its peak RSS in bytes (`ru_maxrss`,
+/// an upper bound: it also counts this process's resident size when the child was spawned).
 #[allow(unsafe_code)] // wait4 is the only way to read a child's resource usage.
 fn peak_rss(harness: &Path, file: &Path) -> Result<u64> {
     let child = Command::new(harness)
