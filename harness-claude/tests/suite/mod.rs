@@ -4,6 +4,7 @@
 //! the SPEC gives, and, where it matters, the outcome. [`run_with`] also checks, for every
 //! stream, that the outcome's `counts` equal the events emitted (O1).
 
+mod alloc;
 mod bash;
 mod kit;
 mod lines;
