@@ -1,5 +1,6 @@
 mod classify;
 mod format;
+mod library;
 mod normalize;
 mod run;
 mod schema;

@@ -1,9 +1,9 @@
-//! `harness run` against a fake `claude`: a shell script written into a temporary folder that
-//! replays a recorded stream, records its argv and stdin, writes to stderr, exits non-zero or
-//! hangs on request. No test runs the real `claude` or touches the network.
+//! `harness run` against the fake `claude` kept in `fixtures/fake-agent/` (its header lists the
+//! environment variables it obeys): it replays a recorded stream, records its argv and stdin,
+//! writes to stderr, exits non-zero, hangs or dies mid-line on request. No test runs the real
+//! `claude` or touches the network.
 
 use std::io::{BufRead, BufReader, Write};
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::mpsc;
@@ -13,46 +13,8 @@ use serde_json::Value;
 
 use super::harness;
 
-/// The fake agent. Environment: FAKE_ARGV / FAKE_STDIN (files to record argv and stdin in),
-/// FAKE_STREAM (a file replayed to stdout), FAKE_GO (after the first line, wait until this
-/// file exists), FAKE_STDERR (text for stderr), FAKE_STDERR_FILE (a file copied to stderr
-/// while stdout is written), FAKE_PIDS (file for the pids of the script and
-/// of a grandchild `sleep` it then hangs on), FAKE_PARTIAL (text printed without a newline
-/// before the fake kills itself), FAKE_FOREVER (file for the script's pid; it then prints
-/// lines forever), FAKE_EXIT (exit status).
-const FAKE: &str = r#"#!/bin/sh
-if [ -n "$FAKE_ARGV" ]; then for a in "$@"; do printf '%s\n' "$a"; done > "$FAKE_ARGV"; fi
-if [ -n "$FAKE_STDIN" ]; then cat > "$FAKE_STDIN"; else cat > /dev/null; fi
-if [ -n "$FAKE_STDERR" ]; then printf '%s\n' "$FAKE_STDERR" >&2; fi
-if [ -n "$FAKE_STDERR_FILE" ]; then cat "$FAKE_STDERR_FILE" >&2 & fi
-if [ -n "$FAKE_GO" ]; then
-    first=1
-    while IFS= read -r line || [ -n "$line" ]; do
-        printf '%s\n' "$line"
-        if [ -n "$first" ]; then
-            first=
-            while [ ! -e "$FAKE_GO" ]; do sleep 0.02; done
-        fi
-    done < "$FAKE_STREAM"
-elif [ -n "$FAKE_STREAM" ]; then
-    cat "$FAKE_STREAM"
-fi
-wait
-if [ -n "$FAKE_PIDS" ]; then
-    sleep 1000 &
-    printf '%s\n%s\n' $$ $! > "$FAKE_PIDS.tmp"
-    mv "$FAKE_PIDS.tmp" "$FAKE_PIDS"
-    wait
-fi
-if [ -n "$FAKE_FOREVER" ]; then
-    echo $$ > "$FAKE_FOREVER.tmp"; mv "$FAKE_FOREVER.tmp" "$FAKE_FOREVER"
-    while :; do echo '{"type":"mystery"}'; done
-fi
-if [ -n "$FAKE_PARTIAL" ]; then printf '%s' "$FAKE_PARTIAL"; kill -9 $$; fi
-exit "${FAKE_EXIT:-0}"
-"#;
-
-/// A temporary folder holding the fake agent, removed on drop.
+/// The fake agent, and a temporary folder (its working directory and the files it records),
+/// removed on drop.
 struct Fake {
     dir: PathBuf,
 }
@@ -62,14 +24,11 @@ impl Fake {
         let dir = std::env::temp_dir().join(format!("harness-run-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
-        let agent = dir.join("claude");
-        std::fs::write(&agent, FAKE).unwrap();
-        std::fs::set_permissions(&agent, std::fs::Permissions::from_mode(0o755)).unwrap();
         Fake { dir }
     }
 
     fn agent(&self) -> PathBuf {
-        self.dir.join("claude")
+        fake_claude()
     }
 
     fn path(&self, name: &str) -> PathBuf {
@@ -104,6 +63,11 @@ impl Drop for Fake {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.dir);
     }
+}
+
+/// The fake `claude` script in `fixtures/fake-agent/`.
+pub fn fake_claude() -> PathBuf {
+    fixtures::root().join("fake-agent").join("claude")
 }
 
 /// Runs `cmd` to completion, failing (not hanging) when it takes more than a minute.
@@ -615,4 +579,25 @@ fn human_format_prints_readable_lines_and_a_summary_with_the_exit_code() {
         lines[1]
     );
     assert!(!text.contains('\x1b'));
+}
+
+#[test]
+fn a_stream_replayed_line_by_line_with_delays_gives_its_expected_events() {
+    let fake = Fake::new("delay");
+    let fixture = fixtures::streams("claude")
+        .unwrap()
+        .into_iter()
+        .find(|f| f.name.ends_with("c_read"))
+        .unwrap();
+    let output = fake.run(
+        &["hello"],
+        &[
+            ("FAKE_STREAM", &fixture.stream),
+            ("FAKE_DELAY", Path::new("0.01")),
+        ],
+    );
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let expected = std::fs::read_to_string(&fixture.expected).unwrap();
+    let actual = String::from_utf8(output.stdout).unwrap();
+    fixtures::compare(&expected, &actual).unwrap();
 }
