@@ -1,4 +1,4 @@
-//! `cargo xtask fuzz TARGET [--time SECS]`: runs a cargo-fuzz (libFuzzer) target from `fuzz/`,
+//! `cargo xtask fuzz TARGET [--time SECS] [-- LIBFUZZER_ARGS...]`: runs a cargo-fuzz (libFuzzer) target from `fuzz/`,
 //! seeded from `fixtures/`, and prints its figures (executions, coverage, crashes).
 //!
 //! Targets: `claude_normalizer` (bytes → lines → the Claude normalizer, then `finish`) and
@@ -78,13 +78,17 @@ fn jsonl_streams(dir: &Path) -> Result<Vec<PathBuf>> {
     Ok(paths)
 }
 
-/// Parses `cargo xtask fuzz` arguments: `TARGET [--time SECS]`.
+/// Parses `cargo xtask fuzz` arguments: `TARGET [--time SECS] [-- LIBFUZZER_ARGS...]`.
 pub fn fuzz(args: &[String]) -> Result<()> {
     let mut target = None;
     let mut secs: u64 = 600;
     let mut rest = args.iter();
+    let mut extra: Vec<String> = Vec::new();
     while let Some(arg) = rest.next() {
         match arg.as_str() {
+            "--" => {
+                extra.extend(rest.by_ref().cloned());
+            }
             "--time" => {
                 secs = rest
                     .next()
@@ -98,14 +102,14 @@ pub fn fuzz(args: &[String]) -> Result<()> {
     }
     let Some(target) = target else {
         bail!(
-            "usage: cargo xtask fuzz <{}> [--time SECS]",
+            "usage: cargo xtask fuzz <{}> [--time SECS] [-- LIBFUZZER_ARGS...]",
             TARGETS.join(" | ")
         );
     };
-    run(&target, secs)
+    run(&target, secs, &extra)
 }
 
-fn run(target: &str, secs: u64) -> Result<()> {
+fn run(target: &str, secs: u64, extra: &[String]) -> Result<()> {
     let seeds = seeds(target)?;
     let fuzz_dir = root().join("fuzz");
     let corpus = fuzz_dir.join("corpus").join(target);
@@ -120,6 +124,7 @@ fn run(target: &str, secs: u64) -> Result<()> {
         .arg(format!("-max_total_time={secs}"))
         .arg("-rss_limit_mb=4096")
         .arg("-print_final_stats=1")
+        .args(extra)
         .stderr(Stdio::piped())
         .spawn()
         .context("running cargo fuzz (install it with `cargo install cargo-fuzz`)")?;
