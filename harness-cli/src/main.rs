@@ -61,6 +61,7 @@ enum Command {
     #[command(after_help = "Examples:\n  \
         harness run 'Fix the failing test'\n  \
         harness run --cwd ~/project --timeout 600 --arg --max-turns --arg 5 'Add a README'\n  \
+        harness run --backend codex --cwd ~/project --permission-mode workspace-write 'Add a README'\n  \
         echo 'Summarize the repo' | harness run -\n  \
         harness run -- '--a prompt that starts with a dash'")]
     Run {
@@ -73,13 +74,15 @@ enum Command {
         /// The model to ask for.
         #[arg(long, value_name = "MODEL")]
         model: Option<String>,
-        /// The permission mode to ask for (Claude Code's `--permission-mode`).
+        /// The permission mode to ask for: Claude Code's `--permission-mode`; for Codex, its
+        /// `--sandbox` (Claude's `plan`, `acceptEdits`, `bypassPermissions` are translated).
         #[arg(long, value_name = "MODE")]
         permission_mode: Option<String>,
         /// Stop the agent (its whole process group) after this many seconds.
         #[arg(long, value_name = "SECS", value_parser = parse_timeout)]
         timeout: Option<Duration>,
-        /// The agent's binary [default: the backend's, e.g. $CLAUDE_BIN or `claude` on PATH].
+        /// The agent's binary [default: the backend's: $CLAUDE_BIN or `claude` on PATH,
+        /// $CODEX_BIN or `codex` on PATH].
         #[arg(long, value_name = "PATH")]
         binary: Option<PathBuf>,
         /// An extra argument for the agent's command line (repeatable).

@@ -3,6 +3,7 @@ mod format;
 mod library;
 mod normalize;
 mod run;
+mod run_codex;
 mod schema;
 
 use std::process::{Command, Output, Stdio};

@@ -1,0 +1,391 @@
+//! `harness run --backend codex` against a fake `codex`: a shell script written into a
+//! temporary folder that records its argv and stdin, replays a recorded stream and its stderr,
+//! exits as the recording did, or hangs on request. No test runs the real `codex`.
+//!
+//! The recordings' expected files assume the project lived at `/home/dev2/project`, and the
+//! driver will not start an agent in a missing directory. So the golden replay runs the fake in
+//! `TMP/root/home/dev2/project` and strips `TMP/root` from what `harness` prints: relative
+//! paths resolve against the same directory names, `..` included, and nothing else changes.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::harness;
+
+/// The fake agent. Environment: FAKE_ARGV / FAKE_STDIN (files to record argv and stdin in),
+/// FAKE_STREAM (replayed to stdout), FAKE_STDERR_FILE (then copied to stderr), FAKE_PIDS (file
+/// for the pids of the script and of a grandchild `sleep` it then hangs on), FAKE_EXIT (exit
+/// status; a negative one is the signal it kills itself with, as a recording's `-15` means
+/// SIGTERM).
+const FAKE: &str = r#"#!/bin/sh
+if [ -n "$FAKE_ARGV" ]; then for a in "$@"; do printf '%s\n' "$a"; done > "$FAKE_ARGV"; fi
+if [ -n "$FAKE_STDIN" ]; then cat > "$FAKE_STDIN"; else cat > /dev/null; fi
+if [ -n "$FAKE_STREAM" ]; then cat "$FAKE_STREAM"; fi
+if [ -n "$FAKE_STDERR_FILE" ]; then cat "$FAKE_STDERR_FILE" >&2; fi
+if [ -n "$FAKE_PIDS" ]; then
+    sleep 1000 &
+    printf '%s\n%s\n' $$ $! > "$FAKE_PIDS.tmp"
+    mv "$FAKE_PIDS.tmp" "$FAKE_PIDS"
+    wait
+fi
+case "${FAKE_EXIT:-0}" in -*) kill "$FAKE_EXIT" $$ ;; esac
+exit "${FAKE_EXIT:-0}"
+"#;
+
+/// A few lines of a successful Codex run.
+const SMALL: &str = concat!(
+    r#"{"type":"thread.started","thread_id":"th-1"}"#,
+    "\n",
+    r#"{"type":"turn.started"}"#,
+    "\n",
+    r#"{"type":"item.completed","item":{"id":"item_0","type":"agent_message","text":"hi"}}"#,
+    "\n",
+    r#"{"type":"turn.completed","usage":{"input_tokens":5,"cached_input_tokens":0,"output_tokens":1,"reasoning_output_tokens":0}}"#,
+    "\n",
+);
+
+/// A run cut short: a command started, never completed, no terminal line.
+const CUT: &str = concat!(
+    r#"{"type":"thread.started","thread_id":"th-1"}"#,
+    "\n",
+    r#"{"type":"item.started","item":{"id":"item_0","type":"command_execution","command":"sleep 100","status":"in_progress"}}"#,
+    "\n",
+);
+
+/// A temporary folder holding the fake agent, removed on drop.
+struct Fake {
+    dir: PathBuf,
+}
+
+impl Fake {
+    fn new(name: &str) -> Self {
+        let dir =
+            std::env::temp_dir().join(format!("harness-run-codex-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let agent = dir.join("codex");
+        std::fs::write(&agent, FAKE).unwrap();
+        std::fs::set_permissions(&agent, std::fs::Permissions::from_mode(0o755)).unwrap();
+        Fake { dir }
+    }
+
+    fn agent(&self) -> PathBuf {
+        self.dir.join("codex")
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.join(name)
+    }
+
+    /// `harness run --backend codex` with `args`, the fake's environment, and neither
+    /// `CODEX_BIN` nor `CLAUDE_BIN` inherited.
+    fn command(&self, args: &[&str], env: &[(&str, &Path)]) -> Command {
+        let mut cmd = harness();
+        cmd.args(["run", "--backend", "codex"])
+            .args(args)
+            .env_remove("CODEX_BIN")
+            .env_remove("CLAUDE_BIN")
+            .stdin(Stdio::null());
+        for (key, value) in env {
+            cmd.env(key, value);
+        }
+        cmd
+    }
+
+    /// `harness run --backend codex --binary FAKE --cwd DIR` with `args`.
+    fn run(&self, args: &[&str], env: &[(&str, &Path)]) -> Output {
+        let mut cmd = self.command(&[], env);
+        cmd.arg("--binary")
+            .arg(self.agent())
+            .arg("--cwd")
+            .arg(&self.dir)
+            .args(args);
+        guarded(cmd)
+    }
+}
+
+impl Drop for Fake {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Runs `cmd` to completion, failing (not hanging) when it takes more than a minute.
+fn guarded(mut cmd: Command) -> Output {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(cmd.output());
+    });
+    rx.recv_timeout(Duration::from_secs(60))
+        .expect("hang guard")
+        .unwrap()
+}
+
+fn lines(output: &Output) -> Vec<Value> {
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn kinds(events: &[Value]) -> Vec<&str> {
+    events.iter().map(|e| e["kind"].as_str().unwrap()).collect()
+}
+
+/// Waits (at most a minute) until `path` holds a complete file written by the fake.
+fn read_when_written(path: &Path) -> String {
+    for _ in 0..3000 {
+        if let Ok(text) = std::fs::read_to_string(path) {
+            return text;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    panic!("{} was never written", path.display());
+}
+
+/// Waits (at most a minute) until the process is gone: not running, not a zombie.
+fn assert_gone(pid: &str) {
+    let proc = Path::new("/proc").join(pid.trim());
+    for _ in 0..3000 {
+        if !proc.exists() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    panic!("process {pid} is still there");
+}
+
+/// An event file's lines in a canonical order: events from stdout lines, then those from
+/// stderr lines, then the end-of-input events (no `line`), each group in its own order, then
+/// the outcome. A live run reads both pipes as they come, so where stderr's warnings fall
+/// among stdout's events depends on timing; a recording's expected file has them after (S10).
+fn canonical(text: &str) -> String {
+    let mut rows: Vec<Value> = text
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let outcome = rows.pop().unwrap();
+    rows.sort_by_key(|row| match (row.get("line"), row.get("stream")) {
+        (None, _) => 2,
+        (Some(_), Some(_)) => 1,
+        (Some(_), None) => 0,
+    });
+    rows.push(outcome);
+    rows.iter().map(|r| format!("{r}\n")).collect()
+}
+
+/// The exit code a recording's `.cmd` file ends with (`{"exit_code": N, ...}`); 0 without one.
+fn recorded_exit(stream: &Path) -> i64 {
+    let Ok(text) = std::fs::read_to_string(stream.with_extension("cmd")) else {
+        return 0;
+    };
+    let last = text.lines().rev().find(|l| !l.trim().is_empty()).unwrap();
+    serde_json::from_str::<Value>(last).unwrap()["exit_code"]
+        .as_i64()
+        .unwrap()
+}
+
+#[test]
+fn every_codex_recording_run_live_prints_its_expected_events_and_exit_code() {
+    let fake = Fake::new("golden");
+    let root = fake.path("root");
+    let project = root.join("home/dev2/project");
+    std::fs::create_dir_all(&project).unwrap();
+    let root = root.display().to_string();
+    let mut checked = 0;
+    let mut failures = Vec::new();
+    for folder in ["codex", "codex-edges"] {
+        for fixture in fixtures::streams(folder).unwrap() {
+            let exit = recorded_exit(&fixture.stream);
+            let exit_text = PathBuf::from(exit.to_string());
+            let mut env = vec![
+                ("FAKE_STREAM", fixture.stream.as_path()),
+                ("FAKE_EXIT", exit_text.as_path()),
+            ];
+            if let Some(stderr) = &fixture.stderr {
+                env.push(("FAKE_STDERR_FILE", stderr));
+            }
+            let mut cmd = fake.command(&[], &env);
+            cmd.arg("--binary")
+                .arg(fake.agent())
+                .arg("--cwd")
+                .arg(&project)
+                .arg("hello");
+            let output = guarded(cmd);
+            let actual = String::from_utf8(output.stdout).unwrap().replace(&root, "");
+            let expected = std::fs::read_to_string(&fixture.expected).unwrap();
+            if let Err(problems) = fixtures::compare(&canonical(&expected), &canonical(&actual)) {
+                failures.push(format!("{}: {}", fixture.name, problems.join("; ")));
+            }
+            let outcome: Value = serde_json::from_str(actual.lines().last().unwrap()).unwrap();
+            // A negative recorded status is the signal that ended Codex: no exit code (O1).
+            let code = if exit < 0 { Value::Null } else { exit.into() };
+            assert_eq!(outcome["exit_code"], code, "{}", fixture.name);
+            let status = if outcome["status"] == "success" { 0 } else { 1 };
+            assert_eq!(output.status.code(), Some(status), "{}", fixture.name);
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 52);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn a_prompt_starting_with_dashes_reaches_stdin_and_appears_nowhere_in_argv() {
+    let fake = Fake::new("argv");
+    let (argv, stdin) = (fake.path("argv"), fake.path("stdin"));
+    let prompt = "--dangerously-bypass-approvals-and-sandbox and then\n-m other";
+    let output = fake.run(
+        &[
+            "--model",
+            "gpt-5.5",
+            "--permission-mode",
+            "workspace-write",
+            "--arg",
+            "--ephemeral",
+            "--",
+            prompt,
+        ],
+        &[("FAKE_ARGV", &argv), ("FAKE_STDIN", &stdin)],
+    );
+    assert_eq!(std::fs::read_to_string(&stdin).unwrap(), prompt);
+    let args = std::fs::read_to_string(&argv).unwrap();
+    let dir = fake.dir.display().to_string();
+    assert_eq!(
+        args.lines().collect::<Vec<_>>(),
+        [
+            "exec",
+            "--json",
+            "--skip-git-repo-check",
+            "-C",
+            &dir,
+            "-m",
+            "gpt-5.5",
+            "--sandbox",
+            "workspace-write",
+            "--ephemeral",
+            "-"
+        ]
+    );
+    assert!(!args.contains("dangerously"), "{args}");
+    // The fake printed nothing: the run is incomplete.
+    assert_eq!(output.status.code(), Some(1));
+}
+
+#[test]
+fn a_missing_codex_names_it_and_how_to_install_and_exits_127() {
+    let output = guarded({
+        let mut cmd = harness();
+        cmd.args([
+            "run",
+            "--backend",
+            "codex",
+            "--binary",
+            "/nonexistent/codex",
+            "hi",
+        ]);
+        cmd
+    });
+    assert_eq!(output.status.code(), Some(127));
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert!(err.contains("/nonexistent/codex"), "{err}");
+    assert!(err.contains("npm install -g @openai/codex"), "{err}");
+    assert!(output.stdout.is_empty());
+
+    let fake = Fake::new("missing");
+    let output = guarded(fake.command(
+        &["hi"],
+        &[("CODEX_BIN", Path::new("/nonexistent/from-env"))],
+    ));
+    assert_eq!(output.status.code(), Some(127));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("/nonexistent/from-env"));
+}
+
+#[test]
+fn codex_bin_names_the_binary_when_no_binary_is_given() {
+    let fake = Fake::new("env");
+    let stream = fake.path("stream.jsonl");
+    std::fs::write(&stream, SMALL).unwrap();
+    let mut cmd = fake.command(
+        &["hi"],
+        &[("CODEX_BIN", &fake.agent()), ("FAKE_STREAM", &stream)],
+    );
+    // Claude's variable is not Codex's.
+    cmd.env("CLAUDE_BIN", "/nonexistent/claude");
+    let output = guarded(cmd);
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let events = lines(&output);
+    assert_eq!(kinds(&events), ["agent", "outcome"]);
+    assert_eq!(events[1]["session_id"], "th-1");
+    assert_eq!(events[1]["exit_code"], 0);
+}
+
+#[test]
+fn the_agents_exit_code_is_in_the_outcome() {
+    let fake = Fake::new("exit");
+    let stream = fake.path("stream.jsonl");
+    std::fs::write(&stream, SMALL).unwrap();
+    let output = fake.run(
+        &["hi"],
+        &[("FAKE_STREAM", &stream), ("FAKE_EXIT", Path::new("3"))],
+    );
+    let events = lines(&output);
+    let outcome = events.last().unwrap();
+    assert_eq!(outcome["exit_code"], 3);
+    // The exit status of `harness` follows the outcome's status.
+    assert_eq!(outcome["status"], "success");
+    assert_eq!(output.status.code(), Some(0));
+
+    std::fs::write(&stream, CUT).unwrap();
+    let output = fake.run(
+        &["hi"],
+        &[("FAKE_STREAM", &stream), ("FAKE_EXIT", Path::new("-9"))],
+    );
+    let events = lines(&output);
+    assert_eq!(kinds(&events), ["unknown", "error", "outcome"]);
+    assert_eq!(events[0]["reason"], "unresolved_tool_use");
+    assert_eq!(events[2]["status"], "incomplete");
+    assert_eq!(events[2]["exit_code"], Value::Null);
+    assert_eq!(output.status.code(), Some(1));
+}
+
+#[test]
+fn a_timeout_kills_the_agents_process_group_and_says_so() {
+    let fake = Fake::new("timeout");
+    let stream = fake.path("stream.jsonl");
+    std::fs::write(&stream, CUT).unwrap();
+    let pids = fake.path("pids");
+    let output = fake.run(
+        &["--timeout", "1", "hi"],
+        &[("FAKE_STREAM", &stream), ("FAKE_PIDS", &pids)],
+    );
+    assert_eq!(output.status.code(), Some(1));
+    let events = lines(&output);
+    let errors: Vec<&str> = events
+        .iter()
+        .filter(|e| e["kind"] == "error")
+        .map(|e| e["message"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        errors,
+        [
+            "the run timed out after 1 second; its process group was killed",
+            "stream ended without a result"
+        ]
+    );
+    let outcome = events.last().unwrap();
+    assert_eq!(outcome["status"], "incomplete");
+    assert_eq!(outcome["exit_code"], Value::Null);
+    assert_eq!(outcome["counts"]["error"], 2);
+    assert_eq!(outcome["counts"]["unknown"], 1);
+    // The script and the `sleep` it started are both gone.
+    for pid in read_when_written(&pids).lines() {
+        assert_gone(pid);
+    }
+}
