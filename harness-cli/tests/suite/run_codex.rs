@@ -1,13 +1,13 @@
-//! `harness run --backend codex` against a fake `codex`: a shell script written into a
-//! temporary folder that records its argv and stdin, replays a recorded stream and its stderr,
-//! exits as the recording did, or hangs on request. No test runs the real `codex`.
+//! `harness run --backend codex` against the fake `codex` kept in `fixtures/fake-agent/` (its
+//! header lists the environment variables it obeys): it records its argv and stdin, replays a
+//! recorded stream and its stderr, exits as the recording did, or hangs on request. No test
+//! runs the real `codex`.
 //!
 //! The recordings' expected files assume the project lived at `/home/dev2/project`, and the
 //! driver will not start an agent in a missing directory. So the golden replay runs the fake in
 //! `TMP/root/home/dev2/project` and strips `TMP/root` from what `harness` prints: relative
 //! paths resolve against the same directory names, `..` included, and nothing else changes.
 
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::mpsc;
@@ -16,26 +16,6 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::harness;
-
-/// The fake agent. Environment: FAKE_ARGV / FAKE_STDIN (files to record argv and stdin in),
-/// FAKE_STREAM (replayed to stdout), FAKE_STDERR_FILE (then copied to stderr), FAKE_PIDS (file
-/// for the pids of the script and of a grandchild `sleep` it then hangs on), FAKE_EXIT (exit
-/// status; a negative one is the signal it kills itself with, as a recording's `-15` means
-/// SIGTERM).
-const FAKE: &str = r#"#!/bin/sh
-if [ -n "$FAKE_ARGV" ]; then for a in "$@"; do printf '%s\n' "$a"; done > "$FAKE_ARGV"; fi
-if [ -n "$FAKE_STDIN" ]; then cat > "$FAKE_STDIN"; else cat > /dev/null; fi
-if [ -n "$FAKE_STREAM" ]; then cat "$FAKE_STREAM"; fi
-if [ -n "$FAKE_STDERR_FILE" ]; then cat "$FAKE_STDERR_FILE" >&2; fi
-if [ -n "$FAKE_PIDS" ]; then
-    sleep 1000 &
-    printf '%s\n%s\n' $$ $! > "$FAKE_PIDS.tmp"
-    mv "$FAKE_PIDS.tmp" "$FAKE_PIDS"
-    wait
-fi
-case "${FAKE_EXIT:-0}" in -*) kill "$FAKE_EXIT" $$ ;; esac
-exit "${FAKE_EXIT:-0}"
-"#;
 
 /// A few lines of a successful Codex run.
 const SMALL: &str = concat!(
@@ -57,7 +37,7 @@ const CUT: &str = concat!(
     "\n",
 );
 
-/// A temporary folder holding the fake agent, removed on drop.
+/// A temporary folder for what the fake records, removed on drop; the run's directory.
 struct Fake {
     dir: PathBuf,
 }
@@ -68,14 +48,13 @@ impl Fake {
             std::env::temp_dir().join(format!("harness-run-codex-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
-        let agent = dir.join("codex");
-        std::fs::write(&agent, FAKE).unwrap();
-        std::fs::set_permissions(&agent, std::fs::Permissions::from_mode(0o755)).unwrap();
         Fake { dir }
     }
 
+    /// The fake `codex` script in `fixtures/fake-agent/` (its header lists the environment
+    /// variables it obeys).
     fn agent(&self) -> PathBuf {
-        self.dir.join("codex")
+        fixtures::root().join("fake-agent").join("codex")
     }
 
     fn path(&self, name: &str) -> PathBuf {

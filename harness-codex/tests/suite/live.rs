@@ -1,4 +1,4 @@
-//! Live runs against a fake `codex`: a shell script written into a temporary folder that
+//! Live runs against the fake `codex` kept in `fixtures/fake-agent/`: a shell script that
 //! records its argv, working directory and stdin, replays a recorded stream to stdout and its
 //! recorded stderr, then exits as the recording did. No test runs the real `codex`.
 //!
@@ -10,7 +10,6 @@
 //! directory.
 
 use std::collections::BTreeMap;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -24,21 +23,13 @@ use serde_json::{Value, json};
 
 use super::{CWD, completed, turn_completed};
 
-/// The fake agent. Environment: FAKE_ARGV / FAKE_PWD / FAKE_STDIN (files to record argv, the
-/// working directory and stdin in), FAKE_STREAM (replayed to stdout), FAKE_STDERR_FILE (then
-/// copied to stderr), FAKE_EXIT (exit status; a negative one is the signal it kills itself
-/// with, as a recording's `-15` means SIGTERM).
-const FAKE: &str = r#"#!/bin/sh
-if [ -n "$FAKE_ARGV" ]; then for a in "$@"; do printf '%s\n' "$a"; done > "$FAKE_ARGV"; fi
-if [ -n "$FAKE_PWD" ]; then pwd > "$FAKE_PWD"; fi
-if [ -n "$FAKE_STDIN" ]; then cat > "$FAKE_STDIN"; else cat > /dev/null; fi
-if [ -n "$FAKE_STREAM" ]; then cat "$FAKE_STREAM"; fi
-if [ -n "$FAKE_STDERR_FILE" ]; then cat "$FAKE_STDERR_FILE" >&2; fi
-case "${FAKE_EXIT:-0}" in -*) kill "$FAKE_EXIT" $$ ;; esac
-exit "${FAKE_EXIT:-0}"
-"#;
+/// The fake `codex` script in `fixtures/fake-agent/` (its header lists the environment
+/// variables it obeys).
+fn agent() -> PathBuf {
+    fixtures::root().join("fake-agent").join("codex")
+}
 
-/// A temporary folder holding the fake agent, removed on drop.
+/// A temporary folder for what the fake records, removed on drop; the run's directory.
 struct Fake {
     dir: PathBuf,
 }
@@ -49,9 +40,6 @@ impl Fake {
             std::env::temp_dir().join(format!("harness-codex-live-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
-        let agent = dir.join("codex");
-        std::fs::write(&agent, FAKE).unwrap();
-        std::fs::set_permissions(&agent, std::fs::Permissions::from_mode(0o755)).unwrap();
         Fake { dir }
     }
 
@@ -64,7 +52,7 @@ impl Fake {
         RunRequest {
             prompt: prompt.into(),
             cwd: Some(self.dir.clone()),
-            binary: Some(self.path("codex")),
+            binary: Some(agent()),
             env: env
                 .iter()
                 .map(|(k, v)| (k.to_string(), v.display().to_string()))
