@@ -9,6 +9,8 @@
 //!   and `small.jsonl` (at least 200,000 short `--include-partial-messages` lines).
 //! - `cargo xtask bench`: the corpora, the criterion benches, the peak RSS of the release binary,
 //!   and a table of every figure with its target.
+//! - `cargo xtask record [--check] [--claude PATH] [SCENARIO...]`: re-records the Claude Code
+//!   corpus from the real binary against a scripted API stand-in, or reports drift (`record`).
 //! - `cargo xtask fuzz TARGET [--time SECS]`: a cargo-fuzz target (`claude_normalizer`,
 //!   `classifier`) seeded from `fixtures/`, for SECS seconds (default 600); needs `cargo-fuzz`.
 //! - `cargo xtask stress [--scale F]`: hostile sizes through the release `harness` binary (a
@@ -17,6 +19,7 @@
 
 mod bench;
 mod fuzz;
+mod record;
 mod stress;
 
 use std::path::{Path, PathBuf};
@@ -31,11 +34,12 @@ fn main() -> ExitCode {
         Some("conformance") => conformance(args.get(1).map(PathBuf::from)),
         Some("corpus") => bench::corpus(args.get(1).is_some_and(|a| a == "--force")),
         Some("bench") => bench::bench(),
+        Some("record") => record::record(&args[1..]),
         Some("fuzz") => fuzz::fuzz(&args[1..]),
         Some("stress") => stress::stress(&args[1..]),
         _ => {
             eprintln!(
-                "usage: cargo xtask <ci | conformance [DIR] | corpus [--force] | bench | fuzz TARGET [--time SECS] | stress [--scale F]>"
+                "usage: cargo xtask <ci | conformance [DIR] | corpus [--force] | bench | record [--check] [--claude PATH] [SCENARIO...] | fuzz TARGET [--time SECS] | stress [--scale F]>"
             );
             return ExitCode::from(2);
         }
