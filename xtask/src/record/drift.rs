@@ -1,7 +1,7 @@
 //! Drift between two recordings of the same scenario: pure functions, no I/O.
 //!
 //! Two views are compared. The *shape* of the raw stream: its top-level `type`s, `system`
-//! subtypes, content block types, tool names and the shape of each tool's `tool_use_result`
+//! subtypes, content block types, tool names, Codex item types and the shape of each tool's `tool_use_result`
 //! (keys and JSON types, two levels deep); anything new or vanished is drift. And the
 //! *normalized events* (the `harness-claude` normalizer's events and outcome), compared field
 //! by field with [`fixtures::compare`] after volatile values are neutralized:
@@ -127,9 +127,18 @@ pub fn shape_drift(old: &Shape, new: &Shape) -> Vec<String> {
     out
 }
 
-/// The normalized events and outcome of a raw stream (and its stderr), one JSON line each.
+/// The normalized events and outcome of a raw Claude Code stream (and its stderr), one JSON
+/// line each.
 pub fn normalize(stream: &[u8], stderr: &[u8]) -> String {
-    let mut normalizer = ClaudeNormalizer::new(NormalizerConfig::default());
+    normalize_with(
+        ClaudeNormalizer::new(NormalizerConfig::default()),
+        stream,
+        stderr,
+    )
+}
+
+/// The same with any backend's normalizer.
+pub fn normalize_with(mut normalizer: impl Normalizer, stream: &[u8], stderr: &[u8]) -> String {
     let mut events = Vec::new();
     for (bytes, is_stderr) in [(stream, false), (stderr, true)] {
         let mut splitter = LineSplitter::new();
@@ -211,6 +220,61 @@ pub fn neutral(events: &str, raw_ids: &[String]) -> String {
     out
 }
 
+/// `text` with RFC 3339 timestamps (`2026-11-30T12:41:22.919781Z`) as `<time>` and the number
+/// after `duration_ms: ` as `N`; `None` when it holds neither.
+fn neutral_text(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    let digits = |from: usize, n: usize| {
+        bytes.len() >= from + n && bytes[from..from + n].iter().all(u8::is_ascii_digit)
+    };
+    let at = |i: usize, c: u8| bytes.get(i) == Some(&c);
+    let mut out = String::with_capacity(text.len());
+    let (mut i, mut start, mut changed) = (0, 0, false);
+    while i < bytes.len() {
+        // YYYY-MM-DDTHH:MM:SS[.fff]Z
+        if digits(i, 4)
+            && at(i + 4, b'-')
+            && digits(i + 5, 2)
+            && at(i + 7, b'-')
+            && digits(i + 8, 2)
+            && at(i + 10, b'T')
+            && digits(i + 11, 2)
+            && at(i + 13, b':')
+            && digits(i + 14, 2)
+            && at(i + 16, b':')
+            && digits(i + 17, 2)
+        {
+            let mut end = i + 19;
+            if at(end, b'.') {
+                end += 1;
+                while bytes.get(end).is_some_and(u8::is_ascii_digit) {
+                    end += 1;
+                }
+            }
+            if at(end, b'Z') {
+                end += 1;
+            }
+            out.push_str(&text[start..i]);
+            out.push_str("<time>");
+            (i, start, changed) = (end, end, true);
+            continue;
+        }
+        if bytes[i..].starts_with(b"duration_ms: ") && digits(i + 13, 1) {
+            let mut end = i + 13;
+            while bytes.get(end).is_some_and(u8::is_ascii_digit) {
+                end += 1;
+            }
+            out.push_str(&text[start..i + 13]);
+            out.push('N');
+            (i, start, changed) = (end, end, true);
+            continue;
+        }
+        i += 1;
+    }
+    out.push_str(&text[start..]);
+    changed.then_some(out)
+}
+
 /// Removes timestamps, durations, retry delays and costs, at any depth (the outcome's metrics,
 /// and the raw lines that `unknown` events carry).
 fn drop_volatile(value: &mut Value) {
@@ -227,18 +291,11 @@ fn drop_volatile(value: &mut Value) {
             map.values_mut().for_each(drop_volatile);
         }
         Value::Array(items) => items.iter_mut().for_each(drop_volatile),
-        // A sub-agent's result text reports its own duration.
-        Value::String(text) if text.contains("duration_ms: ") => {
-            let mut out = String::with_capacity(text.len());
-            let mut rest = text.as_str();
-            while let Some(at) = rest.find("duration_ms: ") {
-                let (head, tail) = rest.split_at(at + "duration_ms: ".len());
-                out.push_str(head);
-                out.push('N');
-                rest = tail.trim_start_matches(|c: char| c.is_ascii_digit());
+        // A sub-agent's result text reports its own duration; log lines start with a time.
+        Value::String(text) => {
+            if let Some(neutral) = neutral_text(text) {
+                *text = neutral;
             }
-            out.push_str(rest);
-            *text = out;
         }
         _ => {}
     }
@@ -336,6 +393,15 @@ mod tests {
                 "new top-level type: <not JSON>",
             ]
         );
+    }
+
+    #[test]
+    fn times_in_text_are_neutral() {
+        assert_eq!(
+            neutral_text("2026-11-30T12:41:22.919781Z ERROR x; duration_ms: 79, é"),
+            Some("<time> ERROR x; duration_ms: N, é".to_string())
+        );
+        assert_eq!(neutral_text("2026-11-30 12:41 no"), None);
     }
 
     #[test]

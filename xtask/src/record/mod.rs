@@ -4,6 +4,7 @@
 //! ```text
 //! cargo xtask record [--claude PATH] [--version V] [--out DIR] [SCENARIO...]
 //! cargo xtask record --check [--claude PATH] [--version V] [SCENARIO...]
+//! cargo xtask record --backend codex [--check] [--codex PATH] [--version V] [SCENARIO...]
 //! ```
 //!
 //! - Without `--claude`, installs `@anthropic-ai/claude-code@V` (default [`CLAUDE_VERSION`],
@@ -34,11 +35,17 @@
 //!
 //! Not run in CI: it needs npm, the network for the install, and a few minutes.
 //!
-//! The HTTP part ([`server`]) knows nothing of Anthropic, so a stand-in for another API (the
-//! OpenAI Responses API for `codex exec`) is one more module beside [`anthropic`].
+//! `--backend codex` does the same for `codex exec` (see [`codex`]): the Responses API stand-in
+//! [`openai`], scenarios in `fixtures/codex/scenarios/`, recordings in `fixtures/codex/recorded/`.
+//! `--codex PATH` names a `codex` binary (and implies `--backend codex`); `--version` then
+//! picks the `@openai/codex` version (default [`codex::CODEX_VERSION`]).
+//!
+//! The HTTP part ([`server`]) knows nothing of either API: each stand-in is a handler on it.
 
 pub mod anthropic;
+pub mod codex;
 pub mod drift;
+pub mod openai;
 pub mod scenario;
 pub mod server;
 
@@ -78,6 +85,7 @@ struct Options {
     version: Option<String>,
     out: Option<PathBuf>,
     check: bool,
+    codex: bool,
     names: Vec<String>,
 }
 
@@ -92,17 +100,20 @@ fn parse(args: &[String]) -> Result<Options> {
         };
         match arg.as_str() {
             "--claude" => options.claude = Some(PathBuf::from(value("--claude")?)),
+            "--codex" => {
+                options.claude = Some(PathBuf::from(value("--codex")?));
+                options.codex = true;
+            }
             "--version" => options.version = Some(value("--version")?),
             "--out" => options.out = Some(PathBuf::from(value("--out")?)),
             "--check" => options.check = true,
-            "--backend" => {
-                let backend = value("--backend")?;
-                if backend != "claude" {
-                    bail!("backend {backend:?}: only `claude` can be recorded so far");
-                }
-            }
+            "--backend" => match value("--backend")?.as_str() {
+                "claude" => options.codex = false,
+                "codex" => options.codex = true,
+                other => bail!("backend {other:?}: `claude` or `codex`"),
+            },
             flag if flag.starts_with('-') => bail!(
-                "unknown option {flag}\nusage: cargo xtask record [--check] [--claude PATH] [--version V] [--out DIR] [SCENARIO...]"
+                "unknown option {flag}\nusage: cargo xtask record [--backend claude|codex] [--check] [--claude PATH | --codex PATH] [--version V] [--out DIR] [SCENARIO...]"
             ),
             name => options.names.push(name.to_string()),
         }
@@ -113,6 +124,9 @@ fn parse(args: &[String]) -> Result<Options> {
 /// Entry point of `cargo xtask record ARGS`.
 pub fn record(args: &[String]) -> Result<()> {
     let options = parse(args)?;
+    if options.codex {
+        return codex::record(&options);
+    }
     let scenarios = load_scenarios(&options.names)?;
     let claude = match &options.claude {
         Some(path) => path.clone(),
@@ -620,7 +634,15 @@ mod tests {
         assert_eq!(o.claude, Some(PathBuf::from("/x/claude")));
         assert_eq!(o.names, ["a_plain_text"]);
         assert!(parse(&["--bogus".to_string()]).is_err());
-        assert!(parse(&["--backend".to_string(), "codex".to_string()]).is_err());
+        assert!(
+            parse(&["--backend".to_string(), "codex".to_string()])
+                .unwrap()
+                .codex
+        );
+        assert!(parse(&["--backend".to_string(), "gemini".to_string()]).is_err());
+        let codex = parse(&["--codex".to_string(), "/x/codex".to_string()]).unwrap();
+        assert!(codex.codex);
+        assert_eq!(codex.claude, Some(PathBuf::from("/x/codex")));
     }
 
     #[test]

@@ -1,0 +1,519 @@
+//! `cargo xtask record --backend codex`: the Codex corpus, re-recorded from `codex exec` against
+//! the Responses API stand-in ([`super::openai`]).
+//!
+//! Scenarios live in `fixtures/codex/scenarios/NAME.json`: the arguments after `codex` (the
+//! prompt included, exactly as the shared `.cmd` files show them), the `config.toml` with
+//! `{base_url}` where the stand-in's URL goes, extra environment, the project's files and
+//! files under HOME (an MCP server script), an optional stdin text, an optional signal once a
+//! command starts, and the turns. Each runs in a fresh `/home/dev2/project` with
+//! `HOME=/home/dev2` and `CODEX_HOME=/home/dev2/.codex`, the shared recordings' paths. Output
+//! goes to `fixtures/codex/recorded/` (or `--out DIR`), and each fresh recording is checked
+//! against `fixtures/codex/NAME.expected.jsonl`, normalized with `--cwd /home/dev2/project`.
+//! With `RECORD_DUMP_REQUESTS=1` in the environment, the request bodies of each run go to
+//! `NAME.requests.jsonl` beside its recording: what tools the binary offers (MCP tools, for
+//! one, come through `tool_search` in the `mcp__SERVER` namespace), what it sends back.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use harness_codex::CodexNormalizer;
+use harness_core::NormalizerConfig;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::openai::{Responses, Turn};
+use super::server::{Reply, Server};
+use super::{Options, drift, read};
+
+/// The Codex CLI version the shared corpus was recorded with.
+pub const CODEX_VERSION: &str = "0.163.0";
+const HOME: &str = "/home/dev2";
+const PROJECT: &str = "/home/dev2/project";
+const MARKER: &str = ".harness-record";
+const RUN_LIMIT: Duration = Duration::from_secs(120);
+
+/// One scripted `codex` run.
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// What the scenario exercises, for people.
+    #[serde(default)]
+    pub about: String,
+    /// The arguments after `codex`, the prompt included.
+    pub args: Vec<String>,
+    /// `CODEX_HOME/config.toml`, with `{base_url}` for the stand-in's URL.
+    pub config_toml: String,
+    /// Variables added to the standard environment.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// Files of the project, by relative path.
+    #[serde(default)]
+    pub files: BTreeMap<String, String>,
+    /// Files under HOME, by relative path.
+    #[serde(default)]
+    pub home_files: BTreeMap<String, String>,
+    /// Text for stdin (otherwise stdin is `/dev/null`).
+    #[serde(default)]
+    pub stdin: Option<String>,
+    /// `"int"`, `"term"`, or `"int-group"` (SIGINT to the binary's whole process group, as
+    /// Ctrl-C would): sent once a stdout line says `item.started`, or `signal_after_ms` after
+    /// the start when that is set.
+    #[serde(default)]
+    pub signal: Option<String>,
+    /// Send `signal` this long after the start instead of on `item.started`.
+    #[serde(default)]
+    pub signal_after_ms: Option<u64>,
+    /// A run before the recorded one (e.g. the session `resume --last` continues): its
+    /// arguments after `codex`. It plays the first turns; its output is not kept.
+    #[serde(default)]
+    pub pre_args: Option<Vec<String>>,
+    /// The stand-in's answers, in order.
+    pub turns: Vec<Turn>,
+}
+
+impl Scenario {
+    fn load(path: &Path) -> Result<Scenario> {
+        let text =
+            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        let scenario: Scenario =
+            serde_json::from_str(&text).with_context(|| format!("parsing {}", path.display()))?;
+        for file in scenario.files.keys().chain(scenario.home_files.keys()) {
+            let p = Path::new(file);
+            if p.is_absolute()
+                || p.components()
+                    .any(|c| !matches!(c, std::path::Component::Normal(_)))
+            {
+                bail!(
+                    "{}: file {file:?} must be a plain relative path",
+                    path.display()
+                );
+            }
+        }
+        Ok(scenario)
+    }
+}
+
+/// Installs `@openai/codex@version` into `target/record-cache/codex-VERSION/` (once) and
+/// returns the platform binary.
+fn install(version: &str) -> Result<PathBuf> {
+    let cache = crate::root()
+        .join("target/record-cache")
+        .join(format!("codex-{version}"));
+    let (package, triple) = match (std::env::consts::OS, std::env::consts::ARCH) {
+        ("linux", "x86_64") => ("linux-x64", "x86_64-unknown-linux-musl"),
+        ("linux", "aarch64") => ("linux-arm64", "aarch64-unknown-linux-musl"),
+        (os, arch) => bail!("no Codex binary package for {os}/{arch} known here"),
+    };
+    let binary = cache.join(format!(
+        "node_modules/@openai/codex-{package}/vendor/{triple}/bin/codex"
+    ));
+    if binary.exists() {
+        return Ok(binary);
+    }
+    std::fs::create_dir_all(&cache)?;
+    eprintln!(
+        "installing @openai/codex@{version} into {}",
+        cache.display()
+    );
+    let status = Command::new("npm")
+        .args([
+            "install",
+            "--no-audit",
+            "--no-fund",
+            "--ignore-scripts",
+            "--prefix",
+        ])
+        .arg(&cache)
+        .arg(format!("@openai/codex@{version}"))
+        .status()
+        .context("running npm (Node.js and npm are needed to record)")?;
+    if !status.success() || !binary.exists() {
+        bail!(
+            "npm install failed ({status}); expected {}",
+            binary.display()
+        );
+    }
+    Ok(binary)
+}
+
+fn clean() -> Result<()> {
+    let home = Path::new(HOME);
+    if home.exists() {
+        if !home.join(MARKER).exists() {
+            bail!("{HOME} exists and was not made by `cargo xtask record`; not touching it");
+        }
+        std::fs::remove_dir_all(home)?;
+    }
+    Ok(())
+}
+
+fn write_files(base: &Path, files: &BTreeMap<String, String>) -> Result<()> {
+    for (file, text) in files {
+        let path = base.join(file);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
+    }
+    Ok(())
+}
+
+/// Entry point of `cargo xtask record --backend codex`.
+pub(super) fn record(options: &Options) -> Result<()> {
+    let dir = fixtures::root().join("codex");
+    let scenario_dir = dir.join("scenarios");
+    let mut names: Vec<String> = options.names.clone();
+    if names.is_empty() {
+        for entry in std::fs::read_dir(&scenario_dir)
+            .with_context(|| format!("reading {}", scenario_dir.display()))?
+        {
+            if let Some(name) = entry?
+                .path()
+                .file_name()
+                .and_then(|f| f.to_str())
+                .and_then(|f| f.strip_suffix(".json"))
+            {
+                names.push(name.to_string());
+            }
+        }
+        names.sort();
+    }
+    let codex = match &options.claude {
+        Some(path) => path.clone(),
+        None => install(options.version.as_deref().unwrap_or(CODEX_VERSION))?,
+    };
+    let recorded = dir.join("recorded");
+    let out = if options.check {
+        std::env::temp_dir().join(format!("harness-record-codex-check-{}", std::process::id()))
+    } else {
+        options.out.clone().unwrap_or_else(|| recorded.clone())
+    };
+    std::fs::create_dir_all(&out)?;
+    let mut failures = Vec::new();
+    for name in &names {
+        let scenario = Scenario::load(&scenario_dir.join(format!("{name}.json")))?;
+        let mut problems =
+            run(name, &scenario, &codex, &out).with_context(|| format!("recording {name}"))?;
+        let raw = read(&out.join(format!("{name}.jsonl")));
+        let stderr = read(&out.join(format!("{name}.stderr")));
+        let events = normalize(&raw, &stderr);
+        let (baseline, label) = if options.check {
+            let base = if recorded.join(format!("{name}.jsonl")).exists() {
+                &recorded
+            } else {
+                &dir
+            };
+            (base.clone(), "drift")
+        } else {
+            (dir.clone(), "golden")
+        };
+        let old_raw = read(&baseline.join(format!("{name}.jsonl")));
+        let old_events = if options.check {
+            normalize(&old_raw, &read(&baseline.join(format!("{name}.stderr"))))
+        } else {
+            read(&baseline.join(format!("{name}.expected.jsonl")))
+        };
+        if options.check {
+            problems.extend(drift::shape_drift(
+                &drift::shape(&old_raw),
+                &drift::shape(&raw),
+            ));
+        }
+        problems.extend(
+            drift::event_drift(&old_events, &old_raw, &events, &raw)
+                .into_iter()
+                .map(|p| format!("{label}: {p}")),
+        );
+        if problems.is_empty() {
+            println!("{name}: ok");
+        } else {
+            println!(
+                "{name} ({}): {} difference(s)",
+                scenario.about,
+                problems.len()
+            );
+            for p in problems.iter().take(12) {
+                println!("    {p}");
+            }
+            failures.push(name.clone());
+        }
+    }
+    println!(
+        "{}/{} Codex scenarios {}; recordings in {}",
+        names.len() - failures.len(),
+        names.len(),
+        if options.check {
+            "without drift"
+        } else {
+            "reproducing the golden events"
+        },
+        out.display()
+    );
+    if !failures.is_empty() {
+        bail!(
+            "{} scenario(s) differ: {}",
+            failures.len(),
+            failures.join(", ")
+        );
+    }
+    Ok(())
+}
+
+fn normalize(raw: &str, stderr: &str) -> String {
+    let config = NormalizerConfig {
+        cwd: Some(PROJECT.to_string()),
+        ..NormalizerConfig::default()
+    };
+    drift::normalize_with(
+        CodexNormalizer::new(config),
+        raw.as_bytes(),
+        stderr.as_bytes(),
+    )
+}
+
+/// Sends `int`, `term` or `int-group` to the process (group) `pid`, which we started.
+fn send_signal(pid: u32, which: &str) {
+    let Some(pid) = rustix::process::Pid::from_raw(pid as i32) else {
+        return;
+    };
+    let _ = match which {
+        "term" => rustix::process::kill_process(pid, rustix::process::Signal::TERM),
+        "int-group" => rustix::process::kill_process_group(pid, rustix::process::Signal::INT),
+        _ => rustix::process::kill_process(pid, rustix::process::Signal::INT),
+    };
+}
+
+fn run(name: &str, scenario: &Scenario, codex: &Path, out: &Path) -> Result<Vec<String>> {
+    clean()?;
+    std::fs::create_dir_all(PROJECT)?;
+    std::fs::write(
+        Path::new(HOME).join(MARKER),
+        "created by cargo xtask record\n",
+    )?;
+    write_files(Path::new(PROJECT), &scenario.files)?;
+    write_files(Path::new(HOME), &scenario.home_files)?;
+    let api = Arc::new(Mutex::new(Responses::new(&scenario.turns)));
+    let handler_api = Arc::clone(&api);
+    // With RECORD_DUMP_REQUESTS set, every request body goes to NAME.requests.jsonl (for
+    // writing scenarios: what tools the binary offers, what it sends back).
+    let dump = std::env::var_os("RECORD_DUMP_REQUESTS")
+        .map(|_| out.join(format!("{name}.requests.jsonl")));
+    let server = Server::start(
+        0,
+        Box::new(move |request| {
+            if let Some(path) = &dump
+                && let Ok(mut file) = std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(path)
+            {
+                let _ = file.write_all(&request.body);
+                let _ = file.write_all(b"\n");
+            }
+            match handler_api.lock() {
+                Ok(mut api) => api.handle(request),
+                Err(_) => Reply::not_found(&request.path),
+            }
+        }),
+    )?;
+    let config = scenario.config_toml.replace(
+        "{base_url}",
+        &format!("http://127.0.0.1:{}/v1", server.port()),
+    );
+    let codex_home = Path::new(HOME).join(".codex");
+    std::fs::create_dir_all(&codex_home)?;
+    std::fs::write(codex_home.join("config.toml"), &config)?;
+    let mut env: BTreeMap<String, String> = [
+        ("PATH", "/usr/local/bin:/usr/bin:/bin"),
+        ("LANG", "C.UTF-8"),
+        ("TERM", "dumb"),
+        ("MOCK_OPENAI_API_KEY", "sk-mock-loopback-only"),
+        ("HOME", HOME),
+        ("CODEX_HOME", "/home/dev2/.codex"),
+        // Anything not addressed to the stand-in goes to a port nobody listens on.
+        ("HTTPS_PROXY", "http://127.0.0.1:9"),
+        ("HTTP_PROXY", "http://127.0.0.1:9"),
+        ("NO_PROXY", "127.0.0.1,localhost"),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
+    env.extend(scenario.env.clone());
+
+    if let Some(pre) = &scenario.pre_args {
+        let status = Command::new(codex)
+            .args(pre)
+            .env_clear()
+            .envs(&env)
+            .current_dir(PROJECT)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .with_context(|| format!("starting {} for the pre-run", codex.display()))?;
+        if !status.success() {
+            bail!("the pre-run failed: {status}");
+        }
+    }
+    let started = Instant::now();
+    let mut command = Command::new(codex);
+    // For a group signal, a process group of its own, so the signal reaches codex and its
+    // commands but never us. Only then: in its own group, codex's read-only sandbox reports a
+    // refused command as a failed command item, where the shared i6 recording shows none.
+    if scenario.signal.as_deref() == Some("int-group") {
+        command.process_group(0);
+    }
+    let mut child = command
+        .args(&scenario.args)
+        .env_clear()
+        .envs(&env)
+        .current_dir(PROJECT)
+        .stdin(if scenario.stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .with_context(|| format!("starting {}", codex.display()))?;
+    if let (Some(mut stdin), Some(text)) = (child.stdin.take(), &scenario.stdin) {
+        stdin.write_all(text.as_bytes())?;
+    }
+    let stdout = child.stdout.take().context("no stdout pipe")?;
+    let mut stderr_pipe = child.stderr.take().context("no stderr pipe")?;
+    let stderr_thread = std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let _ = std::io::Read::read_to_end(&mut stderr_pipe, &mut bytes);
+        bytes
+    });
+    let pid = child.id();
+    let child = Arc::new(Mutex::new(child));
+    let (watch_child, done) = (
+        Arc::clone(&child),
+        Arc::new(std::sync::atomic::AtomicBool::new(false)),
+    );
+    let watch_done = Arc::clone(&done);
+    let watchdog = std::thread::spawn(move || {
+        while !watch_done.load(std::sync::atomic::Ordering::Relaxed) {
+            if started.elapsed() > RUN_LIMIT {
+                if let Ok(mut c) = watch_child.lock() {
+                    let _ = c.kill();
+                }
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        false
+    });
+    let mut stdout_bytes = Vec::new();
+    let mut signal = scenario.signal.clone();
+    if let Some(after) = scenario.signal_after_ms
+        && let Some(which) = signal.take()
+    {
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(after));
+            send_signal(pid, &which);
+        });
+    }
+    let mut reader = BufReader::new(stdout);
+    let mut line = Vec::new();
+    while reader.read_until(b'\n', &mut line)? > 0 {
+        stdout_bytes.extend_from_slice(&line);
+        if let Some(which) = &signal
+            && String::from_utf8_lossy(&line).contains("\"type\":\"item.started\"")
+        {
+            std::thread::sleep(Duration::from_millis(1500));
+            send_signal(pid, which);
+            signal = None;
+        }
+        line.clear();
+    }
+    let status = loop {
+        if let Ok(mut c) = child.lock()
+            && let Some(status) = c.try_wait()?
+        {
+            break status;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let seconds = started.elapsed().as_secs_f64();
+    done.store(true, std::sync::atomic::Ordering::Relaxed);
+    let timed_out = watchdog.join().unwrap_or(false);
+    let stderr_bytes = stderr_thread.join().unwrap_or_default();
+    let requests = server.stop();
+    clean()?;
+
+    std::fs::write(out.join(format!("{name}.jsonl")), &stdout_bytes)?;
+    std::fs::write(out.join(format!("{name}.stderr")), &stderr_bytes)?;
+    let mut argv = vec!["codex".to_string()];
+    argv.extend(scenario.args.iter().cloned());
+    let mut cmd = json!({"cwd": PROJECT, "env": env, "argv": argv, "config_toml": config});
+    if let Some(pre) = &scenario.pre_args {
+        let mut pre_argv = vec!["codex".to_string()];
+        pre_argv.extend(pre.iter().cloned());
+        cmd["pre_run"] = json!({"argv": pre_argv});
+    }
+    let exit_code: Value = match status.code() {
+        Some(code) => json!(code),
+        None => {
+            use std::os::unix::process::ExitStatusExt;
+            json!(status.signal().map(|s| -s))
+        }
+    };
+    let tail = json!({"exit_code": exit_code, "seconds": (seconds * 10.0).round() / 10.0});
+    std::fs::write(
+        out.join(format!("{name}.cmd")),
+        format!("{}\n{tail}\n", serde_json::to_string_pretty(&cmd)?),
+    )?;
+
+    let mut notes = Vec::new();
+    if timed_out {
+        notes.push(format!("killed after {}s", RUN_LIMIT.as_secs()));
+    }
+    if let Ok(api) = api.lock() {
+        if api.overflow > 0 {
+            notes.push(format!(
+                "{} request(s) after the script ran out; requests: {}",
+                api.overflow,
+                requests.join(", ")
+            ));
+        }
+        if api.remaining() > 0 {
+            notes.push(format!(
+                "{} scripted turn(s) never requested",
+                api.remaining()
+            ));
+        }
+    }
+    Ok(notes)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use super::*;
+
+    #[test]
+    fn every_committed_codex_scenario_loads() {
+        let dir = fixtures::root().join("codex/scenarios");
+        let mut count = 0;
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "json") {
+                let scenario = Scenario::load(&path).unwrap();
+                let placeholder = scenario.config_toml.contains("{base_url}");
+                assert!(placeholder, "{}", path.display());
+                count += 1;
+            }
+        }
+        assert_eq!(count, 50, "one scenario per shared Codex recording");
+    }
+}
