@@ -895,9 +895,17 @@ impl Normalizer for ClaudeNormalizer {
     }
 
     fn finish(&mut self, out: &mut Vec<Event>) -> Outcome {
+        self.finish_each(&mut |event| out.push(event))
+    }
+
+    fn finish_each(&mut self, emit: &mut dyn FnMut(Event)) -> Outcome {
         if self.ledger.finish() {
-            self.flush_all(out);
+            let mut flushed = Vec::new();
+            self.flush_all(&mut flushed);
+            flushed.into_iter().for_each(&mut *emit);
+            // One use at a time, its memory freed as its event goes out (S7, S9).
             while let Some((_, tool_use)) = self.uses.pop_first() {
+                self.pending.remove(&tool_use.id);
                 let body = EventBody::Unknown {
                     reason: UnknownReason::UnresolvedToolUse,
                     raw: tool_raw(reparse(&tool_use.block), Value::Null, None),
@@ -907,12 +915,15 @@ impl Normalizer for ClaudeNormalizer {
                     },
                 };
                 let event = Event::new(body).with_parent(tool_use.thread);
-                self.emit(out, event);
+                self.ledger.count(&event);
+                emit(event);
             }
             self.pending.clear();
             if self.results == 0 {
                 let message = "stream ended without a result".to_string();
-                self.emit(out, Event::new(EventBody::Error { message }));
+                let event = Event::new(EventBody::Error { message });
+                self.ledger.count(&event);
+                emit(event);
             }
         }
         self.outcome()
@@ -1067,5 +1078,43 @@ mod tests {
                 "Error"
             ]
         );
+    }
+
+    /// S9: `finish_each` hands out exactly the events `finish` appends, in the same order, and
+    /// the same outcome.
+    #[test]
+    fn s9_finish_each_streams_what_finish_collects() {
+        let lines = [
+            r#"{"type":"assistant","message":{"id":"m","content":[{"type":"text","text":"hi"},{"type":"tool_use","id":"a","name":"Read","input":{"file_path":"x"}},{"type":"tool_use","id":"b","name":"Bash","input":{"command":"ls"}}]}}"#,
+            r#"{"type":"assistant","message":{"id":"n","content":[{"type":"tool_use","id":"a","name":"Read","input":{"file_path":"y"}}]},"parent_tool_use_id":"b"}"#,
+        ];
+        let feed = || {
+            let mut normalizer = ClaudeNormalizer::new(NormalizerConfig::default());
+            let mut out = Vec::new();
+            for line in lines {
+                normalizer.push_line(line.as_bytes(), &mut out);
+            }
+            (normalizer, out.len())
+        };
+        let (mut collecting, before) = feed();
+        let mut collected = Vec::new();
+        let outcome = collecting.finish(&mut collected);
+        let (mut streaming, _) = feed();
+        let mut streamed = Vec::new();
+        let streamed_outcome = streaming.finish_each(&mut |e| streamed.push(e));
+        assert_eq!(streamed, collected);
+        assert_eq!(streamed_outcome, outcome);
+        // The sub-agent line flushed the first message (C4); the end gives three unresolved
+        // uses in record order (two share an id) and the S9 error.
+        assert_eq!(before, 1);
+        let ids: Vec<_> = collected
+            .iter()
+            .map(|e| match &e.body {
+                EventBody::Unknown { tool, .. } => tool.tool_use_id.clone().unwrap_or_default(),
+                other => other.kind().as_str().to_string(),
+            })
+            .collect();
+        assert_eq!(ids, ["a", "b", "a", "error"]);
+        assert_eq!(outcome.counts.values().sum::<u64>(), 5);
     }
 }

@@ -140,8 +140,18 @@ pub fn run<W: Write>(
     if let Some((source, input)) = stderr_input {
         feed(source, input, &mut writer, normalizer, true)?;
     }
-    let outcome = normalizer.finish(&mut writer.buf);
-    writer.write_events()?;
+    // End-of-input events are written as they are made: a stream that ends with a million
+    // pending tool uses never holds all their events at once.
+    let mut failure = None;
+    let outcome = normalizer.finish_each(&mut |event| {
+        if failure.is_none() {
+            writer.buf.push(event);
+            failure = writer.write_events().err();
+        }
+    });
+    if let Some(failure) = failure {
+        return Err(failure);
+    }
     writer.out.outcome(&outcome).map_err(output_error)?;
     writer.flush()
 }

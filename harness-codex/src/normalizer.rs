@@ -89,10 +89,6 @@ impl CodexNormalizer {
         }
     }
 
-    fn emit(&mut self, out: &mut Vec<Event>, event: Event) {
-        self.ledger.emit(out, event);
-    }
-
     fn emit_here(&mut self, out: &mut Vec<Event>, body: EventBody) {
         self.ledger.emit_here(out, body, None);
     }
@@ -305,8 +301,13 @@ impl Normalizer for CodexNormalizer {
     }
 
     fn finish(&mut self, out: &mut Vec<Event>) -> Outcome {
+        self.finish_each(&mut |event| out.push(event))
+    }
+
+    fn finish_each(&mut self, emit: &mut dyn FnMut(Event)) -> Outcome {
         if self.ledger.finish() {
             self.open_by_id.clear();
+            // One item at a time, its memory freed as its event goes out (S7, X8).
             while let Some((_, open)) = self.open.pop_first() {
                 let kind = open.kind().to_string();
                 if kind == "todo_list" {
@@ -321,11 +322,15 @@ impl Normalizer for CodexNormalizer {
                     raw: open.item,
                     tool,
                 };
-                self.emit(out, Event::new(body));
+                let event = Event::new(body);
+                self.ledger.count(&event);
+                emit(event);
             }
             if self.terminals == 0 {
                 let message = "stream ended without a result".to_string();
-                self.emit(out, Event::new(EventBody::Error { message }));
+                let event = Event::new(EventBody::Error { message });
+                self.ledger.count(&event);
+                emit(event);
             }
         }
         self.outcome()

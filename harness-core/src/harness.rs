@@ -89,6 +89,17 @@ pub trait Normalizer: Send {
     /// Lines pushed after this are ignored.
     fn finish(&mut self, out: &mut Vec<Event>) -> Outcome;
 
+    /// Ends the input like [`Normalizer::finish`], handing each end-of-input event to `emit` as
+    /// soon as it is made. A stream that ends with a million pending tool uses then never holds
+    /// all their `unresolved_tool_use` events at once. The default collects them first; the
+    /// backends of this workspace stream them.
+    fn finish_each(&mut self, emit: &mut dyn FnMut(Event)) -> Outcome {
+        let mut events = Vec::new();
+        let outcome = self.finish(&mut events);
+        events.into_iter().for_each(&mut *emit);
+        outcome
+    }
+
     /// What became of the last stdout line pushed ([`Disposition::Blank`] before any).
     fn last_disposition(&self) -> Disposition;
 

@@ -104,8 +104,13 @@ impl Ledger {
 
     /// Emits an event, counting it (O1).
     pub fn emit(&mut self, out: &mut Vec<Event>, event: Event) {
-        *self.counts.entry(event.kind()).or_insert(0) += 1;
+        self.count(&event);
         out.push(event);
+    }
+
+    /// Counts an event the caller hands out itself (O1).
+    pub fn count(&mut self, event: &Event) {
+        *self.counts.entry(event.kind()).or_insert(0) += 1;
     }
 
     /// Emits an event of the current line itself, with its `line` and `parent_tool_use_id`.
