@@ -915,15 +915,11 @@ impl Normalizer for ClaudeNormalizer {
                     },
                 };
                 let event = Event::new(body).with_parent(tool_use.thread);
-                self.ledger.count(&event);
-                emit(event);
+                self.ledger.emit_each(emit, event);
             }
             self.pending.clear();
             if self.results == 0 {
-                let message = "stream ended without a result".to_string();
-                let event = Event::new(EventBody::Error { message });
-                self.ledger.count(&event);
-                emit(event);
+                self.ledger.ended_without_result(emit);
             }
         }
         self.outcome()

@@ -55,9 +55,9 @@ impl<'de> Deserialize<'de> for Key<'de> {
     }
 }
 
-/// Implements the visits of any value that is not the one a visitor is after: the value is
-/// consumed and `$other` returned.
-macro_rules! other_values {
+/// Implements the visits of the scalars a visitor is not after: the value is consumed and
+/// `$other` returned.
+macro_rules! other_scalars {
     ($other:expr) => {
         fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
             Ok($other)
@@ -74,12 +74,26 @@ macro_rules! other_values {
         fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
             Ok($other)
         }
+    };
+}
+
+/// Implements the visits of `null`: `$other` is returned.
+macro_rules! other_null {
+    ($other:expr) => {
         fn visit_unit<E>(self) -> Result<Self::Value, E> {
             Ok($other)
         }
         fn visit_none<E>(self) -> Result<Self::Value, E> {
             Ok($other)
         }
+    };
+}
+
+/// Implements the visits of every scalar and `null`, returning `$other`.
+macro_rules! other_values {
+    ($other:expr) => {
+        other_scalars!($other);
+        other_null!($other);
     };
 }
 
@@ -120,6 +134,50 @@ pub(crate) struct BlockView<'a> {
     pub is_error: Loose<'a>,
 }
 
+/// The named fields of an object, each [`Loose`], a repeated key keeping its last value;
+/// `None` when the value is not an object. Other members are skipped, checked.
+struct FieldsSeed<const N: usize>(&'static [&'static str; N]);
+
+impl<'de, const N: usize> DeserializeSeed<'de> for FieldsSeed<N> {
+    type Value = Option<[Loose<'de>; N]>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        struct FieldsVisitor<const N: usize>(&'static [&'static str; N]);
+        impl<'de, const N: usize> Visitor<'de> for FieldsVisitor<N> {
+            type Value = Option<[Loose<'de>; N]>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object")
+            }
+            other_values!(None);
+            other_seq!(None);
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut fields: [Loose<'de>; N] = std::array::from_fn(|_| Loose::Absent);
+                while let Some(Key(key)) = map.next_key()? {
+                    match self.0.iter().position(|name| *name == key) {
+                        Some(i) => fields[i] = map.next_value()?,
+                        None => {
+                            map.next_value::<Checked>()?;
+                        }
+                    }
+                }
+                Ok(Some(fields))
+            }
+        }
+        deserializer.deserialize_any(FieldsVisitor(self.0))
+    }
+}
+
+/// The names [`BlockView`] reads, in the order of its fields.
+const BLOCK_FIELDS: [&str; 7] = [
+    "type",
+    "text",
+    "thinking",
+    "id",
+    "name",
+    "tool_use_id",
+    "is_error",
+];
+
 /// A block's view, or `None` when the block is not an object.
 struct BlockSeed;
 
@@ -127,36 +185,18 @@ impl<'de> DeserializeSeed<'de> for BlockSeed {
     type Value = Option<BlockView<'de>>;
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
-        struct BlockVisitor;
-        impl<'de> Visitor<'de> for BlockVisitor {
-            type Value = Option<BlockView<'de>>;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a content block")
-            }
-            other_values!(None);
-            other_seq!(None);
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-                let mut v = BlockView::default();
-                while let Some(Key(key)) = map.next_key()? {
-                    let slot = match key.as_ref() {
-                        "type" => &mut v.kind,
-                        "text" => &mut v.text,
-                        "thinking" => &mut v.thinking,
-                        "id" => &mut v.id,
-                        "name" => &mut v.name,
-                        "tool_use_id" => &mut v.tool_use_id,
-                        "is_error" => &mut v.is_error,
-                        _ => {
-                            map.next_value::<Checked>()?;
-                            continue;
-                        }
-                    };
-                    *slot = map.next_value()?;
-                }
-                Ok(Some(v))
-            }
-        }
-        deserializer.deserialize_any(BlockVisitor)
+        let fields = FieldsSeed(&BLOCK_FIELDS).deserialize(deserializer)?;
+        Ok(fields.map(
+            |[kind, text, thinking, id, name, tool_use_id, is_error]| BlockView {
+                kind,
+                text,
+                thinking,
+                id,
+                name,
+                tool_use_id,
+                is_error,
+            },
+        ))
     }
 }
 
@@ -316,39 +356,14 @@ impl<'de> DeserializeSeed<'de> for ToolUseResultSeed {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("a tool_use_result")
             }
-            fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
-                Ok(ToolUseResult::Other)
-            }
-            fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
-                Ok(ToolUseResult::Other)
-            }
-            fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
-                Ok(ToolUseResult::Other)
-            }
-            fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
-                Ok(ToolUseResult::Other)
-            }
-            fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
-                Ok(ToolUseResult::Other)
-            }
-            fn visit_unit<E>(self) -> Result<Self::Value, E> {
-                Ok(ToolUseResult::None)
-            }
-            fn visit_none<E>(self) -> Result<Self::Value, E> {
-                Ok(ToolUseResult::None)
-            }
+            other_scalars!(ToolUseResult::Other);
+            other_null!(ToolUseResult::None);
             other_seq!(ToolUseResult::Other);
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-                let mut interrupted = Loose::Absent;
-                while let Some(Key(key)) = map.next_key()? {
-                    if key == "interrupted" {
-                        interrupted = map.next_value()?;
-                    } else {
-                        map.next_value::<Checked>()?;
-                    }
-                }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+                let seed = FieldsSeed(&["interrupted"]);
+                let fields = seed.deserialize(de::value::MapAccessDeserializer::new(map))?;
                 Ok(ToolUseResult::Object {
-                    interrupted: interrupted.is_true(),
+                    interrupted: fields.is_some_and(|[interrupted]| interrupted.is_true()),
                 })
             }
         }
@@ -377,6 +392,18 @@ pub(crate) struct InputView<'a> {
     pub skill: Loose<'a>,
 }
 
+/// The names [`InputView`] reads, in the order of its fields.
+const INPUT_FIELDS: [&str; 8] = [
+    "file_path",
+    "notebook_path",
+    "offset",
+    "limit",
+    "pattern",
+    "path",
+    "command",
+    "skill",
+];
+
 /// A tool use block's `input`, when it is an object.
 struct InputSeed;
 
@@ -384,37 +411,28 @@ impl<'de> DeserializeSeed<'de> for InputSeed {
     type Value = Option<InputView<'de>>;
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
-        struct InputVisitor;
-        impl<'de> Visitor<'de> for InputVisitor {
-            type Value = Option<InputView<'de>>;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a tool input")
-            }
-            other_values!(None);
-            other_seq!(None);
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-                let mut v = InputView::default();
-                while let Some(Key(key)) = map.next_key()? {
-                    let slot = match key.as_ref() {
-                        "file_path" => &mut v.file_path,
-                        "notebook_path" => &mut v.notebook_path,
-                        "offset" => &mut v.offset,
-                        "limit" => &mut v.limit,
-                        "pattern" => &mut v.pattern,
-                        "path" => &mut v.path,
-                        "command" => &mut v.command,
-                        "skill" => &mut v.skill,
-                        _ => {
-                            map.next_value::<Checked>()?;
-                            continue;
-                        }
-                    };
-                    *slot = map.next_value()?;
-                }
-                Ok(Some(v))
-            }
-        }
-        deserializer.deserialize_any(InputVisitor)
+        let fields = FieldsSeed(&INPUT_FIELDS).deserialize(deserializer)?;
+        Ok(fields.map(
+            |[
+                file_path,
+                notebook_path,
+                offset,
+                limit,
+                pattern,
+                path,
+                command,
+                skill,
+            ]| InputView {
+                file_path,
+                notebook_path,
+                offset,
+                limit,
+                pattern,
+                path,
+                command,
+                skill,
+            },
+        ))
     }
 }
 
@@ -466,7 +484,7 @@ pub(crate) struct TokenFields<'a> {
 }
 
 /// Reads token figures from an object under the given four names; anything else gives none.
-struct TokenSeed([&'static str; 4]);
+struct TokenSeed(&'static [&'static str; 4]);
 
 /// The names in a result's `usage`.
 const USAGE_NAMES: [&str; 4] = [
@@ -488,33 +506,15 @@ impl<'de> DeserializeSeed<'de> for TokenSeed {
     type Value = TokenFields<'de>;
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
-        struct TokenVisitor([&'static str; 4]);
-        impl<'de> Visitor<'de> for TokenVisitor {
-            type Value = TokenFields<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("token counts")
-            }
-            other_values!(TokenFields::default());
-            other_seq!(TokenFields::default());
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-                let mut t = TokenFields::default();
-                while let Some(Key(key)) = map.next_key()? {
-                    let slot = match self.0.iter().position(|n| *n == key.as_ref()) {
-                        Some(0) => &mut t.input,
-                        Some(1) => &mut t.output,
-                        Some(2) => &mut t.cache_read,
-                        Some(3) => &mut t.cache_creation,
-                        _ => {
-                            map.next_value::<Checked>()?;
-                            continue;
-                        }
-                    };
-                    *slot = map.next_value()?;
-                }
-                Ok(t)
-            }
-        }
-        deserializer.deserialize_any(TokenVisitor(self.0))
+        let fields = FieldsSeed(self.0).deserialize(deserializer)?;
+        Ok(fields
+            .map(|[input, output, cache_read, cache_creation]| TokenFields {
+                input,
+                output,
+                cache_read,
+                cache_creation,
+            })
+            .unwrap_or_default())
     }
 }
 
@@ -537,7 +537,7 @@ impl<'de> DeserializeSeed<'de> for ModelUsageSeed {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
                 let mut models: Vec<(Cow<'de, str>, TokenFields<'de>)> = Vec::new();
                 while let Some(Key(key)) = map.next_key()? {
-                    let tokens = map.next_value_seed(TokenSeed(MODEL_NAMES))?;
+                    let tokens = map.next_value_seed(TokenSeed(&MODEL_NAMES))?;
                     match models.iter_mut().find(|(name, _)| *name == key) {
                         Some(entry) => entry.1 = tokens,
                         None => models.push((key, tokens)),
@@ -704,7 +704,7 @@ impl<'de> DeserializeSeed<'de> for LineSeed {
                             continue;
                         }
                         "usage" => {
-                            r.usage = map.next_value_seed(TokenSeed(USAGE_NAMES))?;
+                            r.usage = map.next_value_seed(TokenSeed(&USAGE_NAMES))?;
                             continue;
                         }
                         "errors" => {

@@ -323,14 +323,10 @@ impl Normalizer for CodexNormalizer {
                     tool,
                 };
                 let event = Event::new(body);
-                self.ledger.count(&event);
-                emit(event);
+                self.ledger.emit_each(emit, event);
             }
             if self.terminals == 0 {
-                let message = "stream ended without a result".to_string();
-                let event = Event::new(EventBody::Error { message });
-                self.ledger.count(&event);
-                emit(event);
+                self.ledger.ended_without_result(emit);
             }
         }
         self.outcome()

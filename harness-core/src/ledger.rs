@@ -113,6 +113,18 @@ impl Ledger {
         *self.counts.entry(event.kind()).or_insert(0) += 1;
     }
 
+    /// Hands an end-of-input event to `emit`, counting it (O1).
+    pub fn emit_each(&mut self, emit: &mut dyn FnMut(Event), event: Event) {
+        self.count(&event);
+        emit(event);
+    }
+
+    /// S9: the one `error` event of a stream that ended without a terminal line.
+    pub fn ended_without_result(&mut self, emit: &mut dyn FnMut(Event)) {
+        let message = "stream ended without a result".to_string();
+        self.emit_each(emit, Event::new(EventBody::Error { message }));
+    }
+
     /// Emits an event of the current line itself, with its `line` and `parent_tool_use_id`.
     pub fn emit_here(&mut self, out: &mut Vec<Event>, body: EventBody, parent: Option<String>) {
         self.emitted = true;
