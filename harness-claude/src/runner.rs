@@ -1,9 +1,6 @@
 //! The live runner: builds Claude Code's command line from a `RunRequest` and hands it to the
 //! shared process driver of `harness-core`.
 
-use std::ffi::OsString;
-use std::path::PathBuf;
-
 use harness_core::process::{self, ProcessSpec};
 use harness_core::{NormalizerConfig, RunError, RunRequest, RunStream};
 
@@ -14,15 +11,6 @@ pub const CLAUDE_BIN: &str = "CLAUDE_BIN";
 
 /// How to install Claude Code, for the error a missing binary gives.
 pub const INSTALL: &str = "npm install -g @anthropic-ai/claude-code";
-
-/// The binary to run: the request's, else `$CLAUDE_BIN` (when not empty), else `claude`.
-fn binary(request: &RunRequest, env: Option<OsString>) -> PathBuf {
-    match (&request.binary, env) {
-        (Some(binary), _) => binary.clone(),
-        (None, Some(env)) if !env.is_empty() => PathBuf::from(env),
-        (None, _) => PathBuf::from("claude"),
-    }
-}
 
 /// The arguments after the binary. The prompt is not among them: it goes to standard input,
 /// so text starting with `-` can never be read as an option.
@@ -42,27 +30,14 @@ pub(crate) fn args(request: &RunRequest) -> Vec<String> {
 
 /// Starts `claude` for `request` and streams its normalized events, then the outcome.
 pub(crate) fn run(request: RunRequest) -> Result<RunStream, RunError> {
-    let cwd = request
-        .cwd
-        .as_ref()
-        .map(|cwd| std::path::absolute(cwd).unwrap_or_else(|_| cwd.clone()));
     let config = NormalizerConfig {
-        cwd: cwd
-            .clone()
+        cwd: process::absolute_cwd(&request)
             .or_else(|| std::env::current_dir().ok())
             .map(|p| p.display().to_string()),
         workspace: None,
     };
-    let spec = ProcessSpec {
-        program: binary(&request, std::env::var_os(CLAUDE_BIN)),
-        args: args(&request),
-        cwd,
-        env: request.env,
-        stdin: request.prompt.into_bytes(),
-        timeout: request.timeout,
-        stop: request.stop,
-        install_hint: INSTALL.to_string(),
-    };
+    let args = args(&request);
+    let spec = ProcessSpec::for_request(request, CLAUDE_BIN, "claude", args, INSTALL);
     process::spawn(spec, Box::new(ClaudeNormalizer::new(config)))
 }
 
@@ -93,22 +68,6 @@ mod tests {
                 "--max-turns",
                 "3"
             ]
-        );
-    }
-
-    #[test]
-    fn the_binary_is_the_requests_then_claude_bin_then_claude() {
-        let mut request = RunRequest::default();
-        assert_eq!(binary(&request, None), PathBuf::from("claude"));
-        assert_eq!(binary(&request, Some("".into())), PathBuf::from("claude"));
-        assert_eq!(
-            binary(&request, Some("/opt/claude".into())),
-            PathBuf::from("/opt/claude")
-        );
-        request.binary = Some("/bin/fake".into());
-        assert_eq!(
-            binary(&request, Some("/opt/claude".into())),
-            PathBuf::from("/bin/fake")
         );
     }
 }

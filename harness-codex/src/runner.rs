@@ -1,7 +1,6 @@
 //! The live runner: builds Codex's command line from a `RunRequest` and hands it to the shared
 //! process driver of `harness-core`.
 
-use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use harness_core::process::{self, ProcessSpec};
@@ -14,15 +13,6 @@ pub const CODEX_BIN: &str = "CODEX_BIN";
 
 /// How to install Codex, for the error a missing binary gives.
 pub const INSTALL: &str = "npm install -g @openai/codex";
-
-/// The binary to run: the request's, else `$CODEX_BIN` (when not empty), else `codex`.
-fn binary(request: &RunRequest, env: Option<OsString>) -> PathBuf {
-    match (&request.binary, env) {
-        (Some(binary), _) => binary.clone(),
-        (None, Some(env)) if !env.is_empty() => PathBuf::from(env),
-        (None, _) => PathBuf::from("codex"),
-    }
-}
 
 /// The `--sandbox` value (or other flags) a `permission_mode` stands for.
 ///
@@ -68,12 +58,8 @@ pub(crate) fn run(
     request: RunRequest,
     mut config: NormalizerConfig,
 ) -> Result<RunStream, RunError> {
-    let cwd = request
-        .cwd
-        .as_ref()
-        .map(|cwd| std::path::absolute(cwd).unwrap_or_else(|_| cwd.clone()));
-    let dir = match &cwd {
-        Some(cwd) => cwd.clone(),
+    let dir = match process::absolute_cwd(&request) {
+        Some(cwd) => cwd,
         None => std::env::current_dir().map_err(|source| RunError::WorkingDirectory {
             cwd: PathBuf::from("."),
             source,
@@ -82,16 +68,8 @@ pub(crate) fn run(
     if config.cwd.is_none() {
         config.cwd = Some(dir.display().to_string());
     }
-    let spec = ProcessSpec {
-        program: binary(&request, std::env::var_os(CODEX_BIN)),
-        args: args(&request, &dir),
-        cwd,
-        env: request.env,
-        stdin: request.prompt.into_bytes(),
-        timeout: request.timeout,
-        stop: request.stop,
-        install_hint: INSTALL.to_string(),
-    };
+    let args = args(&request, &dir);
+    let spec = ProcessSpec::for_request(request, CODEX_BIN, "codex", args, INSTALL);
     process::spawn(spec, Box::new(CodexNormalizer::new(config)))
 }
 
@@ -147,21 +125,5 @@ mod tests {
         for (mode, expected) in cases {
             assert_eq!(permission_args(mode), expected, "{mode}");
         }
-    }
-
-    #[test]
-    fn the_binary_is_the_requests_then_codex_bin_then_codex() {
-        let mut request = RunRequest::default();
-        assert_eq!(binary(&request, None), PathBuf::from("codex"));
-        assert_eq!(binary(&request, Some("".into())), PathBuf::from("codex"));
-        assert_eq!(
-            binary(&request, Some("/opt/codex".into())),
-            PathBuf::from("/opt/codex")
-        );
-        request.binary = Some("/bin/fake".into());
-        assert_eq!(
-            binary(&request, Some("/opt/codex".into())),
-            PathBuf::from("/bin/fake")
-        );
     }
 }

@@ -37,7 +37,7 @@ use tokio::sync::mpsc;
 
 use crate::error::RunError;
 use crate::event::{Event, EventBody, Kind};
-use crate::harness::{Normalizer, RunItem, RunStream, StopSignal};
+use crate::harness::{Normalizer, RunItem, RunRequest, RunStream, StopSignal};
 use crate::lines::LineSplitter;
 
 /// How long the pipes may stay open after the child has exited (held by something it left
@@ -70,6 +70,53 @@ pub struct ProcessSpec {
     /// How to install the binary, for [`RunError::BinaryNotFound`]
     /// (e.g. `npm install -g @anthropic-ai/claude-code`).
     pub install_hint: String,
+}
+
+impl ProcessSpec {
+    /// The spec of a live run for `request`: its working directory made absolute (a relative
+    /// one against the caller's), its environment, its prompt (for standard input), timeout and
+    /// stop signal. The binary is the request's, else the backend's environment variable
+    /// `binary_var` when it is set and not empty, else `default_binary` on `PATH`; `args` and
+    /// `install_hint` are the backend's.
+    pub fn for_request(
+        request: RunRequest,
+        binary_var: &str,
+        default_binary: &str,
+        args: Vec<String>,
+        install_hint: &str,
+    ) -> Self {
+        let program = choose_binary(&request, std::env::var_os(binary_var), default_binary);
+        ProcessSpec {
+            program,
+            args,
+            cwd: absolute_cwd(&request),
+            env: request.env,
+            stdin: request.prompt.into_bytes(),
+            timeout: request.timeout,
+            stop: request.stop,
+            install_hint: install_hint.to_string(),
+        }
+    }
+}
+
+/// The request's working directory made absolute (a relative one against the caller's).
+pub fn absolute_cwd(request: &RunRequest) -> Option<PathBuf> {
+    let cwd = request.cwd.as_ref()?;
+    Some(std::path::absolute(cwd).unwrap_or_else(|_| cwd.clone()))
+}
+
+/// The binary of a live run: the request's, else `env` (the backend's variable, such as
+/// `$CLAUDE_BIN`) when set and not empty, else `default` (looked up on `PATH`).
+pub fn choose_binary(
+    request: &RunRequest,
+    env: Option<std::ffi::OsString>,
+    default: &str,
+) -> PathBuf {
+    match (&request.binary, env) {
+        (Some(binary), _) => binary.clone(),
+        (None, Some(env)) if !env.is_empty() => PathBuf::from(env),
+        (None, _) => PathBuf::from(default),
+    }
 }
 
 /// Why the run was cut short by the harness.
@@ -361,6 +408,39 @@ impl Run {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn the_binary_is_the_requests_then_the_backends_variable_then_its_default() {
+        let mut request = RunRequest::default();
+        assert_eq!(
+            choose_binary(&request, None, "claude"),
+            PathBuf::from("claude")
+        );
+        let empty = Some("".into());
+        assert_eq!(
+            choose_binary(&request, empty, "claude"),
+            PathBuf::from("claude")
+        );
+        let var = || Some("/opt/claude".into());
+        assert_eq!(
+            choose_binary(&request, var(), "claude"),
+            PathBuf::from("/opt/claude")
+        );
+        request.binary = Some("/bin/fake".into());
+        assert_eq!(
+            choose_binary(&request, var(), "claude"),
+            PathBuf::from("/bin/fake")
+        );
+    }
+
+    #[test]
+    fn a_relative_working_directory_is_made_absolute() {
+        let mut request = RunRequest::default();
+        assert_eq!(absolute_cwd(&request), None);
+        request.cwd = Some("sub/dir".into());
+        let expected = std::env::current_dir().unwrap().join("sub/dir");
+        assert_eq!(absolute_cwd(&request), Some(expected));
+    }
     use super::*;
     use crate::Outcome;
     use crate::outcome::Status;
