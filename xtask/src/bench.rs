@@ -81,30 +81,13 @@ fn long_result(rep: u64) -> String {
     )
 }
 
-fn recordings() -> Result<Vec<String>> {
-    let dir = root().join("fixtures/claude");
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .with_context(|| format!("reading {}", dir.display()))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| {
-            let name = p.to_string_lossy();
-            name.ends_with(".jsonl") && !name.ends_with(".expected.jsonl")
-        })
-        .collect();
-    paths.sort();
-    paths
-        .iter()
-        .map(|p| std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display())))
-        .collect()
-}
-
 /// Writes `big.jsonl` and `small.jsonl` under [`corpus_dir`] unless they exist.
 pub fn corpus(force: bool) -> Result<()> {
     let dir = corpus_dir();
     std::fs::create_dir_all(&dir)?;
     let big = dir.join("big.jsonl");
     if force || !big.exists() {
-        let sources: Vec<(String, BTreeSet<String>)> = recordings()?
+        let sources: Vec<(String, BTreeSet<String>)> = crate::claude_recordings()?
             .into_iter()
             .map(|text| {
                 let ids = tool_use_ids(&text);

@@ -8,7 +8,7 @@
 //! `fuzz/corpus/TARGET/` (both ignored by git). Not part of CI.
 
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
 use anyhow::{Context, Result, bail};
@@ -32,7 +32,7 @@ fn seeds(target: &str) -> Result<PathBuf> {
     match target {
         "claude_normalizer" => {
             for folder in ["claude", "claude-edges"] {
-                for path in jsonl_streams(&root().join("fixtures").join(folder))? {
+                for path in crate::recorded_streams(&root().join("fixtures").join(folder))? {
                     let bytes = std::fs::read(&path)?;
                     // The first byte picks the chunk size; the stream follows.
                     let mut seed = vec![7u8];
@@ -62,20 +62,6 @@ fn seeds(target: &str) -> Result<PathBuf> {
         ),
     }
     Ok(dir)
-}
-
-/// The recorded streams of a fixtures folder (not the expected files).
-fn jsonl_streams(dir: &Path) -> Result<Vec<PathBuf>> {
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
-        .with_context(|| format!("reading {}", dir.display()))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| {
-            let name = p.to_string_lossy();
-            name.ends_with(".jsonl") && !name.ends_with(".expected.jsonl")
-        })
-        .collect();
-    paths.sort();
-    Ok(paths)
 }
 
 /// Parses `cargo xtask fuzz` arguments: `TARGET [--time SECS] [-- LIBFUZZER_ARGS...]`.

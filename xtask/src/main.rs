@@ -60,6 +60,28 @@ fn root() -> PathBuf {
     manifest.parent().unwrap_or(manifest).to_path_buf()
 }
 
+/// The recorded streams of a fixtures folder (`NAME.jsonl`, not the expected files), sorted.
+fn recorded_streams(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
+        .with_context(|| format!("reading {}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            let name = p.to_string_lossy();
+            name.ends_with(".jsonl") && !name.ends_with(".expected.jsonl")
+        })
+        .collect();
+    paths.sort();
+    Ok(paths)
+}
+
+/// The text of every Claude recording in `fixtures/claude`, in name order.
+fn claude_recordings() -> Result<Vec<String>> {
+    recorded_streams(&root().join("fixtures/claude"))?
+        .iter()
+        .map(|p| std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display())))
+        .collect()
+}
+
 fn status(cmd: &mut Command) -> Result<()> {
     let shown = format!("{cmd:?}");
     let status = cmd
@@ -92,15 +114,7 @@ fn conformance(dir: Option<PathBuf>) -> Result<()> {
         } else {
             &[]
         };
-        let mut streams: Vec<PathBuf> = std::fs::read_dir(dir.join(folder))
-            .with_context(|| format!("reading {}", dir.join(folder).display()))?
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| {
-                let name = p.to_string_lossy();
-                name.ends_with(".jsonl") && !name.ends_with(".expected.jsonl")
-            })
-            .collect();
-        streams.sort();
+        let streams = recorded_streams(&dir.join(folder))?;
         for stream in streams {
             total += 1;
             let stem = stream.with_extension("");

@@ -15,7 +15,7 @@
 //! | `classify-10mb` | `harness classify`: 10 MB shell scripts (a long `&&` chain, one unbalanced quote) | linear time (B3) |
 
 use std::io::{BufRead, BufReader, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -253,23 +253,6 @@ fn script(size: u64, kind: &'static str) -> Generator {
     })
 }
 
-fn recordings() -> Result<Vec<String>> {
-    let dir = root().join("fixtures/claude");
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .with_context(|| format!("reading {}", dir.display()))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| {
-            let name = p.to_string_lossy();
-            name.ends_with(".jsonl") && !name.ends_with(".expected.jsonl")
-        })
-        .collect();
-    paths.sort();
-    paths
-        .iter()
-        .map(|p| std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display())))
-        .collect()
-}
-
 fn mb(bytes: u64) -> f64 {
     bytes as f64 / MB as f64
 }
@@ -314,7 +297,7 @@ pub fn stress(args: &[String]) -> Result<()> {
     }
     status(Command::new("cargo").args(["build", "--release", "-p", "harness-cli"]))?;
     let harness = root().join("target/release/harness");
-    let recordings = recordings()?;
+    let recordings = crate::claude_recordings()?;
     let scenarios = vec![
         Scenario {
             name: "line-300mb",

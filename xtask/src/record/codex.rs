@@ -113,33 +113,7 @@ fn install(version: &str) -> Result<PathBuf> {
     let binary = cache.join(format!(
         "node_modules/@openai/codex-{package}/vendor/{triple}/bin/codex"
     ));
-    if binary.exists() {
-        return Ok(binary);
-    }
-    std::fs::create_dir_all(&cache)?;
-    eprintln!(
-        "installing @openai/codex@{version} into {}",
-        cache.display()
-    );
-    let status = Command::new("npm")
-        .args([
-            "install",
-            "--no-audit",
-            "--no-fund",
-            "--ignore-scripts",
-            "--prefix",
-        ])
-        .arg(&cache)
-        .arg(format!("@openai/codex@{version}"))
-        .status()
-        .context("running npm (Node.js and npm are needed to record)")?;
-    if !status.success() || !binary.exists() {
-        bail!(
-            "npm install failed ({status}); expected {}",
-            binary.display()
-        );
-    }
-    Ok(binary)
+    super::npm_install(&cache, &format!("@openai/codex@{version}"), binary)
 }
 
 fn clean() -> Result<()> {

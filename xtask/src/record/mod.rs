@@ -277,14 +277,21 @@ fn install(version: &str) -> Result<PathBuf> {
     let binary = cache.join(format!(
         "node_modules/@anthropic-ai/claude-code-{platform}/claude"
     ));
+    npm_install(
+        &cache,
+        &format!("@anthropic-ai/claude-code@{version}"),
+        binary,
+    )
+}
+
+/// Installs `package` (`name@version`) with npm into `cache` unless `binary`, the file it
+/// provides, is already there; returns `binary`.
+pub(crate) fn npm_install(cache: &Path, package: &str, binary: PathBuf) -> Result<PathBuf> {
     if binary.exists() {
         return Ok(binary);
     }
-    std::fs::create_dir_all(&cache)?;
-    eprintln!(
-        "installing @anthropic-ai/claude-code@{version} into {}",
-        cache.display()
-    );
+    std::fs::create_dir_all(cache)?;
+    eprintln!("installing {package} into {}", cache.display());
     let status = Command::new("npm")
         .args([
             "install",
@@ -293,8 +300,8 @@ fn install(version: &str) -> Result<PathBuf> {
             "--ignore-scripts",
             "--prefix",
         ])
-        .arg(&cache)
-        .arg(format!("@anthropic-ai/claude-code@{version}"))
+        .arg(cache)
+        .arg(package)
         .status()
         .context("running npm (Node.js and npm are needed to record)")?;
     if !status.success() || !binary.exists() {
