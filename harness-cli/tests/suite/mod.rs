@@ -6,7 +6,9 @@ mod run;
 mod run_codex;
 mod schema;
 
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
+use std::time::Duration;
 
 /// The built `harness` binary.
 pub fn harness() -> Command {
@@ -31,4 +33,27 @@ pub fn run(args: &[&str], stdin: &[u8]) -> Output {
     let output = child.wait_with_output().unwrap();
     writer.join().unwrap();
     output
+}
+
+/// Waits (at most a minute) until `path` holds a complete file written by the fake.
+pub fn read_when_written(path: &Path) -> String {
+    for _ in 0..3000 {
+        if let Ok(text) = std::fs::read_to_string(path) {
+            return text;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    panic!("{} was never written", path.display());
+}
+
+/// Waits (at most a minute) until the process is gone: not running, not a zombie.
+pub fn assert_gone(pid: &str) {
+    let proc = Path::new("/proc").join(pid.trim());
+    for _ in 0..3000 {
+        if !proc.exists() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    panic!("process {pid} is still there");
 }

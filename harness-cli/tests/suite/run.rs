@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::harness;
+use super::{assert_gone, harness, read_when_written};
 
 /// The fake agent, and a temporary folder (its working directory and the files it records),
 /// removed on drop.
@@ -94,29 +94,6 @@ fn messages(events: &[Value], kind: &str) -> Vec<String> {
         .filter(|e| e["kind"] == kind)
         .map(|e| e["message"].as_str().unwrap().to_string())
         .collect()
-}
-
-/// Waits (at most a minute) until `path` holds a complete file written by the fake.
-fn read_when_written(path: &Path) -> String {
-    for _ in 0..3000 {
-        if let Ok(text) = std::fs::read_to_string(path) {
-            return text;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    panic!("{} was never written", path.display());
-}
-
-/// Waits (at most a minute) until the process is gone: not running, not a zombie.
-fn assert_gone(pid: &str) {
-    let proc = Path::new("/proc").join(pid.trim());
-    for _ in 0..3000 {
-        if !proc.exists() {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    panic!("process {pid} is still there");
 }
 
 const SMALL: &str = concat!(

@@ -13,9 +13,10 @@ use std::process::{Command, Output, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
+use fixtures::recording_order;
 use serde_json::Value;
 
-use super::harness;
+use super::{assert_gone, harness, read_when_written};
 
 /// A few lines of a successful Codex run.
 const SMALL: &str = concat!(
@@ -116,60 +117,6 @@ fn kinds(events: &[Value]) -> Vec<&str> {
     events.iter().map(|e| e["kind"].as_str().unwrap()).collect()
 }
 
-/// Waits (at most a minute) until `path` holds a complete file written by the fake.
-fn read_when_written(path: &Path) -> String {
-    for _ in 0..3000 {
-        if let Ok(text) = std::fs::read_to_string(path) {
-            return text;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    panic!("{} was never written", path.display());
-}
-
-/// Waits (at most a minute) until the process is gone: not running, not a zombie.
-fn assert_gone(pid: &str) {
-    let proc = Path::new("/proc").join(pid.trim());
-    for _ in 0..3000 {
-        if !proc.exists() {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    panic!("process {pid} is still there");
-}
-
-/// An event file's lines in a canonical order: events from stdout lines, then those from
-/// stderr lines, then the end-of-input events (no `line`), each group in its own order, then
-/// the outcome. A live run reads both pipes as they come, so where stderr's warnings fall
-/// among stdout's events depends on timing; a recording's expected file has them after (S10).
-fn canonical(text: &str) -> String {
-    let mut rows: Vec<Value> = text
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    let outcome = rows.pop().unwrap();
-    rows.sort_by_key(|row| match (row.get("line"), row.get("stream")) {
-        (None, _) => 2,
-        (Some(_), Some(_)) => 1,
-        (Some(_), None) => 0,
-    });
-    rows.push(outcome);
-    rows.iter().map(|r| format!("{r}\n")).collect()
-}
-
-/// The exit code a recording's `.cmd` file ends with (`{"exit_code": N, ...}`); 0 without one.
-fn recorded_exit(stream: &Path) -> i64 {
-    let Ok(text) = std::fs::read_to_string(stream.with_extension("cmd")) else {
-        return 0;
-    };
-    let last = text.lines().rev().find(|l| !l.trim().is_empty()).unwrap();
-    serde_json::from_str::<Value>(last).unwrap()["exit_code"]
-        .as_i64()
-        .unwrap()
-}
-
 #[test]
 fn every_codex_recording_run_live_prints_its_expected_events_and_exit_code() {
     let fake = Fake::new("golden");
@@ -181,7 +128,7 @@ fn every_codex_recording_run_live_prints_its_expected_events_and_exit_code() {
     let mut failures = Vec::new();
     for folder in ["codex", "codex-edges"] {
         for fixture in fixtures::streams(folder).unwrap() {
-            let exit = recorded_exit(&fixture.stream);
+            let exit = fixture.recorded_exit_code();
             let exit_text = PathBuf::from(exit.to_string());
             let mut env = vec![
                 ("FAKE_STREAM", fixture.stream.as_path()),
@@ -199,7 +146,10 @@ fn every_codex_recording_run_live_prints_its_expected_events_and_exit_code() {
             let output = guarded(cmd);
             let actual = String::from_utf8(output.stdout).unwrap().replace(&root, "");
             let expected = std::fs::read_to_string(&fixture.expected).unwrap();
-            if let Err(problems) = fixtures::compare(&canonical(&expected), &canonical(&actual)) {
+            if let Err(problems) = fixtures::compare(
+                &recording_order(&expected).unwrap(),
+                &recording_order(&actual).unwrap(),
+            ) {
                 failures.push(format!("{}: {}", fixture.name, problems.join("; ")));
             }
             let outcome: Value = serde_json::from_str(actual.lines().last().unwrap()).unwrap();

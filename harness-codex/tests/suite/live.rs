@@ -19,7 +19,9 @@ use harness_core::{
     Event, Harness, NormalizerConfig, Outcome, OutcomeLine, Registry, RunError, RunItem,
     RunRequest, RunStream,
 };
-use serde_json::{Value, json};
+use serde_json::json;
+
+use fixtures::recording_order;
 
 use super::{CWD, completed, turn_completed};
 
@@ -100,38 +102,6 @@ fn run_by_name(request: RunRequest) -> (Vec<Event>, Outcome) {
     runtime().block_on(async { collect(codex.run(request).await.unwrap()).await })
 }
 
-/// An event file's lines in a canonical order: events from stdout lines, then those from
-/// stderr lines, then the end-of-input events (no `line`), each group in its own order, then
-/// the outcome. A live run reads both pipes as they come, so where stderr's warnings fall
-/// among stdout's events depends on timing; a recording's expected file has them after (S10).
-fn canonical(text: &str) -> String {
-    let mut rows: Vec<Value> = text
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    let outcome = rows.pop().unwrap();
-    rows.sort_by_key(|row| match (row.get("line"), row.get("stream")) {
-        (None, _) => 2,
-        (Some(_), Some(_)) => 1,
-        (Some(_), None) => 0,
-    });
-    rows.push(outcome);
-    rows.iter().map(|r| format!("{r}\n")).collect()
-}
-
-/// The exit code a recording's `.cmd` file ends with (`{"exit_code": N, ...}`); 0 without one.
-fn recorded_exit(stream: &Path) -> i64 {
-    let cmd = stream.with_extension("cmd");
-    let Ok(text) = std::fs::read_to_string(cmd) else {
-        return 0;
-    };
-    let last = text.lines().rev().find(|l| !l.trim().is_empty()).unwrap();
-    serde_json::from_str::<Value>(last).unwrap()["exit_code"]
-        .as_i64()
-        .unwrap()
-}
-
 #[test]
 fn every_recording_replayed_live_gives_its_expected_events_and_exit_code() {
     let fake = Fake::new("golden");
@@ -144,7 +114,7 @@ fn every_recording_replayed_live_gives_its_expected_events_and_exit_code() {
     let mut failures = Vec::new();
     for folder in ["codex", "codex-edges"] {
         for fixture in fixtures::streams(folder).unwrap() {
-            let exit = recorded_exit(&fixture.stream);
+            let exit = fixture.recorded_exit_code();
             let exit_text = PathBuf::from(exit.to_string());
             let mut env = vec![
                 ("FAKE_STREAM", fixture.stream.as_path()),
@@ -168,7 +138,10 @@ fn every_recording_replayed_live_gives_its_expected_events_and_exit_code() {
             }
             actual.push_str(&serde_json::to_string(&OutcomeLine::new(&outcome)).unwrap());
             let expected = std::fs::read_to_string(&fixture.expected).unwrap();
-            if let Err(problems) = fixtures::compare(&canonical(&expected), &canonical(&actual)) {
+            if let Err(problems) = fixtures::compare(
+                &recording_order(&expected).unwrap(),
+                &recording_order(&actual).unwrap(),
+            ) {
                 failures.push(format!("{}: {}", fixture.name, problems.join("; ")));
             }
             checked += 1;
