@@ -314,6 +314,18 @@ pub fn human_event(event: &Event, base: Option<&str>, color: bool) -> String {
             label(color, &format!("{BOLD}{RED}"), "error"),
             paint(color, RED, &indent(message))
         ),
+        EventBody::Started { command, tool, .. } => {
+            let what = command
+                .as_deref()
+                .map(|c| format!("$ {}", indent(c)))
+                .or_else(|| tool.tool.clone())
+                .unwrap_or_default();
+            paint(
+                color,
+                DIM,
+                &format!("{}{what}", label(false, "", "started")),
+            )
+        }
         EventBody::Unknown { reason, tool, .. } => {
             let reason = serde_json::to_value(reason)
                 .ok()

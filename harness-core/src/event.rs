@@ -169,6 +169,44 @@ pub struct PlanItem {
     pub completed: Value,
 }
 
+/// One event a started tool use is expected to give (L1): its kind and the fields its input
+/// already decides.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct Expected {
+    /// The kind of the final event (`read`, `write`, `search`, `list`, `command`, `skill`).
+    pub kind: Kind,
+    /// The path it will carry, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(with = "String"))]
+    pub path: Option<String>,
+    /// The lines a read will cover, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(with = "LineRange"))]
+    pub range: Option<LineRange>,
+    /// The pattern a search looks for, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(with = "String"))]
+    pub query: Option<String>,
+    /// A skill's name, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(with = "String"))]
+    pub name: Option<String>,
+}
+
+impl Expected {
+    /// An expected event of this kind with no field known yet.
+    pub fn new(kind: Kind) -> Self {
+        Expected {
+            kind,
+            path: None,
+            range: None,
+            query: None,
+            name: None,
+        }
+    }
+}
+
 /// The kind-specific part of an event, tagged `"kind"` in JSON (SPEC §1).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
@@ -311,6 +349,24 @@ pub enum EventBody {
         #[serde(flatten)]
         tool: ToolRef,
     },
+    /// A tool use began (L1): emitted only when the normalizer's `started` setting is on, on
+    /// the line that records the use. Its final events follow when its result arrives; a
+    /// `started` event never replaces them and is not counted in the outcome's `counts`.
+    Started {
+        /// The shell command, when the tool runs one (J3).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "schema", schemars(with = "String"))]
+        command: Option<String>,
+        /// The events the result will give when the tool succeeds, as far as the tool use's
+        /// input decides them, in order, each with the fields already known (for a shell
+        /// command, one per part of its classification, or one `command`); empty, and omitted,
+        /// when the tool is one the backend does not map.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        expect: Vec<Expected>,
+        /// Tool name and id.
+        #[serde(flatten)]
+        tool: ToolRef,
+    },
 }
 
 impl EventBody {
@@ -328,6 +384,7 @@ impl EventBody {
             EventBody::Plan { .. } => Kind::Plan,
             EventBody::Warning { .. } => Kind::Warning,
             EventBody::Error { .. } => Kind::Error,
+            EventBody::Started { .. } => Kind::Started,
             EventBody::Unknown { .. } => Kind::Unknown,
         }
     }
@@ -362,11 +419,13 @@ pub enum Kind {
     Error,
     /// See [`EventBody::Unknown`].
     Unknown,
+    /// See [`EventBody::Started`] (L1; opt-in, never counted).
+    Started,
 }
 
 impl Kind {
     /// Every kind, in the order of SPEC §1.
-    pub const ALL: [Kind; 12] = [
+    pub const ALL: [Kind; 13] = [
         Kind::Agent,
         Kind::Reasoning,
         Kind::Read,
@@ -379,6 +438,7 @@ impl Kind {
         Kind::Warning,
         Kind::Error,
         Kind::Unknown,
+        Kind::Started,
     ];
 
     /// The kind's name as written in JSON.
@@ -396,6 +456,7 @@ impl Kind {
             Kind::Warning => "warning",
             Kind::Error => "error",
             Kind::Unknown => "unknown",
+            Kind::Started => "started",
         }
     }
 }

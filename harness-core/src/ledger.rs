@@ -108,9 +108,13 @@ impl Ledger {
         out.push(event);
     }
 
-    /// Counts an event the caller hands out itself (O1).
+    /// Counts an event the caller hands out itself (O1); `started` events are never counted
+    /// (L1).
     pub fn count(&mut self, event: &Event) {
-        *self.counts.entry(event.kind()).or_insert(0) += 1;
+        let kind = event.kind();
+        if kind != Kind::Started {
+            *self.counts.entry(kind).or_insert(0) += 1;
+        }
     }
 
     /// Hands an end-of-input event to `emit`, counting it (O1).

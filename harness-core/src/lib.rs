@@ -7,7 +7,7 @@
 //! [`Event`]s back, then an [`Outcome`] at the end.
 //!
 //! ```
-//! use harness_core::{Event, EventBody, Kind, WarningSource};
+//! use harness_core::{Event, EventBody, Expected, Kind, WarningSource};
 //!
 //! let json = r#"{"kind":"warning","message":"slow down","source":"rate_limit","line":7}"#;
 //! let event: Event = serde_json::from_str(json).unwrap();
@@ -43,8 +43,8 @@ pub mod text;
 
 pub use error::RunError;
 pub use event::{
-    Event, EventBody, Kind, LineRange, PlanItem, Stream, ToolRef, ToolStatus, UnknownReason,
-    WarningSource,
+    Event, EventBody, Expected, Kind, LineRange, PlanItem, Stream, ToolRef, ToolStatus,
+    UnknownReason, WarningSource,
 };
 pub use harness::{
     Capabilities, Disposition, Harness, Normalizer, NormalizerConfig, OrchestrationSource,

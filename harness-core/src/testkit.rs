@@ -156,6 +156,7 @@ pub fn tool_use_id(event: &Event) -> Option<&str> {
         | EventBody::List { tool, .. }
         | EventBody::Command { tool, .. }
         | EventBody::Skill { tool, .. }
+        | EventBody::Started { tool, .. }
         | EventBody::Unknown { tool, .. } => tool,
         EventBody::Agent { .. }
         | EventBody::Reasoning { .. }
