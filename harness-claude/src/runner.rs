@@ -2,7 +2,7 @@
 //! shared process driver of `harness-core`.
 
 use harness_core::process::{self, ProcessSpec};
-use harness_core::{NormalizerConfig, RunError, RunRequest, RunStream};
+use harness_core::{RunError, RunRequest, RunStream};
 
 use crate::ClaudeNormalizer;
 
@@ -30,12 +30,12 @@ pub(crate) fn args(request: &RunRequest) -> Vec<String> {
 
 /// Starts `claude` for `request` and streams its normalized events, then the outcome.
 pub(crate) fn run(request: RunRequest) -> Result<RunStream, RunError> {
-    let config = NormalizerConfig {
-        cwd: process::absolute_cwd(&request)
+    let mut config = request.normalizer.clone();
+    if config.cwd.is_none() {
+        config.cwd = process::absolute_cwd(&request)
             .or_else(|| std::env::current_dir().ok())
-            .map(|p| p.display().to_string()),
-        workspace: None,
-    };
+            .map(|p| p.display().to_string());
+    }
     let args = args(&request);
     let spec = ProcessSpec::for_request(request, CLAUDE_BIN, "claude", args, INSTALL);
     process::spawn(spec, Box::new(ClaudeNormalizer::new(config)))

@@ -204,6 +204,7 @@ fn main() -> ExitCode {
                 extra_args: args,
                 env: env.into_iter().collect::<BTreeMap<_, _>>(),
                 timeout,
+                normalizer: NormalizerConfig::default(),
                 stop: None,
             };
             let out = BufWriter::with_capacity(64 * 1024, io::stdout().lock());
@@ -223,6 +224,7 @@ fn main() -> ExitCode {
             let config = NormalizerConfig {
                 cwd: cwd.map(|p| p.display().to_string()),
                 workspace: workspace.map(|p| p.display().to_string()),
+                started: false,
             };
             let mut normalizer = harness.normalizer(config);
             let stdout = normalize::Source::from_arg(file);

@@ -133,31 +133,6 @@ pub use runner::{CODEX_BIN, INSTALL};
 #[derive(Debug, Clone, Copy, Default)]
 pub struct CodexHarness;
 
-impl CodexHarness {
-    /// Runs `codex` live as [`Harness::run`] does, with the normalizer's settings given.
-    ///
-    /// A `config.cwd` of `None` becomes the run's directory, as in [`Harness::run`]. Give one
-    /// when the agent sees its directory under another path than the caller does (a container,
-    /// a wrapper script), or to replay a recording made elsewhere: relative paths in the events
-    /// are then resolved against `config.cwd`, while the agent still starts in
-    /// `request.cwd`.
-    ///
-    /// Must be called from within a tokio runtime with I/O and time enabled.
-    ///
-    /// # Errors
-    ///
-    /// [`RunError::BinaryNotFound`] (naming the binary and [`INSTALL`]) when Codex is not
-    /// installed, [`RunError::WorkingDirectory`] when `request.cwd` is not a directory,
-    /// [`RunError::Io`] when it cannot be started otherwise.
-    pub fn run_with(
-        &self,
-        request: RunRequest,
-        config: NormalizerConfig,
-    ) -> Result<RunStream, RunError> {
-        runner::run(request, config)
-    }
-}
-
 #[async_trait::async_trait]
 impl Harness for CodexHarness {
     fn name(&self) -> &'static str {
@@ -179,6 +154,6 @@ impl Harness for CodexHarness {
     /// Runs `codex` live. Fails with [`RunError::BinaryNotFound`] (naming the binary and
     /// [`INSTALL`]) when it is not installed.
     async fn run(&self, request: RunRequest) -> Result<RunStream, RunError> {
-        runner::run(request, NormalizerConfig::default())
+        runner::run(request)
     }
 }

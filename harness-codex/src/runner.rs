@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use harness_core::process::{self, ProcessSpec};
-use harness_core::{NormalizerConfig, RunError, RunRequest, RunStream};
+use harness_core::{RunError, RunRequest, RunStream};
 
 use crate::CodexNormalizer;
 
@@ -54,10 +54,8 @@ pub(crate) fn args(request: &RunRequest, dir: &Path) -> Vec<String> {
 /// Starts `codex` for `request` and streams its normalized events, then the outcome.
 ///
 /// `config.cwd`, when `None`, becomes the run's directory (X9).
-pub(crate) fn run(
-    request: RunRequest,
-    mut config: NormalizerConfig,
-) -> Result<RunStream, RunError> {
+pub(crate) fn run(request: RunRequest) -> Result<RunStream, RunError> {
+    let mut config = request.normalizer.clone();
     let dir = match process::absolute_cwd(&request) {
         Some(cwd) => cwd,
         None => std::env::current_dir().map_err(|source| RunError::WorkingDirectory {

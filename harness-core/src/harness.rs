@@ -38,6 +38,9 @@ pub struct NormalizerConfig {
     pub cwd: Option<String>,
     /// Where skills live (C14a): the CLI's `--workspace`.
     pub workspace: Option<String>,
+    /// Emit a `started` event as soon as a tool use is recorded (L1): the CLI's `--started`.
+    /// Off by default, so a recorded stream gives exactly the events of the other rules.
+    pub started: bool,
 }
 
 /// A tool use still waiting for its result (O4).
@@ -133,6 +136,10 @@ pub struct RunRequest {
     /// How long the run may take before it is stopped: the agent's whole process group is
     /// killed, an `error` event says so, and the stream ends as usual with the outcome.
     pub timeout: Option<Duration>,
+    /// The normalizer's settings for this run. Its `cwd`, when `None`, is the directory the
+    /// agent runs in; set it to resolve paths against another one (an agent that sees its
+    /// project under another path, in a container or behind a wrapper script).
+    pub normalizer: NormalizerConfig,
     /// Stops the run early when it fires (for example on Ctrl-C): the agent's process group is
     /// killed, an `error` event says so, and the stream still ends with the outcome. Dropping
     /// the stream instead kills the agent without an outcome.

@@ -84,6 +84,7 @@ fn config() -> NormalizerConfig {
     NormalizerConfig {
         cwd: Some("/work".into()),
         workspace: None,
+        ..NormalizerConfig::default()
     }
 }
 
@@ -813,6 +814,7 @@ fn the_kit_holds_on_every_recording() {
             let config = NormalizerConfig {
                 cwd: Some("/home/dev/project".into()),
                 workspace: None,
+                ..NormalizerConfig::default()
             };
             if let Err(e) = testkit::check_stream(&ClaudeHarness, &config, &input) {
                 panic!("{name}: {e}");

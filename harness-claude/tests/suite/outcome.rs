@@ -332,6 +332,7 @@ fn o4_session_cwd_and_pending_uses_are_known_while_running() {
     let mut n = ClaudeNormalizer::new(NormalizerConfig {
         cwd: Some("/given".to_string()),
         workspace: None,
+        ..NormalizerConfig::default()
     });
     let mut out = Vec::new();
     assert_eq!(n.session_id(), None);

@@ -857,6 +857,7 @@ fn c14a_config_cwd_is_used_without_an_init_line() {
     let config = NormalizerConfig {
         cwd: Some("/given".to_string()),
         workspace: None,
+        ..NormalizerConfig::default()
     };
     let lines = [
         assistant(
@@ -886,6 +887,7 @@ fn c14a_relative_config_cwd_stays_relative() {
     let config = NormalizerConfig {
         cwd: Some("rel/dir".to_string()),
         workspace: None,
+        ..NormalizerConfig::default()
     };
     let lines = [
         assistant(
@@ -950,6 +952,7 @@ fn c14a_skill_workspace_from_config() {
     let ws = |w: &str| NormalizerConfig {
         cwd: None,
         workspace: Some(w.to_string()),
+        ..NormalizerConfig::default()
     };
     assert_eq!(skill(ws("/ws/"), true), "/ws/skills/s/SKILL.md");
     assert_eq!(skill(ws("tools/../ws"), true), "/repo/ws/skills/s/SKILL.md");
@@ -961,6 +964,7 @@ fn c14a_skill_workspace_from_config() {
     let cwd_only = NormalizerConfig {
         cwd: Some("/c".to_string()),
         workspace: None,
+        ..NormalizerConfig::default()
     };
     assert_eq!(skill(cwd_only, false), "/c/.claude/skills/s/SKILL.md");
 }

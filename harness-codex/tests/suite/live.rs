@@ -5,7 +5,7 @@
 //! The recordings' expected files assume `--cwd /home/dev2/project`, a directory that does not
 //! exist here, and the driver refuses to start an agent in a missing directory
 //! (`RunError::WorkingDirectory`). So the golden replay starts the fake in a temporary folder
-//! and gives the normalizer `/home/dev2/project` through [`CodexHarness::run_with`]; the other
+//! and gives the normalizer `/home/dev2/project` through `RunRequest::normalizer`; the other
 //! tests go through the `Harness` trait, where the normalizer resolves against the run's own
 //! directory.
 
@@ -123,10 +123,10 @@ fn every_recording_replayed_live_gives_its_expected_events_and_exit_code() {
             if let Some(stderr) = &fixture.stderr {
                 env.push(("FAKE_STDERR_FILE", stderr));
             }
-            let request = fake.request("hello", &env);
-            let (events, outcome) = runtime.block_on(async {
-                collect(CodexHarness.run_with(request, config.clone()).unwrap()).await
-            });
+            let mut request = fake.request("hello", &env);
+            request.normalizer = config.clone();
+            let (events, outcome) =
+                runtime.block_on(async { collect(CodexHarness.run(request).await.unwrap()).await });
             // A negative recorded status is the signal that ended Codex: no exit code (O1).
             let code = i32::try_from(exit).ok().filter(|c| *c >= 0);
             assert_eq!(outcome.exit_code, Some(code), "{}", fixture.name);
