@@ -234,6 +234,14 @@ impl ClaudeNormalizer {
         }
     }
 
+    /// C4: the open message of the sub-agent thread started by tool use `id` (that sub-agent
+    /// has finished).
+    fn flush_thread(&self, id: &str, set: &mut Vec<u64>) {
+        if let Some(&seq) = self.open_by_thread.get(&Some(id.to_string())) {
+            set.push(seq);
+        }
+    }
+
     /// Flushes the given messages in the order they were first seen (C4).
     fn flush(&mut self, mut seqs: Vec<u64>, out: &mut Vec<Event>) {
         seqs.sort_unstable();
@@ -327,9 +335,21 @@ impl ClaudeNormalizer {
                 self.ledger.consumed_by("C5");
                 self.on_user(content, tool_use_result, &line_value, parent, out);
             }
-            Body::System { subtype, cwd } => {
+            Body::System {
+                subtype,
+                cwd,
+                tool_use_id,
+            } => {
                 self.ledger.consumed_by("C1");
-                self.flush_line_default(&parent, out);
+                let mut set = Vec::new();
+                self.flush_for_parent(&parent, &mut set);
+                if subtype.as_str() == Some("task_notification") {
+                    // C4: a sub-agent run in the background has finished.
+                    if let Some(id) = tool_use_id.as_str() {
+                        self.flush_thread(id, &mut set);
+                    }
+                }
+                self.flush(set, out);
                 match subtype.as_str() {
                     Some("init") => {
                         if let Some(cwd) = cwd.non_empty_str() {
@@ -632,9 +652,7 @@ impl ClaudeNormalizer {
         self.flush_for_parent(&thread, &mut set);
         for (_, view, _) in &results {
             if let Some(id) = view.tool_use_id.as_str() {
-                if let Some(&seq) = self.open_by_thread.get(&Some(id.to_string())) {
-                    set.push(seq);
-                }
+                self.flush_thread(id, &mut set);
             }
         }
         self.flush(set, out);
