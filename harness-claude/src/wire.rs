@@ -13,7 +13,7 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use harness_core::json::{Checked, Loose, depth_exceeds};
+use harness_core::backend::json::{Checked, Loose, depth_exceeds};
 use serde::de::{self, Deserialize, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 

@@ -259,7 +259,7 @@ pub fn human_event(event: &Event, base: Option<&str>, color: bool) -> String {
         } => {
             let mut text = format!("{} {}", paint(color, GREEN, "$"), indent(command));
             match exit_code {
-                Some(code) if *code != 0 || !status.success => {
+                Some(code) if code.as_i64() != Some(0) || !status.success => {
                     let note = format!("(exit {code})");
                     let _ = write!(text, "  {}", paint(color, RED, &note));
                 }
@@ -342,6 +342,8 @@ pub fn human_event(event: &Event, base: Option<&str>, color: bool) -> String {
                 &format!("{}{reason}{tool}", label(false, "", "unknown")),
             )
         }
+        // A kind newer than this printer (the list may grow, J10): its name alone.
+        other => label(color, DIM, other.kind().as_str()),
     };
     if event.parent_tool_use_id.is_some() {
         line = format!("{} {line}", paint(color, DIM, "│"));
@@ -374,6 +376,7 @@ pub fn human_summary(outcome: &Outcome, color: bool) -> String {
         Status::Success => ("success", GREEN),
         Status::Error => ("error", RED),
         Status::Incomplete => ("incomplete", YELLOW),
+        _ => ("ended", YELLOW),
     };
     let mut parts = vec![paint(color, &format!("{BOLD}{code}"), name)];
     let m = &outcome.metrics;

@@ -22,7 +22,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
-use harness_core::{NormalizerConfig, OrchestrationSource, Registry, RunRequest};
+use harness_core::{NormalizerConfig, Registry, RunRequest};
 
 use crate::format::{Color, Format, Printer, choose_color, choose_format};
 
@@ -195,18 +195,14 @@ fn main() -> ExitCode {
             } else {
                 prompt
             };
-            let request = RunRequest {
-                prompt,
-                cwd,
-                binary,
-                model,
-                permission_mode,
-                extra_args: args,
-                env: env.into_iter().collect::<BTreeMap<_, _>>(),
-                timeout,
-                normalizer: NormalizerConfig::default(),
-                stop: None,
-            };
+            let mut request = RunRequest::new(prompt);
+            request.cwd = cwd;
+            request.binary = binary;
+            request.model = model;
+            request.permission_mode = permission_mode;
+            request.extra_args = args;
+            request.env = env.into_iter().collect::<BTreeMap<_, _>>();
+            request.timeout = timeout;
             let out = BufWriter::with_capacity(64 * 1024, io::stdout().lock());
             run::run(harness, request, output.printer(out))
         }
@@ -221,11 +217,9 @@ fn main() -> ExitCode {
             let Some(harness) = registry.get(&backend) else {
                 return unknown_backend(&registry, &backend);
             };
-            let config = NormalizerConfig {
-                cwd: cwd.map(|p| p.display().to_string()),
-                workspace: workspace.map(|p| p.display().to_string()),
-                started: false,
-            };
+            let mut config = NormalizerConfig::default();
+            config.cwd = cwd.map(|p| p.display().to_string());
+            config.workspace = workspace.map(|p| p.display().to_string());
             let mut normalizer = harness.normalizer(config);
             let stdout = normalize::Source::from_arg(file);
             let stderr = stderr.map(|p| normalize::Source::from_arg(Some(p)));
@@ -263,10 +257,7 @@ fn main() -> ExitCode {
                     continue;
                 };
                 let caps = backend.capabilities();
-                let plan = match caps.orchestration_source {
-                    OrchestrationSource::None => "none",
-                    OrchestrationSource::Plan => "plan",
-                };
+                let plan = caps.orchestration_source.as_str();
                 let line = serde_json::json!({
                     "name": name,
                     "exit_codes": caps.exit_codes,

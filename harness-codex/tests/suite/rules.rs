@@ -275,6 +275,9 @@ fn x4_exit_code_only_when_an_integer_and_success_only_when_completed() {
             "{status} {code}"
         );
     }
+    // X4: an integer as serde_json keeps one, i64 or u64; one that fits only a u64 is kept.
+    let big = one_command(command("item_0", &line, "failed", json!(u64::MAX)));
+    assert_eq!(big[0]["exit_code"], json!(u64::MAX), "{big:?}");
     let mut no_status = ok_command("item_0", &line);
     no_status.as_object_mut().unwrap().remove("status");
     assert_eq!(
