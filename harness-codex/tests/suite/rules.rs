@@ -356,6 +356,22 @@ fn x5_same_items_for_same_id_emit_no_new_plan() {
 }
 
 #[test]
+fn x5_the_last_plan_of_an_id_is_forgotten_when_its_item_completes() {
+    // S7: the memory a plan takes is bounded by the pending to-do lists, so an id that comes
+    // back after its item.completed starts afresh.
+    let a = json!([{"text": "a", "completed": false}]);
+    assert_eq!(
+        events(&[
+            started(todo("t", a.clone())),
+            completed(todo("t", a.clone())),
+            started(todo("t", a.clone())),
+            completed(todo("t", a.clone())),
+        ]),
+        [plan(a.clone(), 1), plan(a, 3)]
+    );
+}
+
+#[test]
 fn x5_equality_is_exact_json_equality_of_the_copied_entries() {
     let bool_false = json!([{"text": "a", "completed": false}]);
     let zero = json!([{"text": "a", "completed": 0}]);
