@@ -93,6 +93,11 @@ impl Harness for ClaudeHarness {
         Box::new(ClaudeNormalizer::new(config))
     }
 
+    /// C14: `StructuredOutput` gives no event at all; its output reaches the outcome.
+    fn eventless_tools(&self) -> &'static [&'static str] {
+        &["StructuredOutput"]
+    }
+
     fn launch(&self) -> Option<Launch> {
         Some(LAUNCH)
     }

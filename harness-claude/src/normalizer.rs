@@ -589,6 +589,13 @@ impl ClaudeDecoder {
         self.owners.entry(id.to_string()).or_default().push(seq);
 
         out.defer();
+        if out.wants_started() {
+            let tool = ToolRef {
+                tool: name.clone(),
+                tool_use_id: Some(id.to_string()),
+            };
+            self.started(&text, tool, thread, out);
+        }
         let use_seq = self.next_use;
         self.next_use += 1;
         self.uses.insert(
@@ -777,6 +784,36 @@ impl ClaudeDecoder {
         self.emit_here(out, body, thread);
     }
 
+    /// What a tool use block maps to (C13-C15), with the working directory now in effect.
+    fn mapping(&self, block: &str, status: &ToolStatus, tool: &ToolRef) -> Mapping {
+        let input = wire::tool_input(block);
+        match (tool.tool.as_deref(), &input) {
+            (Some(name), Some(input)) => {
+                let cx = Context {
+                    cwd: self.current_cwd(),
+                    workspace: self.workspace.as_deref(),
+                };
+                map_tool(name, input, status, tool, &cx)
+            }
+            _ => Mapping::Malformed,
+        }
+    }
+
+    /// L1: the `started` event of a tool use just recorded, from what it would give on
+    /// success (nothing expected of `StructuredOutput`, an unmapped or a malformed use).
+    fn started(&self, block: &str, tool: ToolRef, thread: &Thread, out: &mut Emitter<'_>) {
+        let ok = ToolStatus {
+            success: true,
+            error: None,
+        };
+        match self.mapping(block, &ok, &tool) {
+            Mapping::Events(bodies) => out.started_from(tool, &bodies, thread.clone()),
+            Mapping::Nothing | Mapping::UnknownTool | Mapping::Malformed => {
+                out.started(tool, None, Vec::new(), thread.clone())
+            }
+        }
+    }
+
     /// Emits the events of a resolved tool use (C13-C15), on the result's line.
     fn emit_tool(
         &mut self,
@@ -789,17 +826,7 @@ impl ClaudeDecoder {
             tool: tool_use.name.clone(),
             tool_use_id: Some(tool_use.id.clone()),
         };
-        let input = wire::tool_input(&tool_use.block);
-        let mapping = match (tool_use.name.as_deref(), &input) {
-            (Some(name), Some(input)) => {
-                let cx = Context {
-                    cwd: self.current_cwd(),
-                    workspace: self.workspace.as_deref(),
-                };
-                map_tool(name, input, &status, &tool, &cx)
-            }
-            _ => Mapping::Malformed,
-        };
+        let mapping = self.mapping(&tool_use.block, &status, &tool);
         let reason = match mapping {
             Mapping::Events(bodies) => {
                 for body in bodies {

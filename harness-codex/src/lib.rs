@@ -145,6 +145,12 @@ impl Harness for CodexHarness {
         Capabilities::new(true, OrchestrationSource::Plan)
     }
 
+    /// X3: a completed message or reasoning item gives an `agent` or `reasoning` event, which
+    /// names no tool use (J3), or nothing when its text is empty.
+    fn eventless_tools(&self) -> &'static [&'static str] {
+        &["agent_message", "reasoning"]
+    }
+
     fn launch(&self) -> Option<Launch> {
         Some(LAUNCH)
     }

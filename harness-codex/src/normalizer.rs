@@ -174,7 +174,12 @@ impl CodexDecoder {
         match phase {
             Phase::Started | Phase::Updated => {
                 if let Some(id) = id {
+                    // L1: announced when it becomes pending (O4), which a todo_list never is.
+                    let was_pending = self.open_kind(id).is_some_and(|k| k != "todo_list");
                     self.record(id, item, phase, out);
+                    if !was_pending && out.wants_started() {
+                        self.started(item, kind, id, out);
+                    }
                 }
                 if kind == "todo_list" {
                     self.plan(item, id, out);
@@ -209,6 +214,12 @@ impl CodexDecoder {
 
     /// `item.started` makes the item the latest started; `item.updated` replaces the record in
     /// place, or records it last when it was not open (X2).
+    /// The type of the open item with this id.
+    fn open_kind(&self, id: &str) -> Option<&str> {
+        let seq = self.open_by_id.get(id)?;
+        self.open.get(seq).map(OpenItem::kind)
+    }
+
     fn record(&mut self, id: &str, item: &Value, phase: Phase, out: &mut Emitter<'_>) {
         out.defer();
         let record = OpenItem {
@@ -229,6 +240,23 @@ impl CodexDecoder {
                 self.open_by_id.insert(id.to_string(), seq);
             }
         }
+    }
+
+    /// L1: the `started` event of an item just recorded, from what it would give once
+    /// completed. Every item but a `todo_list` (which emits its `plan` at once) is announced,
+    /// as every one is pending until it completes (X8, O4).
+    fn started(&self, item: &Value, kind: &str, id: &str, out: &mut Emitter<'_>) {
+        if kind == "todo_list" {
+            return;
+        }
+        let would_be = completed(item, kind, self.cwd.as_deref());
+        // The final events' tool name (`<server>/<tool>` for MCP, X6), else the item type.
+        let name = would_be.iter().find_map(|b| tool_of(b)?.tool);
+        let tool = ToolRef {
+            tool: name.or_else(|| Some(kind.to_string())),
+            tool_use_id: Some(id.to_string()),
+        };
+        out.started_from(tool, &would_be, None);
     }
 
     /// X5: a `plan` event, unless the same id's last plan had the same items.
@@ -252,6 +280,20 @@ impl CodexDecoder {
         metrics.reasoning_output_tokens = usage.reasoning_output;
         metrics.num_turns = (self.terminals > 0).then(|| Number::from(self.terminals));
         metrics
+    }
+}
+
+/// The tool fields of a tool's event (J3).
+fn tool_of(body: &EventBody) -> Option<ToolRef> {
+    match body {
+        EventBody::Read { tool, .. }
+        | EventBody::Write { tool, .. }
+        | EventBody::Search { tool, .. }
+        | EventBody::List { tool, .. }
+        | EventBody::Command { tool, .. }
+        | EventBody::Skill { tool, .. }
+        | EventBody::Unknown { tool, .. } => Some(tool.clone()),
+        _ => None,
     }
 }
 

@@ -197,6 +197,31 @@ pub struct Expected {
 }
 
 impl Expected {
+    /// What a tool's final event says of itself: its kind and identifying fields; `None` for
+    /// events that are not about a tool's work (`agent`, `warning`, `unknown`...).
+    pub fn of(body: &EventBody) -> Option<Expected> {
+        let mut expected = Expected::new(body.kind());
+        match body {
+            EventBody::Read { path, range, .. } => {
+                expected.path = Some(path.clone());
+                expected.range = *range;
+            }
+            EventBody::Write { path, .. } => expected.path = Some(path.clone()),
+            EventBody::Search { query, path, .. } => {
+                expected.query = query.clone();
+                expected.path = path.clone();
+            }
+            EventBody::List { path, .. } => expected.path = path.clone(),
+            EventBody::Command { .. } => {}
+            EventBody::Skill { name, path, .. } => {
+                expected.name = Some(name.clone());
+                expected.path = Some(path.clone());
+            }
+            _ => return None,
+        }
+        Some(expected)
+    }
+
     /// An expected event of this kind with no field known yet.
     pub fn new(kind: Kind) -> Self {
         Expected {

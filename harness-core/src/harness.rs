@@ -293,6 +293,14 @@ pub trait Harness: Send + Sync {
         Capabilities::new(false, OrchestrationSource::None)
     }
 
+    /// Tools whose result gives no event naming its id, by a rule of the backend's (Claude
+    /// Code's `StructuredOutput`, C14: its output reaches the outcome; Codex's message items,
+    /// X3). Every other recorded tool use leaves through an event that names its id; the
+    /// conformance kit checks both.
+    fn eventless_tools(&self) -> &'static [&'static str] {
+        &[]
+    }
+
     /// How its agent is started live; `None` (the default) when it cannot run live.
     fn launch(&self) -> Option<Launch> {
         None

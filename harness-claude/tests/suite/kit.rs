@@ -705,34 +705,6 @@ proptest! {
     fn generated_sessions_are_chunk_invariant(session in session(), chunks in testkit::chunk_sizes()) {
         testkit::check_chunking(&ClaudeHarness, &config(), &bytes_of(&session.lines), &chunks)?;
     }
-
-    /// S8 and the kit's properties on hostile lines in the Claude vocabulary.
-    #[test]
-    fn hostile_lines_satisfy_the_kit(lines in testkit::hostile_lines(TYPES, KEYS, 24)) {
-        testkit::check_stream(&ClaudeHarness, &config(), &Input::stdout(lines))?;
-    }
-
-    /// S8, S4: arbitrary stdout and stderr lines.
-    #[test]
-    fn arbitrary_lines_satisfy_the_kit(
-        stdout in prop::collection::vec(testkit::any_line(80), 0..12),
-        stderr in prop::collection::vec(testkit::any_line(24), 0..4),
-    ) {
-        testkit::check_stream(&ClaudeHarness, &config(), &Input { stdout, stderr })?;
-    }
-
-    /// S1, S6, S8: arbitrary bytes, whole or in chunks.
-    #[test]
-    fn arbitrary_bytes_are_chunk_invariant(bytes in testkit::any_bytes(512), chunks in testkit::chunk_sizes()) {
-        testkit::check_chunking(&ClaudeHarness, &config(), &bytes, &chunks)?;
-    }
-
-    /// S8: any JSON value as a line.
-    #[test]
-    fn arbitrary_json_values_satisfy_the_kit(values in prop::collection::vec(testkit::json_value(KEYS), 0..8)) {
-        let lines = values.iter().map(|v| serde_json::to_vec(v).unwrap_or_default());
-        testkit::check_stream(&ClaudeHarness, &config(), &Input::stdout(lines))?;
-    }
 }
 
 /// The generators themselves: a session of zeros is the simplest one, and the default
@@ -780,52 +752,28 @@ fn generator_reaches_every_feature() {
     );
 }
 
-/// The lines of a recorded file, split as the CLI splits them (S1).
-fn recorded_lines(path: &std::path::Path) -> Vec<Vec<u8>> {
-    let bytes = std::fs::read(path).unwrap_or_default();
-    let mut lines = Vec::new();
-    let mut splitter = harness_core::LineSplitter::new();
-    splitter.push(&bytes, |l| lines.push(l.to_vec()));
-    splitter.finish(|l| lines.push(l.to_vec()));
-    lines
-}
-
-/// Every property of the kit holds on every recorded and hand-made Claude stream.
 #[test]
 fn the_kit_holds_on_every_recording() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures");
+    let mut config = NormalizerConfig::default();
+    config.cwd = Some("/home/dev/project".into());
     let mut checked = 0;
     for folder in ["claude", "claude-edges"] {
-        let mut paths: Vec<_> = std::fs::read_dir(root.join(folder))
-            .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect())
-            .unwrap_or_default();
-        paths.sort();
-        for path in paths {
-            let name = path.to_string_lossy().to_string();
-            if !name.ends_with(".jsonl") || name.ends_with(".expected.jsonl") {
-                continue;
-            }
-            let input = Input {
-                stdout: recorded_lines(&path),
-                stderr: recorded_lines(&path.with_extension("stderr")),
-            };
-            let config = {
-                let mut config = NormalizerConfig::default();
-                config.cwd = Some("/home/dev/project".into());
-                config.workspace = None;
-                config
-            };
-            if let Err(e) = testkit::check_stream(&ClaudeHarness, &config, &input) {
-                panic!("{name}: {e}");
-            }
-            let mut bytes = input.stdout.join(&b'\n');
-            bytes.push(b'\n');
-            if let Err(e) = testkit::check_chunking(&ClaudeHarness, &config, &bytes, &[7, 1, 4096])
-            {
-                panic!("{name}: {e}");
+        for fixture in fixtures::streams(folder).unwrap() {
+            let stdout = std::fs::read(&fixture.stream).unwrap();
+            let stderr = fixture
+                .stderr
+                .as_ref()
+                .map(std::fs::read)
+                .transpose()
+                .unwrap();
+            let stderr = stderr.unwrap_or_default();
+            if let Err(e) = testkit::check_recording(&ClaudeHarness, &config, &stdout, &stderr) {
+                panic!("{}: {e}", fixture.name);
             }
             checked += 1;
         }
     }
     assert!(checked >= 56, "only {checked} streams found");
 }
+
+harness_core::conformance_kit!(ClaudeHarness, config(), types: TYPES, keys: KEYS);

@@ -42,7 +42,10 @@ pub fn run_with(config: NormalizerConfig, stdout: &[&[u8]], stderr: &[&[u8]]) ->
 fn finish_run(events: Vec<Event>, outcome: &harness_core::Outcome) -> Run {
     let mut tally: BTreeMap<String, u64> = BTreeMap::new();
     for event in &events {
-        *tally.entry(event.kind().as_str().to_string()).or_insert(0) += 1;
+        // L1: `started` events are never counted.
+        if event.kind() != harness_core::Kind::Started {
+            *tally.entry(event.kind().as_str().to_string()).or_insert(0) += 1;
+        }
     }
     let events: Vec<Value> = events.iter().map(to_json).collect();
     let outcome = serde_json::to_value(outcome).unwrap_or(Value::Null);

@@ -1000,3 +1000,71 @@ fn c13_use_without_an_id_is_malformed_even_for_an_unmapped_tool() {
         })]
     );
 }
+
+// ---- L1: started events ----
+
+fn with_started() -> NormalizerConfig {
+    let mut config = NormalizerConfig::default();
+    config.cwd = Some("/w".into());
+    config.started = true;
+    config
+}
+
+#[test]
+fn l1_started_comes_on_the_tool_use_line_with_what_its_result_will_give() {
+    let read = tool_use(
+        "t1",
+        "Read",
+        json!({"file_path": "a.rs", "offset": 4, "limit": 6}),
+    );
+    let bash = tool_use(
+        "t2",
+        "Bash",
+        json!({"command": "cat b.rs && rg -n foo src"}),
+    );
+    let make = tool_use("t3", "Bash", json!({"command": "cargo test"}));
+    let other = tool_use("t4", "WebFetch", json!({"url": "https://example.invalid"}));
+    let structured = tool_use("t5", "StructuredOutput", json!({"x": 1}));
+    let lines = [
+        assistant("m1", json!([text("I will look."), read])),
+        assistant("m1", json!([bash, make])),
+        assistant("m1", json!([other, structured])),
+        user(json!([tool_result("t1")])),
+    ];
+    let events = events_with(with_started(), &lines);
+    assert_eq!(
+        events[..7],
+        [
+            json!({"kind": "started", "tool": "Read", "tool_use_id": "t1", "line": 1,
+                "expect": [{"kind": "read", "path": "/w/a.rs", "range": {"start": 4, "end": 9}}]}),
+            json!({"kind": "started", "tool": "Bash", "tool_use_id": "t2", "line": 2,
+                "command": "cat b.rs && rg -n foo src",
+                "expect": [{"kind": "read", "path": "/w/b.rs"}, {"kind": "search", "query": "foo", "path": "/w/src"}]}),
+            json!({"kind": "started", "tool": "Bash", "tool_use_id": "t3", "line": 2,
+                "command": "cargo test", "expect": [{"kind": "command"}]}),
+            // An unmapped tool, and StructuredOutput (no final event): name and id only.
+            json!({"kind": "started", "tool": "WebFetch", "tool_use_id": "t4", "line": 3}),
+            json!({"kind": "started", "tool": "StructuredOutput", "tool_use_id": "t5", "line": 3}),
+            // C4: the user line flushes the message, then the result's events follow.
+            json!({"kind": "agent", "text": "I will look.", "line": 1}),
+            json!({"kind": "read", "path": "/w/a.rs", "range": {"start": 4, "end": 9},
+                "success": true, "tool": "Read", "tool_use_id": "t1", "line": 4}),
+        ]
+    );
+}
+
+#[test]
+fn l1_started_is_off_by_default_and_never_counted() {
+    let read = tool_use("t1", "Read", json!({"file_path": "/a.rs"}));
+    let lines = [
+        assistant_in(Some("ag"), json!("m1"), json!([read])),
+        user_in(Some("ag"), json!([tool_result("t1")])),
+    ];
+    let off = events_with(NormalizerConfig::default(), &lines);
+    assert!(off.iter().all(|e| e["kind"] != "started"), "{off:?}");
+    let on = events_with(with_started(), &lines);
+    // J4: the sub-agent's thread; counts are checked against the other events by the helper.
+    assert_eq!(on[0]["kind"], "started");
+    assert_eq!(on[0]["parent_tool_use_id"], "ag");
+    assert_eq!(on[1..], off[..]);
+}

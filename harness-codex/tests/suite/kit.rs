@@ -345,63 +345,22 @@ proptest! {
         let bytes = turn.lines.join("\n").into_bytes();
         testkit::check_chunking(&CodexHarness, &config(), &bytes, &chunks)?;
     }
-
-    /// S8 and the kit's properties on hostile lines in the Codex vocabulary.
-    #[test]
-    fn hostile_lines_satisfy_the_kit(lines in testkit::hostile_lines(TYPES, KEYS, 24)) {
-        testkit::check_stream(&CodexHarness, &config(), &Input::stdout(lines))?;
-    }
-
-    /// S8, S4: arbitrary stdout and stderr lines.
-    #[test]
-    fn arbitrary_lines_satisfy_the_kit(
-        stdout in prop::collection::vec(testkit::any_line(80), 0..12),
-        stderr in prop::collection::vec(testkit::any_line(24), 0..4),
-    ) {
-        testkit::check_stream(&CodexHarness, &config(), &Input { stdout, stderr })?;
-    }
-
-    /// S1, S6, S8: arbitrary bytes, whole or in chunks.
-    #[test]
-    fn arbitrary_bytes_are_chunk_invariant(bytes in testkit::any_bytes(512), chunks in testkit::chunk_sizes()) {
-        testkit::check_chunking(&CodexHarness, &config(), &bytes, &chunks)?;
-    }
-
-    /// S8: any JSON value as a line.
-    #[test]
-    fn arbitrary_json_values_satisfy_the_kit(values in prop::collection::vec(testkit::json_value(KEYS), 0..8)) {
-        let lines = values.iter().map(|v| serde_json::to_vec(v).unwrap_or_default());
-        testkit::check_stream(&CodexHarness, &config(), &Input::stdout(lines))?;
-    }
 }
 
-/// The lines of a recorded file, split as the CLI splits them (S1).
-fn recorded_lines(path: Option<&std::path::Path>) -> Vec<Vec<u8>> {
-    let bytes = path.map(|p| std::fs::read(p).unwrap()).unwrap_or_default();
-    let mut lines = Vec::new();
-    let mut splitter = harness_core::LineSplitter::new();
-    splitter.push(&bytes, |l| lines.push(l.to_vec()));
-    splitter.finish(|l| lines.push(l.to_vec()));
-    lines
-}
-
-/// Every property of the kit holds on every recorded and hand-made Codex stream.
 #[test]
 fn the_kit_holds_on_every_recording() {
     let mut checked = 0;
     for folder in ["codex", "codex-edges"] {
         for fixture in fixtures::streams(folder).unwrap() {
-            let input = Input {
-                stdout: recorded_lines(Some(&fixture.stream)),
-                stderr: recorded_lines(fixture.stderr.as_deref()),
-            };
-            if let Err(e) = testkit::check_stream(&CodexHarness, &config(), &input) {
-                panic!("{}: {e}", fixture.name);
-            }
-            let mut bytes = input.stdout.join(&b'\n');
-            bytes.push(b'\n');
-            if let Err(e) = testkit::check_chunking(&CodexHarness, &config(), &bytes, &[7, 1, 4096])
-            {
+            let stdout = std::fs::read(&fixture.stream).unwrap();
+            let stderr = fixture
+                .stderr
+                .as_ref()
+                .map(std::fs::read)
+                .transpose()
+                .unwrap();
+            let stderr = stderr.unwrap_or_default();
+            if let Err(e) = testkit::check_recording(&CodexHarness, &config(), &stdout, &stderr) {
                 panic!("{}: {e}", fixture.name);
             }
             checked += 1;
@@ -409,3 +368,5 @@ fn the_kit_holds_on_every_recording() {
     }
     assert!(checked >= 50, "only {checked} streams found");
 }
+
+harness_core::conformance_kit!(CodexHarness, config(), types: TYPES, keys: KEYS);

@@ -754,3 +754,53 @@ fn s6_lines_after_finish_are_ignored() {
     assert!(out.is_empty(), "{out:?}");
     assert_eq!(first, second);
 }
+
+// ---- L1: started events ----
+
+#[test]
+fn l1_started_comes_when_an_item_is_first_recorded() {
+    let mut config = config();
+    config.started = true;
+    let line = format!("{WRAP} 'cargo test'");
+    let running = command("item_0", &line, "in_progress", Value::Null);
+    let patch = json!({"id": "item_1", "type": "file_change", "status": "in_progress",
+        "changes": [{"path": "src/a.rs", "kind": "update"}]});
+    let lines = [
+        started(running.clone()),
+        updated(running.clone()),
+        started(message("item_9", "a message")),
+        updated(patch),
+        completed(command("item_0", &line, "completed", json!(0))),
+        turn_completed(json!({})),
+    ];
+    let bytes: Vec<&[u8]> = lines.iter().map(|l| l.as_bytes()).collect();
+    let run = run_with(config, &bytes, &[]);
+    assert_eq!(
+        run.events,
+        [
+            json!({"kind": "started", "tool": "command_execution", "tool_use_id": "item_0",
+                "command": "cargo test", "expect": [{"kind": "command"}], "line": 1}),
+            // Every item but a todo_list is announced: it is pending until it completes (X8).
+            json!({"kind": "started", "tool": "agent_message", "tool_use_id": "item_9", "line": 3}),
+            // X2: an update of an item not open records it, so it starts too.
+            json!({"kind": "started", "tool": "file_change", "tool_use_id": "item_1",
+                "expect": [{"kind": "write", "path": "/home/dev2/project/src/a.rs"}], "line": 4}),
+            cmd_event("cargo test", true, Some(0), 5),
+            // X8: an open item of any type but todo_list is unresolved at the end.
+            unresolved(json!({"id": "item_9", "type": "agent_message", "text": "a message"})),
+            unresolved(
+                json!({"id": "item_1", "type": "file_change", "status": "in_progress",
+                "changes": [{"path": "src/a.rs", "kind": "update"}]})
+            ),
+        ]
+    );
+    // Off by default: the same stream without them.
+    let bytes: Vec<&[u8]> = lines.iter().map(|l| l.as_bytes()).collect();
+    let off = run_with(super::config(), &bytes, &[]);
+    let finals: Vec<Value> = run
+        .events
+        .into_iter()
+        .filter(|e| e["kind"] != "started")
+        .collect();
+    assert_eq!(off.events, finals);
+}

@@ -190,6 +190,58 @@ impl Emitter<'_> {
         (self.sink)(event);
     }
 
+    /// L1, from the events the tool use would give on success (made by the backend's own tool
+    /// map): their `command` and what each is expected to be.
+    ///
+    /// ```
+    /// # use harness_core::backend::{Decoder, Driver, Emitter, NotJson, Summary};
+    /// # use harness_core::{EventBody, Kind, Normalizer, NormalizerConfig, ToolRef, ToolStatus};
+    /// # struct Reads;
+    /// # impl Decoder for Reads {
+    /// #     fn new(_: &NormalizerConfig) -> Self { Reads }
+    /// #     fn line(&mut self, _: &[u8], out: &mut Emitter<'_>) -> Result<(), NotJson> {
+    /// let tool = ToolRef { tool: Some("read".into()), tool_use_id: Some("t1".into()) };
+    /// let status = ToolStatus { success: true, error: None };
+    /// let would_be = [EventBody::Read { path: "/a".into(), range: None, command: None, status, tool: tool.clone() }];
+    /// out.started_from(tool, &would_be, None);
+    /// #         out.defer();
+    /// #         Ok(())
+    /// #     }
+    /// #     fn summary(&self) -> Summary { Summary::default() }
+    /// # }
+    /// # let mut config = NormalizerConfig::default();
+    /// # config.started = true;
+    /// # let mut normalizer = Driver::<Reads>::new(config);
+    /// # let mut events = Vec::new();
+    /// # normalizer.push_line(b"{}", &mut events);
+    /// # let EventBody::Started { expect, .. } = &events[0].body else { panic!() };
+    /// # assert_eq!(expect[0].kind, Kind::Read);
+    /// # assert_eq!(expect[0].path.as_deref(), Some("/a"));
+    /// ```
+    pub fn started_from(&mut self, tool: ToolRef, would_be: &[EventBody], parent: Option<String>) {
+        if !self.started {
+            return;
+        }
+        let command = would_be.iter().find_map(|body| match body {
+            EventBody::Command { command, .. }
+            | EventBody::Read {
+                command: Some(command),
+                ..
+            }
+            | EventBody::Search {
+                command: Some(command),
+                ..
+            }
+            | EventBody::List {
+                command: Some(command),
+                ..
+            } => Some(command.clone()),
+            _ => None,
+        });
+        let expect = would_be.iter().filter_map(Expected::of).collect();
+        self.started(tool, command, expect, parent);
+    }
+
     /// The current line fed pending state that produces events later.
     pub fn defer(&mut self) {
         self.ledger.defer();
