@@ -106,6 +106,15 @@ impl Harness for ClaudeHarness {
         Box::new(ClaudeNormalizer::new(config))
     }
 
+    /// A line whose top-level `type` is one Claude Code prints: `system`, `assistant`, `user`,
+    /// `result`, `stream_event` or `rate_limit_event` (C1-C8).
+    fn recognizes(&self, line: &serde_json::Value) -> bool {
+        matches!(
+            line.get("type").and_then(serde_json::Value::as_str),
+            Some("system" | "assistant" | "user" | "result" | "stream_event" | "rate_limit_event")
+        )
+    }
+
     /// Runs `claude` live. Fails with [`RunError::BinaryNotFound`] (naming the binary and
     /// [`INSTALL`]) when it is not installed.
     async fn run(&self, request: RunRequest) -> Result<RunStream, RunError> {

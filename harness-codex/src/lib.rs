@@ -151,6 +151,25 @@ impl Harness for CodexHarness {
         Box::new(CodexNormalizer::new(config))
     }
 
+    /// A line whose top-level `type` is one of Codex's dotted event types: `thread.started`,
+    /// `turn.started`, `turn.completed`, `turn.failed`, `item.started`, `item.updated`,
+    /// `item.completed` (X1-X7). Its `error` lines are not a signature: other streams have
+    /// `error` types too.
+    fn recognizes(&self, line: &serde_json::Value) -> bool {
+        matches!(
+            line.get("type").and_then(serde_json::Value::as_str),
+            Some(
+                "thread.started"
+                    | "turn.started"
+                    | "turn.completed"
+                    | "turn.failed"
+                    | "item.started"
+                    | "item.updated"
+                    | "item.completed"
+            )
+        )
+    }
+
     /// Runs `codex` live. Fails with [`RunError::BinaryNotFound`] (naming the binary and
     /// [`INSTALL`]) when it is not installed.
     async fn run(&self, request: RunRequest) -> Result<RunStream, RunError> {
