@@ -337,7 +337,8 @@ fn char_columns(c: char) -> usize {
     if c.is_ascii() { 1 } else { 2 }
 }
 
-/// `text` cut so that it takes at most `max` columns (by [`char_columns`]), `…` marking a cut.
+/// `text` cut so that it takes at most `max` columns (by [`char_columns`]), `…` marking a cut
+/// (counted as two columns: it is twice as wide on some terminals).
 fn fit(text: &str, max: usize) -> String {
     if text.chars().map(char_columns).sum::<usize>() <= max {
         return text.to_string();
@@ -346,7 +347,7 @@ fn fit(text: &str, max: usize) -> String {
     let mut out = String::new();
     for c in text.chars() {
         let w = char_columns(c);
-        if used + w + 1 > max {
+        if used + w + 2 > max {
             break;
         }
         used += w;
@@ -409,7 +410,9 @@ fn render(event: &Event, base: Option<&str>, color: bool, width: Option<usize>) 
             Some(width),
         ) => {
             let text = started_text(command.as_deref(), expect, tool, &style);
-            let text = fit(&text, width.saturating_sub(prefix.chars().count() + 3));
+            // The closing `  …` takes four columns at most.
+            let prefix_columns: usize = prefix.chars().map(char_columns).sum();
+            let text = fit(&text, width.saturating_sub(prefix_columns + 4));
             paint(color, DIM, &format!("{text}  …"))
         }
         (body, _) => body_text(body, &style),
@@ -772,4 +775,285 @@ pub fn human_summary(outcome: &Outcome, color: bool) -> String {
         parts.push(paint(color, DIM, &format!("session {}", one_line(session))));
     }
     format!("{} {}", paint(color, DIM, "──"), parts.join(" · "))
+}
+
+#[cfg(test)]
+mod tests {
+    //! The human printer on hand-made events: running tools (L1, issue 18 item 1) and the
+    //! visible escapes (item 2). The binary's tests cover the rest through real streams.
+
+    use harness_core::{Event, EventBody, Expected, Kind, LineRange, Outcome, ToolRef, ToolStatus};
+
+    use super::{Breaks, Format, Printer, visible};
+
+    fn tool(name: &str, id: &str) -> ToolRef {
+        ToolRef {
+            tool: Some(name.to_string()),
+            tool_use_id: Some(id.to_string()),
+        }
+    }
+
+    fn started_read(id: &str, path: &str) -> Event {
+        let mut read = Expected::new(Kind::Read);
+        read.path = Some(path.to_string());
+        read.range = Some(LineRange {
+            start: 4,
+            end: Some(9),
+        });
+        Event::new(EventBody::Started {
+            command: None,
+            expect: vec![read],
+            tool: tool("Read", id),
+        })
+    }
+
+    fn read(id: &str, path: &str) -> Event {
+        Event::new(EventBody::Read {
+            path: path.to_string(),
+            range: Some(LineRange {
+                start: 4,
+                end: Some(9),
+            }),
+            command: None,
+            status: ToolStatus {
+                success: true,
+                error: None,
+            },
+            tool: tool("Read", id),
+        })
+    }
+
+    fn started_command(id: &str, command: &str) -> Event {
+        Event::new(EventBody::Started {
+            command: Some(command.to_string()),
+            expect: vec![Expected::new(Kind::Command)],
+            tool: tool("Bash", id),
+        })
+    }
+
+    fn command(id: &str, command: &str, exit: i64) -> Event {
+        Event::new(EventBody::Command {
+            command: command.to_string(),
+            exit_code: Some(exit),
+            status: ToolStatus {
+                success: exit == 0,
+                error: None,
+            },
+            tool: tool("Bash", id),
+        })
+    }
+
+    fn agent(text: &str) -> Event {
+        Event::new(EventBody::Agent {
+            text: text.to_string(),
+        })
+    }
+
+    /// What a human printer writes for `events` then an empty outcome, on a terminal
+    /// `width` columns wide (`None`: not a terminal).
+    fn print(events: &[Event], width: Option<usize>, color: bool) -> String {
+        let mut out = Vec::new();
+        let mut printer = Printer::new(&mut out, Format::Human, color).live(width);
+        printer.base = Some("/repo".to_string());
+        for event in events {
+            printer.event(event).unwrap();
+        }
+        printer.outcome(&Outcome::empty()).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    const SUMMARY: &str = "── incomplete\n";
+
+    #[test]
+    fn l1_off_a_terminal_the_final_event_follows_the_running_line() {
+        let events = [
+            started_read("t1", "/repo/src/app.py"),
+            agent("reading"),
+            read("t1", "/repo/src/app.py"),
+            started_command("t2", "cargo test"),
+            command("t2", "cargo test", 101),
+        ];
+        assert_eq!(
+            print(&events, None, false),
+            [
+                "read      src/app.py:4-9  …\n",
+                "agent     reading\n",
+                "read      src/app.py:4-9\n",
+                "$ cargo test  …\n",
+                "$ cargo test  (exit 101)\n",
+                SUMMARY,
+            ]
+            .concat()
+        );
+    }
+
+    #[test]
+    fn l1_on_a_terminal_the_final_event_rewrites_the_running_line() {
+        let events = [
+            started_command("t2", "cargo test"),
+            command("t2", "cargo test", 0),
+        ];
+        assert_eq!(
+            print(&events, Some(80), false),
+            ["$ cargo test  …", "\r\x1b[K", "$ cargo test\n", SUMMARY].concat()
+        );
+    }
+
+    #[test]
+    fn l1_on_a_terminal_other_events_follow_the_running_line() {
+        // Two tools run at once: each final event follows; only the last running line could
+        // have been rewritten, and its tool is not the next to finish.
+        let events = [
+            started_read("a", "/repo/a.rs"),
+            started_read("b", "/repo/b.rs"),
+            read("a", "/repo/a.rs"),
+            read("b", "/repo/b.rs"),
+            started_command("c", "sleep 9"),
+        ];
+        assert_eq!(
+            print(&events, Some(80), false),
+            [
+                "read      a.rs:4-9  …",
+                "\n",
+                "read      b.rs:4-9  …",
+                "\n",
+                "read      a.rs:4-9\n",
+                "read      b.rs:4-9\n",
+                "$ sleep 9  …",
+                // The stream ended with the tool still running: its line is kept.
+                "\n",
+                SUMMARY,
+            ]
+            .concat()
+        );
+    }
+
+    #[test]
+    fn l1_on_a_terminal_a_running_line_fits_in_one_row() {
+        let long = format!("cargo test {}", "x".repeat(200));
+        let shown = print(&[started_command("t", &long)], Some(40), false);
+        let line = shown.lines().next().unwrap();
+        // Less than 40 columns, even where `…` is two columns wide, so the cursor never
+        // wraps to a second row.
+        assert_eq!(line, format!("$ cargo test {}…  …", "x".repeat(20)));
+        assert_eq!(line.chars().count() + 2, 39);
+        // Wide characters count double.
+        let wide = print(&[started_command("t", &"語".repeat(40))], Some(40), false);
+        assert_eq!(
+            wide.lines().next().unwrap(),
+            format!("$ {}…  …", "語".repeat(15))
+        );
+    }
+
+    #[test]
+    fn l1_a_multi_line_running_command_is_never_rewritten() {
+        let events = [
+            started_command("t", "cat <<EOF\nhi\nEOF"),
+            command("t", "cat <<EOF\nhi\nEOF", 0),
+        ];
+        let expected = [
+            "$ cat <<EOF\n          hi\n          EOF  …\n",
+            "$ cat <<EOF\n          hi\n          EOF\n",
+            SUMMARY,
+        ]
+        .concat();
+        assert_eq!(print(&events, Some(80), false), expected);
+        assert_eq!(print(&events, None, false), expected);
+    }
+
+    #[test]
+    fn l1_running_lines_say_what_is_known() {
+        let mut search = Expected::new(Kind::Search);
+        search.query = Some("fn main".to_string());
+        search.path = Some("/repo/src".to_string());
+        let mut second = Expected::new(Kind::Read);
+        second.path = Some("/repo/b".to_string());
+        let mut skill = Expected::new(Kind::Skill);
+        skill.name = Some("pdf".to_string());
+        let events = [
+            Event::new(EventBody::Started {
+                command: None,
+                expect: vec![search, second],
+                tool: tool("Grep", "g"),
+            }),
+            Event::new(EventBody::Started {
+                command: None,
+                expect: Vec::new(),
+                tool: tool("WebFetch", "w"),
+            }),
+            Event::new(EventBody::Started {
+                command: None,
+                expect: vec![skill],
+                tool: tool("Skill", "s"),
+            }),
+            Event::new(EventBody::Started {
+                command: None,
+                expect: vec![Expected::new(Kind::List)],
+                tool: tool("LS", "l"),
+            }),
+            started_read("r", "/repo/x.rs").with_parent(Some("task".to_string())),
+        ];
+        assert_eq!(
+            print(&events, None, false),
+            [
+                "search    \"fn main\" in src  (+1 more)  …\n",
+                "running   WebFetch  …\n",
+                "skill     pdf  …\n",
+                "list      .  …\n",
+                "│ read    x.rs:4-9  …\n",
+                SUMMARY,
+            ]
+            .concat()
+        );
+    }
+
+    #[test]
+    fn l1_running_lines_are_dim() {
+        let shown = print(&[started_command("t", "make")], None, true);
+        assert!(shown.starts_with("\x1b[2m$ make  …\x1b[0m\n"), "{shown:?}");
+    }
+
+    #[test]
+    fn l1_a_running_line_is_made_safe_too() {
+        let shown = print(
+            &[started_command("t", "echo \x1b]0;x\x07\rok")],
+            Some(80),
+            false,
+        );
+        assert!(
+            shown.starts_with("$ echo \\e]0;x\\u{7}\\rok  …\n"),
+            "{shown:?}"
+        );
+    }
+
+    #[test]
+    fn visible_escapes_every_control_character() {
+        let table = [
+            ("plain text", Breaks::Escape, "plain text"),
+            ("a\nb\tc", Breaks::Keep, "a\nb\tc"),
+            ("a\nb\tc", Breaks::Escape, "a\\nb\\tc"),
+            ("crlf\r\nline", Breaks::Keep, "crlf\nline"),
+            ("crlf\r\nline", Breaks::Escape, "crlf\\r\\nline"),
+            ("lone\rcr", Breaks::Keep, "lone\\rcr"),
+            ("\x1b]0;title\x07", Breaks::Keep, "\\e]0;title\\u{7}"),
+            ("\x1b[2J\x1b[H", Breaks::Keep, "\\e[2J\\e[H"),
+            ("\u{9b}31m", Breaks::Keep, "\\u{9b}31m"),
+            ("\u{85}\u{80}\u{9f}", Breaks::Keep, "\\u{85}\\u{80}\\u{9f}"),
+            ("del\x7f", Breaks::Keep, "del\\u{7f}"),
+            (
+                "nul\0bs\x08vt\x0bff\x0c",
+                Breaks::Keep,
+                "nul\\u{0}bs\\u{8}vt\\u{b}ff\\u{c}",
+            ),
+            (
+                "\u{202e}evil\u{2066}",
+                Breaks::Keep,
+                "\\u{202e}evil\\u{2066}",
+            ),
+            ("ünïcödé → 語 \\e", Breaks::Keep, "ünïcödé → 語 \\e"),
+        ];
+        for (input, breaks, expected) in table {
+            assert_eq!(visible(input, breaks), expected, "{input:?}");
+        }
+    }
 }

@@ -75,7 +75,7 @@ enum Command {
     /// 130 interrupted (Ctrl-C).
     #[command(after_help = "Examples:\n  \
         harness run 'Fix the failing test'\n  \
-        harness run --cwd ~/project --timeout 600 --arg --max-turns --arg 5 'Add a README'\n  \
+        harness run --cwd ~/project --timeout 10m --arg --max-turns --arg 5 'Add a README'\n  \
         harness run --backend codex --cwd ~/project --permission-mode workspace-write 'Add a README'\n  \
         echo 'Summarize the repo' | harness run -\n  \
         harness run -- '--a prompt that starts with a dash'")]
@@ -399,6 +399,35 @@ fn main() -> ExitCode {
                     ExitCode::from(1)
                 }
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::parse_timeout;
+
+    #[test]
+    fn issue18_12_timeouts_in_seconds_or_with_units() {
+        let table = [
+            ("90", 90_000),
+            ("1.5", 1_500),
+            (".5", 500),
+            ("90s", 90_000),
+            ("10m", 600_000),
+            ("1h30m", 5_400_000),
+            ("1h 30m", 5_400_000),
+            ("250ms", 250),
+            (" 7 ", 7_000),
+        ];
+        for (text, millis) in table {
+            assert_eq!(
+                parse_timeout(text),
+                Ok(Duration::from_millis(millis)),
+                "{text}"
+            );
         }
     }
 }
