@@ -559,7 +559,7 @@ fn body_text(body: &EventBody, style: &Style<'_>) -> String {
                 let _ = write!(text, " {}", one_line(name));
             }
             if let Some(what) = unknown_subject(raw) {
-                let _ = write!(text, "  {}", one_line(&cut(&what, 120)));
+                let _ = write!(text, "  {}", one_line(&cut(&what, SUBJECT)));
             }
             paint(color, DIM, &text)
         }
@@ -656,7 +656,7 @@ fn unknown_subject(raw: &Value) -> Option<String> {
         "prompt",
     ];
     let Value::Object(map) = raw else {
-        return Some(raw.to_string());
+        return Some(json_start(raw, SUBJECT));
     };
     let telling = |input: &Value| {
         TELLING
@@ -667,7 +667,7 @@ fn unknown_subject(raw: &Value) -> Option<String> {
                     .and_then(Value::as_str)
                     .filter(|s| !s.is_empty())
             })
-            .map(String::from)
+            .map(|s| cut(s, SUBJECT))
     };
     if let (Some(tool_use), Some(tool_result)) = (map.get("tool_use"), map.get("tool_result")) {
         let tool_use = match tool_use {
@@ -696,6 +696,40 @@ fn unknown_subject(raw: &Value) -> Option<String> {
         Some(subtype) => format!("{kind}/{subtype}"),
         None => kind.to_string(),
     })
+}
+
+/// The most characters of an `unknown` event's subject shown.
+const SUBJECT: usize = 120;
+
+/// The start of `value`'s compact JSON, at most about `max` characters, without writing out
+/// the whole of a large value.
+fn json_start(value: &Value, max: usize) -> String {
+    /// Takes bytes until it holds `limit`, then refuses more (which stops serde_json).
+    struct Bounded {
+        bytes: Vec<u8>,
+        limit: usize,
+    }
+    impl Write for Bounded {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            let room = self.limit - self.bytes.len();
+            if room == 0 {
+                return Err(io::Error::other("enough"));
+            }
+            let n = buf.len().min(room);
+            self.bytes.extend_from_slice(&buf[..n]);
+            Ok(n)
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+    // Four bytes per character at most, one more to know that there was more.
+    let mut out = Bounded {
+        bytes: Vec::new(),
+        limit: max * 4 + 1,
+    };
+    let _ = serde_json::to_writer(&mut out, value);
+    cut(&String::from_utf8_lossy(&out.bytes), max)
 }
 
 fn number(n: &Number) -> String {
@@ -1023,6 +1057,20 @@ mod tests {
         assert!(
             shown.starts_with("$ echo \\e]0;x\\u{7}\\rok  …\n"),
             "{shown:?}"
+        );
+    }
+
+    #[test]
+    fn an_unknown_subject_is_short_whatever_the_raw_size() {
+        let big = serde_json::Value::Array(vec![serde_json::Value::from("x".repeat(1 << 20))]);
+        let subject = super::unknown_subject(&big).unwrap();
+        assert_eq!(subject, format!("[\"{}…", "x".repeat(118)));
+        let small = serde_json::json!(["a list"]);
+        assert_eq!(super::unknown_subject(&small).unwrap(), r#"["a list"]"#);
+        let command = serde_json::json!({"tool_use": {"input": {"command": "y".repeat(500)}}, "tool_result": null});
+        assert_eq!(
+            super::unknown_subject(&command).unwrap(),
+            format!("{}…", "y".repeat(120))
         );
     }
 
