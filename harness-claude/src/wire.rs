@@ -13,7 +13,7 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use harness_core::json::{Checked, Loose, depth_exceeds};
+use harness_core::backend::json::{Checked, Loose, depth_exceeds};
 use serde::de::{self, Deserialize, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 
@@ -640,6 +640,8 @@ pub(crate) enum Body<'a> {
         subtype: Loose<'a>,
         /// `cwd`.
         cwd: Loose<'a>,
+        /// `tool_use_id` (a `task_notification` names the background sub-agent that finished).
+        tool_use_id: Loose<'a>,
     },
     /// `stream_event`.
     StreamEvent,
@@ -655,6 +657,7 @@ struct Line<'a> {
     session_id: Loose<'a>,
     parent: Loose<'a>,
     cwd: Loose<'a>,
+    tool_use_id: Loose<'a>,
     message: Message<'a>,
     tool_use_result: ToolUseResult,
     result: ResultFields<'a>,
@@ -679,6 +682,7 @@ impl<'de> DeserializeSeed<'de> for LineSeed {
                     session_id: Loose::Absent,
                     parent: Loose::Absent,
                     cwd: Loose::Absent,
+                    tool_use_id: Loose::Absent,
                     message: Message::None,
                     tool_use_result: ToolUseResult::None,
                     result: ResultFields::default(),
@@ -714,6 +718,7 @@ impl<'de> DeserializeSeed<'de> for LineSeed {
                         "session_id" => &mut line.session_id,
                         "parent_tool_use_id" => &mut line.parent,
                         "cwd" => &mut line.cwd,
+                        "tool_use_id" => &mut line.tool_use_id,
                         "message" => {
                             line.message = map.next_value_seed(MessageSeed(self.0))?;
                             continue;
@@ -769,6 +774,7 @@ pub(crate) fn parse(text: &str) -> Option<LineParts<'_>> {
         Some("system") => Body::System {
             subtype: line.subtype,
             cwd: line.cwd,
+            tool_use_id: line.tool_use_id,
         },
         Some("stream_event") => Body::StreamEvent,
         Some("result") => {

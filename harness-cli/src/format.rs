@@ -190,12 +190,8 @@ fn final_tool_use_id(body: &EventBody) -> Option<&str> {
         | EventBody::Command { tool, .. }
         | EventBody::Skill { tool, .. }
         | EventBody::Unknown { tool, .. } => tool,
-        EventBody::Started { .. }
-        | EventBody::Agent { .. }
-        | EventBody::Reasoning { .. }
-        | EventBody::Plan { .. }
-        | EventBody::Warning { .. }
-        | EventBody::Error { .. } => return None,
+        // `started`, and every kind that is not about one tool use (the list may grow).
+        _ => return None,
     };
     tool.tool_use_id.as_deref()
 }
@@ -488,7 +484,7 @@ fn body_text(body: &EventBody, style: &Style<'_>) -> String {
         } => {
             let mut text = format!("{} {}", paint(color, GREEN, "$"), multi_line(command));
             match exit_code {
-                Some(code) if *code != 0 || !status.success => {
+                Some(code) if code.as_i64() != Some(0) || !status.success => {
                     let note = format!("(exit {code})");
                     let _ = write!(text, "  {}", paint(color, RED, &note));
                 }
@@ -563,6 +559,8 @@ fn body_text(body: &EventBody, style: &Style<'_>) -> String {
             }
             paint(color, DIM, &text)
         }
+        // A kind newer than this printer (the list may grow, J10): its name alone.
+        other => style.label(DIM, other.kind().as_str()),
     }
 }
 
@@ -624,14 +622,8 @@ fn started_text(
             style.plain_label("skill"),
             first.name.as_deref().map(one_line).unwrap_or_default()
         ),
-        Kind::Command
-        | Kind::Agent
-        | Kind::Reasoning
-        | Kind::Plan
-        | Kind::Warning
-        | Kind::Error
-        | Kind::Unknown
-        | Kind::Started => format!("{}{name}", style.plain_label(first.kind.as_str())),
+        // A command's own text is shown above when known; any other kind by its name.
+        other => format!("{}{name}", style.plain_label(other.as_str())),
     };
     if expect.len() > 1 {
         let _ = write!(text, "  (+{} more)", expect.len() - 1);
@@ -758,6 +750,7 @@ pub fn human_summary(outcome: &Outcome, color: bool) -> String {
         Status::Success => ("success", GREEN),
         Status::Error => ("error", RED),
         Status::Incomplete => ("incomplete", YELLOW),
+        _ => ("ended", YELLOW),
     };
     let mut parts = vec![paint(color, &format!("{BOLD}{code}"), name)];
     let m = &outcome.metrics;
@@ -868,7 +861,7 @@ mod tests {
     fn command(id: &str, command: &str, exit: i64) -> Event {
         Event::new(EventBody::Command {
             command: command.to_string(),
-            exit_code: Some(exit),
+            exit_code: Some(exit.into()),
             status: ToolStatus {
                 success: exit == 0,
                 error: None,

@@ -22,7 +22,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
-use harness_core::{NormalizerConfig, OrchestrationSource, Registry, RunRequest};
+use harness_core::{NormalizerConfig, Registry, RunRequest};
 
 use crate::format::{Color, Format, Printer, choose_color, choose_format, live_width};
 
@@ -281,22 +281,16 @@ fn main() -> ExitCode {
             } else {
                 prompt
             };
-            let request = RunRequest {
-                prompt,
-                cwd,
-                binary,
-                model,
-                permission_mode,
-                extra_args: args,
-                env: env.into_iter().collect::<BTreeMap<_, _>>(),
-                timeout,
-                normalizer: NormalizerConfig {
-                    // The human view always shows running tools (L1); JSON Lines only when asked.
-                    started: output.started || output.format() == Format::Human,
-                    ..NormalizerConfig::default()
-                },
-                stop: None,
-            };
+            let mut request = RunRequest::new(prompt);
+            request.cwd = cwd;
+            request.binary = binary;
+            request.model = model;
+            request.permission_mode = permission_mode;
+            request.extra_args = args;
+            request.env = env.into_iter().collect::<BTreeMap<_, _>>();
+            request.timeout = timeout;
+            // The human view always shows running tools (L1); JSON Lines only when asked.
+            request.normalizer.started = output.started || output.format() == Format::Human;
             let out = BufWriter::with_capacity(64 * 1024, io::stdout().lock());
             run::run(harness, request, output.printer(out))
         }
@@ -322,11 +316,10 @@ fn main() -> ExitCode {
                     None => return unknown_backend(&registry, &backend),
                 }
             };
-            let config = NormalizerConfig {
-                cwd: cwd.map(|p| p.display().to_string()),
-                workspace: workspace.map(|p| p.display().to_string()),
-                started: output.started,
-            };
+            let mut config = NormalizerConfig::default();
+            config.cwd = cwd.map(|p| p.display().to_string());
+            config.workspace = workspace.map(|p| p.display().to_string());
+            config.started = output.started;
             let stdout = normalize::Source::from_arg(file);
             let stderr = stderr.map(|p| normalize::Source::from_arg(Some(p)));
             if matches!(stdout, normalize::Source::Stdin) {
@@ -369,10 +362,7 @@ fn main() -> ExitCode {
                     continue;
                 };
                 let caps = backend.capabilities();
-                let plan = match caps.orchestration_source {
-                    OrchestrationSource::None => "none",
-                    OrchestrationSource::Plan => "plan",
-                };
+                let plan = caps.orchestration_source.as_str();
                 let line = serde_json::json!({
                     "name": name,
                     "exit_codes": caps.exit_codes,

@@ -28,6 +28,7 @@ use serde_json::Value;
         omitted, never null; unknown fields may be added later and are to be ignored."
     )
 )]
+#[non_exhaustive]
 pub struct Event {
     /// What happened, with the fields of that kind.
     #[serde(flatten)]
@@ -117,6 +118,7 @@ impl Event {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Stream {
     /// Standard error.
     Stderr,
@@ -211,6 +213,7 @@ impl Expected {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "kind", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum EventBody {
     /// Text the agent said, one per assistant message.
     Agent {
@@ -298,10 +301,11 @@ pub enum EventBody {
     Command {
         /// The command as the agent gave it.
         command: String,
-        /// The exit code, when the backend reports one (never for Claude Code, C16).
+        /// The exit code, when the backend reports one (never for Claude Code, C16): an
+        /// integer, kept as the backend wrote it, whether it fits an `i64` or only a `u64` (X4).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         #[cfg_attr(feature = "schema", schemars(with = "i64"))]
-        exit_code: Option<i64>,
+        exit_code: Option<serde_json::Number>,
         /// Success and error text.
         #[serde(flatten)]
         status: ToolStatus,
@@ -394,6 +398,7 @@ impl EventBody {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Kind {
     /// See [`EventBody::Agent`].
     Agent,
@@ -465,6 +470,7 @@ impl Kind {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum WarningSource {
     /// A line of standard error (S4).
     Stderr,
@@ -480,6 +486,7 @@ pub enum WarningSource {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum UnknownReason {
     /// A top-level `type` this backend does not know (C8, X7).
     UnknownType,

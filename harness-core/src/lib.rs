@@ -26,20 +26,16 @@
 //! event, tagged `"kind"`, optional fields omitted when absent. Consumers must ignore fields
 //! they do not know: new ones may be added.
 
+pub mod backend;
 mod error;
 mod event;
 mod harness;
-pub mod json;
-mod ledger;
 mod lines;
 mod outcome;
-pub mod paths;
 #[cfg(feature = "process")]
 pub mod process;
-pub mod reclassify;
 #[cfg(feature = "testkit")]
 pub mod testkit;
-pub mod text;
 
 pub use error::RunError;
 pub use event::{
@@ -47,9 +43,8 @@ pub use event::{
     UnknownReason, WarningSource,
 };
 pub use harness::{
-    Capabilities, Disposition, Harness, Normalizer, NormalizerConfig, OrchestrationSource,
-    PendingToolUse, Registry, RunItem, RunRequest, RunStream, StopSignal,
+    Capabilities, Disposition, Harness, Launch, Normalizer, NormalizerConfig, OrchestrationSource,
+    PendingToolUse, PromptInput, Registry, RunItem, RunRequest, RunStream, StopSignal, option,
 };
-pub use ledger::{Ledger, MAX_WARNING_TEXT};
 pub use lines::LineSplitter;
 pub use outcome::{Metrics, Outcome, OutcomeLine, Status, add_numbers};

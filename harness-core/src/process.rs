@@ -485,13 +485,15 @@ mod tests {
             };
             self.emit(Event::new(body).at_line(self.errs), out);
         }
-        fn finish(&mut self, out: &mut Vec<Event>) -> Outcome {
+        fn finish_each(&mut self, emit: &mut dyn FnMut(Event)) -> Outcome {
             let mut outcome = Outcome::empty();
             if self.ended {
                 outcome.status = Status::Success;
             } else {
                 let message = "stream ended without a result".to_string();
+                let out = &mut Vec::new();
                 self.emit(Event::new(EventBody::Error { message }), out);
+                out.drain(..).for_each(emit);
             }
             outcome.counts = self.counts.clone();
             outcome

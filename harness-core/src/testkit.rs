@@ -31,28 +31,31 @@
 //! what they generated.
 //!
 //! ```
+//! use harness_core::backend::{Decoder, Driver, Emitter, NotJson, Summary};
 //! use harness_core::testkit::{check_stream, Input};
-//! # use harness_core::*;
-//! # struct Silent;
-//! # impl Normalizer for Silent {
-//! #     fn push_line(&mut self, _: &[u8], _: &mut Vec<Event>) {}
-//! #     fn push_stderr(&mut self, _: &[u8], _: &mut Vec<Event>) {}
-//! #     fn finish(&mut self, _: &mut Vec<Event>) -> Outcome {
-//! #         Outcome { status: Status::Success, ..Outcome::empty() }
-//! #     }
-//! #     fn last_disposition(&self) -> Disposition { Disposition::Blank }
-//! #     fn session_id(&self) -> Option<&str> { None }
-//! #     fn cwd(&self) -> Option<&str> { None }
-//! #     fn pending_tool_uses(&self) -> Vec<PendingToolUse> { Vec::new() }
-//! # }
-//! # struct Backend;
-//! # impl Harness for Backend {
-//! #     fn name(&self) -> &'static str { "silent" }
-//! #     fn normalizer(&self, _: NormalizerConfig) -> Box<dyn Normalizer> { Box::new(Silent) }
-//! # }
-//! let input = Input::stdout([b"".to_vec(), b"  ".to_vec()]);
+//! use harness_core::{Harness, Normalizer, NormalizerConfig};
+//!
+//! /// A backend whose every line is consumed by its rule Q1.
+//! struct Quiet;
+//! impl Decoder for Quiet {
+//!     fn new(_: &NormalizerConfig) -> Self { Quiet }
+//!     fn line(&mut self, _: &[u8], out: &mut Emitter<'_>) -> Result<(), NotJson> {
+//!         out.consumed_by("Q1");
+//!         Ok(())
+//!     }
+//!     fn summary(&self) -> Summary { Summary::default() }
+//! }
+//! struct Backend;
+//! impl Harness for Backend {
+//!     fn name(&self) -> &'static str { "quiet" }
+//!     fn normalizer(&self, config: NormalizerConfig) -> Box<dyn Normalizer> {
+//!         Box::new(Driver::<Quiet>::new(config))
+//!     }
+//! }
+//! let input = Input::stdout([b"".to_vec(), b"{}".to_vec()]);
 //! let trace = check_stream(&Backend, &NormalizerConfig::default(), &input).unwrap();
-//! assert!(trace.events.is_empty());
+//! // S9: no terminal line, so the one end-of-input error.
+//! assert_eq!(trace.events.len(), 1);
 //! ```
 
 use std::collections::BTreeMap;
@@ -63,11 +66,11 @@ use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 use serde_json::{Map, Value};
 
+use crate::backend::text::{is_blank, strip_cr};
 use crate::event::{Event, EventBody, Kind, Stream, UnknownReason};
 use crate::harness::{Disposition, Harness, Normalizer, NormalizerConfig, PendingToolUse};
 use crate::lines::LineSplitter;
 use crate::outcome::{Outcome, Status};
-use crate::text::{is_blank, strip_cr};
 
 /// The message of the `error` a stream without a terminal line ends with (S9).
 pub const NO_RESULT: &str = "stream ended without a result";

@@ -81,11 +81,9 @@ const KEYS: &[&str] = &[
 ];
 
 fn config() -> NormalizerConfig {
-    NormalizerConfig {
-        cwd: Some("/work".into()),
-        workspace: None,
-        ..NormalizerConfig::default()
-    }
+    let mut config = NormalizerConfig::default();
+    config.cwd = Some("/work".into());
+    config
 }
 
 // ---- the choice sequence ----
@@ -811,10 +809,11 @@ fn the_kit_holds_on_every_recording() {
                 stdout: recorded_lines(&path),
                 stderr: recorded_lines(&path.with_extension("stderr")),
             };
-            let config = NormalizerConfig {
-                cwd: Some("/home/dev/project".into()),
-                workspace: None,
-                ..NormalizerConfig::default()
+            let config = {
+                let mut config = NormalizerConfig::default();
+                config.cwd = Some("/home/dev/project".into());
+                config.workspace = None;
+                config
             };
             if let Err(e) = testkit::check_stream(&ClaudeHarness, &config, &input) {
                 panic!("{name}: {e}");

@@ -476,6 +476,57 @@ fn c4_result_for_the_subagent_tool_use_flushes_the_subagent_message() {
 }
 
 #[test]
+fn c4_task_notification_of_a_background_subagent_flushes_its_message() {
+    let agent_use = tool_use(
+        "ag",
+        "Agent",
+        json!({"prompt": "go", "run_in_background": true}),
+    );
+    // Since Claude Code 2.1.2xx the result arrives when the sub-agent starts.
+    let launched =
+        json!({"type": "tool_result", "tool_use_id": "ag", "content": [text("started")]});
+    let notification = json!({
+        "type": "system", "subtype": "task_notification", "tool_use_id": "ag",
+        "status": "completed", "session_id": "s",
+    });
+    let other = json!({"type": "system", "subtype": "task_notification", "tool_use_id": "zz"});
+    assert_eq!(
+        events(&[
+            assistant("m1", json!([agent_use.clone()])),
+            user_tur(
+                json!([launched.clone()]),
+                json!({"isAsync": true, "status": "async_launched"})
+            ),
+            assistant_in(
+                Some("ag"),
+                json!("s1"),
+                json!([thinking("hm"), text("found it")])
+            ),
+            other.to_string(),
+            notification.to_string(),
+            assistant("m2", json!([text("thanks")])),
+        ]),
+        [
+            json!({
+                "kind": "unknown", "reason": "unknown_tool", "tool": "Agent", "tool_use_id": "ag",
+                "raw": {
+                    "tool_use": agent_use, "tool_result": launched,
+                    "tool_use_result": {"isAsync": true, "status": "async_launched"},
+                },
+                "line": 2,
+            }),
+            // C1: the notification naming another tool use flushes nothing.
+            json!({"kind": "unknown", "reason": "unknown_system_subtype", "raw": other, "line": 4}),
+            // C4: the one naming the sub-agent's tool use flushes its thread, before its own event.
+            in_thread(reasoning("hm", 3), "ag"),
+            in_thread(agent("found it", 3), "ag"),
+            json!({"kind": "unknown", "reason": "unknown_system_subtype", "raw": notification, "line": 5}),
+            agent("thanks", 6),
+        ]
+    );
+}
+
+#[test]
 fn c4_result_line_flushes_every_thread_in_first_seen_order() {
     let run = run(&[
         assistant_in(Some("b"), json!("x"), json!([text("b thread")])),

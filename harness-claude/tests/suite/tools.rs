@@ -854,10 +854,11 @@ fn c14a_no_init_line_leaves_paths_relative() {
 
 #[test]
 fn c14a_config_cwd_is_used_without_an_init_line() {
-    let config = NormalizerConfig {
-        cwd: Some("/given".to_string()),
-        workspace: None,
-        ..NormalizerConfig::default()
+    let config = {
+        let mut config = NormalizerConfig::default();
+        config.cwd = Some("/given".to_string());
+        config.workspace = None;
+        config
     };
     let lines = [
         assistant(
@@ -884,10 +885,11 @@ fn c14a_config_cwd_is_used_without_an_init_line() {
 
 #[test]
 fn c14a_relative_config_cwd_stays_relative() {
-    let config = NormalizerConfig {
-        cwd: Some("rel/dir".to_string()),
-        workspace: None,
-        ..NormalizerConfig::default()
+    let config = {
+        let mut config = NormalizerConfig::default();
+        config.cwd = Some("rel/dir".to_string());
+        config.workspace = None;
+        config
     };
     let lines = [
         assistant(
@@ -949,10 +951,11 @@ fn c14a_skill_workspace_from_config() {
         assert_eq!(events[0]["name"], "s");
         events[0]["path"].as_str().unwrap().to_string()
     };
-    let ws = |w: &str| NormalizerConfig {
-        cwd: None,
-        workspace: Some(w.to_string()),
-        ..NormalizerConfig::default()
+    let ws = |w: &str| {
+        let mut config = NormalizerConfig::default();
+        config.cwd = None;
+        config.workspace = Some(w.to_string());
+        config
     };
     assert_eq!(skill(ws("/ws/"), true), "/ws/skills/s/SKILL.md");
     assert_eq!(skill(ws("tools/../ws"), true), "/repo/ws/skills/s/SKILL.md");
@@ -961,10 +964,11 @@ fn c14a_skill_workspace_from_config() {
         skill(NormalizerConfig::default(), false),
         ".claude/skills/s/SKILL.md"
     );
-    let cwd_only = NormalizerConfig {
-        cwd: Some("/c".to_string()),
-        workspace: None,
-        ..NormalizerConfig::default()
+    let cwd_only = {
+        let mut config = NormalizerConfig::default();
+        config.cwd = Some("/c".to_string());
+        config.workspace = None;
+        config
     };
     assert_eq!(skill(cwd_only, false), "/c/.claude/skills/s/SKILL.md");
 }

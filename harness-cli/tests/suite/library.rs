@@ -56,15 +56,16 @@ fn harness_run_yields_the_first_event_while_the_agent_is_still_running() {
         ),
     )
     .unwrap();
-    let request = RunRequest {
-        prompt: "hello".into(),
-        cwd: Some(dir.clone()),
-        binary: Some(fake_claude()),
-        env: BTreeMap::from([
+    let request = {
+        let mut request = RunRequest::default();
+        request.prompt = "hello".into();
+        request.cwd = Some(dir.clone());
+        request.binary = Some(fake_claude());
+        request.env = BTreeMap::from([
             ("FAKE_STREAM".to_string(), stream_file.display().to_string()),
             ("FAKE_GO".to_string(), go.display().to_string()),
-        ]),
-        ..RunRequest::default()
+        ]);
+        request
     };
 
     let go_file = go.clone();
@@ -107,10 +108,11 @@ fn harness_run_yields_the_first_event_while_the_agent_is_still_running() {
 
 #[test]
 fn harness_run_through_the_registry_names_a_missing_binary_and_how_to_install_it() {
-    let request = RunRequest {
-        prompt: "hello".into(),
-        binary: Some("/nonexistent/claude".into()),
-        ..RunRequest::default()
+    let request = {
+        let mut request = RunRequest::default();
+        request.prompt = "hello".into();
+        request.binary = Some("/nonexistent/claude".into());
+        request
     };
     let error = guarded(async move {
         let registry = registry();

@@ -172,10 +172,8 @@ fn a_prompt_starting_with_dashes_reaches_stdin_and_appears_nowhere_in_argv() {
             "--output-format",
             "stream-json",
             "--verbose",
-            "--model",
-            "opus",
-            "--permission-mode",
-            "plan",
+            "--model=opus",
+            "--permission-mode=plan",
             "--max-turns",
             "3"
         ]

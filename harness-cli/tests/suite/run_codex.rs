@@ -192,12 +192,9 @@ fn a_prompt_starting_with_dashes_reaches_stdin_and_appears_nowhere_in_argv() {
             "exec",
             "--json",
             "--skip-git-repo-check",
-            "-C",
-            &dir,
-            "-m",
-            "gpt-5.5",
-            "--sandbox",
-            "workspace-write",
+            &format!("--cd={dir}"),
+            "--model=gpt-5.5",
+            "--sandbox=workspace-write",
             "--ephemeral",
             "-"
         ]

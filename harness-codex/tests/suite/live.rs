@@ -51,16 +51,14 @@ impl Fake {
 
     /// A request for the fake, run in its folder, with `env` for the script.
     fn request(&self, prompt: &str, env: &[(&str, &Path)]) -> RunRequest {
-        RunRequest {
-            prompt: prompt.into(),
-            cwd: Some(self.dir.clone()),
-            binary: Some(agent()),
-            env: env
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.display().to_string()))
-                .collect::<BTreeMap<_, _>>(),
-            ..RunRequest::default()
-        }
+        let mut request = RunRequest::new(prompt);
+        request.cwd = Some(self.dir.clone());
+        request.binary = Some(agent());
+        request.env = env
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.display().to_string()))
+            .collect::<BTreeMap<_, _>>();
+        request
     }
 }
 
@@ -105,9 +103,10 @@ fn run_by_name(request: RunRequest) -> (Vec<Event>, Outcome) {
 #[test]
 fn every_recording_replayed_live_gives_its_expected_events_and_exit_code() {
     let fake = Fake::new("golden");
-    let config = NormalizerConfig {
-        cwd: Some(CWD.into()),
-        ..NormalizerConfig::default()
+    let config = {
+        let mut config = NormalizerConfig::default();
+        config.cwd = Some(CWD.into());
+        config
     };
     let runtime = runtime();
     let mut checked = 0;
@@ -179,7 +178,13 @@ fn a_run_by_name_starts_in_its_directory_and_resolves_relative_paths_against_it(
     let argv = std::fs::read_to_string(&argv).unwrap();
     assert_eq!(
         argv.lines().collect::<Vec<_>>(),
-        ["exec", "--json", "--skip-git-repo-check", "-C", &dir, "-"]
+        [
+            "exec",
+            "--json",
+            "--skip-git-repo-check",
+            &format!("--cd={dir}"),
+            "-"
+        ]
     );
     let event = serde_json::to_value(&events[0]).unwrap();
     assert_eq!(event["kind"], "read");
@@ -203,7 +208,7 @@ fn without_a_cwd_the_run_uses_the_callers_directory() {
     let here = std::env::current_dir().unwrap().display().to_string();
     let argv = std::fs::read_to_string(&argv).unwrap();
     let argv: Vec<&str> = argv.lines().collect();
-    assert_eq!(argv[3..5], ["-C", here.as_str()]);
+    assert_eq!(argv[3], format!("--cd={here}"));
     let event = serde_json::to_value(&events[0]).unwrap();
     assert_eq!(event["path"], format!("{here}/notes.txt"));
     // No terminal line: end-of-input error, incomplete, and the exit code all the same.
@@ -231,12 +236,9 @@ fn the_prompt_goes_to_stdin_and_never_into_argv() {
             "exec",
             "--json",
             "--skip-git-repo-check",
-            "-C",
-            &dir,
-            "-m",
-            "gpt-5.5",
-            "--sandbox",
-            "read-only",
+            &format!("--cd={dir}"),
+            "--model=gpt-5.5",
+            "--sandbox=read-only",
             "--ephemeral",
             "-"
         ]
@@ -247,10 +249,11 @@ fn the_prompt_goes_to_stdin_and_never_into_argv() {
 
 #[test]
 fn a_missing_binary_is_binary_not_found_with_the_install_hint() {
-    let request = RunRequest {
-        prompt: "hi".into(),
-        binary: Some("/nonexistent/codex".into()),
-        ..RunRequest::default()
+    let request = {
+        let mut request = RunRequest::default();
+        request.prompt = "hi".into();
+        request.binary = Some("/nonexistent/codex".into());
+        request
     };
     let mut registry = Registry::new();
     registry.register(Box::new(CodexHarness));

@@ -28,10 +28,9 @@ pub const CWD: &str = "/home/dev2/project";
 
 /// The config the recordings assume: `--cwd /home/dev2/project`.
 pub fn config() -> NormalizerConfig {
-    NormalizerConfig {
-        cwd: Some(CWD.into()),
-        ..NormalizerConfig::default()
-    }
+    let mut config = NormalizerConfig::default();
+    config.cwd = Some(CWD.into());
+    config
 }
 
 /// Feeds stdout lines, then stderr lines (S10), then ends the input.

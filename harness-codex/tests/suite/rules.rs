@@ -275,6 +275,9 @@ fn x4_exit_code_only_when_an_integer_and_success_only_when_completed() {
             "{status} {code}"
         );
     }
+    // X4: an integer as serde_json keeps one, i64 or u64; one that fits only a u64 is kept.
+    let big = one_command(command("item_0", &line, "failed", json!(u64::MAX)));
+    assert_eq!(big[0]["exit_code"], json!(u64::MAX), "{big:?}");
     let mut no_status = ok_command("item_0", &line);
     no_status.as_object_mut().unwrap().remove("status");
     assert_eq!(
@@ -349,6 +352,22 @@ fn x5_same_items_for_same_id_emit_no_new_plan() {
             plan(a.clone(), 4),
             plan(a, 6)
         ]
+    );
+}
+
+#[test]
+fn x5_the_last_plan_of_an_id_is_forgotten_when_its_item_completes() {
+    // S7: the memory a plan takes is bounded by the pending to-do lists, so an id that comes
+    // back after its item.completed starts afresh.
+    let a = json!([{"text": "a", "completed": false}]);
+    assert_eq!(
+        events(&[
+            started(todo("t", a.clone())),
+            completed(todo("t", a.clone())),
+            started(todo("t", a.clone())),
+            completed(todo("t", a.clone())),
+        ]),
+        [plan(a.clone(), 1), plan(a, 3)]
     );
 }
 

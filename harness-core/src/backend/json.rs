@@ -22,7 +22,7 @@ use serde_json::Number;
 /// read through `serde_json`'s own code, but nothing is kept.
 ///
 /// ```
-/// use harness_core::json::Checked;
+/// use harness_core::backend::json::Checked;
 ///
 /// assert!(serde_json::from_str::<Checked>(r#"{"a":[1,"x\n",{"b":null}]}"#).is_ok());
 /// assert!(serde_json::from_str::<serde::de::IgnoredAny>(r#"[1e400]"#).is_ok());
@@ -100,7 +100,7 @@ pub fn depth_exceeds(text: &str, limit: usize) -> bool {
 /// Linear; it assumes nothing about validity.
 ///
 /// ```
-/// use harness_core::json::max_depth;
+/// use harness_core::backend::json::max_depth;
 ///
 /// assert_eq!(max_depth(r#"{"a":[1,{"b":"[[["}]}"#), 3);
 /// assert_eq!(max_depth("7"), 0);
