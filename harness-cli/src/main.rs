@@ -242,8 +242,14 @@ fn registry() -> Registry {
     registry
 }
 
-fn unknown_backend(registry: &Registry, backend: &str) -> ExitCode {
-    let known: Vec<_> = registry.names().collect();
+/// Says that `backend` is not known, naming those that are (`auto` first when `auto` may be
+/// given); the exit status of a usage error.
+fn unknown_backend(registry: &Registry, backend: &str, auto: bool) -> ExitCode {
+    let known: Vec<_> = auto
+        .then_some("auto")
+        .into_iter()
+        .chain(registry.names())
+        .collect();
     eprintln!(
         "harness: unknown backend '{backend}' (known: {})",
         known.join(", ")
@@ -268,7 +274,7 @@ fn main() -> ExitCode {
             prompt,
         } => {
             let Some(harness) = registry.get(&backend) else {
-                return unknown_backend(&registry, &backend);
+                return unknown_backend(&registry, &backend, false);
             };
             let prompt = if prompt == "-" {
                 waiting(Waiting::Prompt);
@@ -304,7 +310,7 @@ fn main() -> ExitCode {
         } => {
             let backend = if backend == "auto" {
                 let Some(default) = registry.get("claude") else {
-                    return unknown_backend(&registry, "claude");
+                    return unknown_backend(&registry, "claude", false);
                 };
                 normalize::Backend::Auto {
                     candidates: registry.names().filter_map(|n| registry.get(n)).collect(),
@@ -313,7 +319,7 @@ fn main() -> ExitCode {
             } else {
                 match registry.get(&backend) {
                     Some(harness) => normalize::Backend::Named(harness),
-                    None => return unknown_backend(&registry, &backend),
+                    None => return unknown_backend(&registry, &backend, true),
                 }
             };
             let mut config = NormalizerConfig::default();

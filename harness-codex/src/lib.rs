@@ -145,6 +145,16 @@ impl Harness for CodexHarness {
     /// `turn.started`, `turn.completed`, `turn.failed`, `item.started`, `item.updated`,
     /// `item.completed` (X1-X7). Its `error` lines are not a signature: other streams have
     /// `error` types too.
+    ///
+    /// ```
+    /// use harness_core::Harness;
+    /// use serde_json::json;
+    ///
+    /// let codex = harness_codex::CodexHarness;
+    /// assert!(codex.recognizes(&json!({"type": "thread.started", "thread_id": "t"})));
+    /// assert!(!codex.recognizes(&json!({"type": "assistant"})));
+    /// assert!(!codex.recognizes(&json!({"type": "error", "message": "x"})));
+    /// ```
     fn recognizes(&self, line: &serde_json::Value) -> bool {
         matches!(
             line.get("type").and_then(serde_json::Value::as_str),
