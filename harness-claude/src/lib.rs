@@ -98,6 +98,25 @@ impl Harness for ClaudeHarness {
         &["StructuredOutput"]
     }
 
+    /// A line whose top-level `type` is one Claude Code prints: `system`, `assistant`, `user`,
+    /// `result`, `stream_event` or `rate_limit_event` (C1-C8).
+    ///
+    /// ```
+    /// use harness_core::Harness;
+    /// use serde_json::json;
+    ///
+    /// let claude = harness_claude::ClaudeHarness;
+    /// assert!(claude.recognizes(&json!({"type": "system", "subtype": "init"})));
+    /// assert!(!claude.recognizes(&json!({"type": "thread.started"})));
+    /// assert!(!claude.recognizes(&json!({"type": "error", "message": "x"})));
+    /// ```
+    fn recognizes(&self, line: &serde_json::Value) -> bool {
+        matches!(
+            line.get("type").and_then(serde_json::Value::as_str),
+            Some("system" | "assistant" | "user" | "result" | "stream_event" | "rate_limit_event")
+        )
+    }
+
     fn launch(&self) -> Option<Launch> {
         Some(LAUNCH)
     }

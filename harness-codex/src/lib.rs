@@ -141,6 +141,35 @@ impl Harness for CodexHarness {
         Box::new(CodexNormalizer::new(config))
     }
 
+    /// A line whose top-level `type` is one of Codex's dotted event types: `thread.started`,
+    /// `turn.started`, `turn.completed`, `turn.failed`, `item.started`, `item.updated`,
+    /// `item.completed` (X1-X7). Its `error` lines are not a signature: other streams have
+    /// `error` types too.
+    ///
+    /// ```
+    /// use harness_core::Harness;
+    /// use serde_json::json;
+    ///
+    /// let codex = harness_codex::CodexHarness;
+    /// assert!(codex.recognizes(&json!({"type": "thread.started", "thread_id": "t"})));
+    /// assert!(!codex.recognizes(&json!({"type": "assistant"})));
+    /// assert!(!codex.recognizes(&json!({"type": "error", "message": "x"})));
+    /// ```
+    fn recognizes(&self, line: &serde_json::Value) -> bool {
+        matches!(
+            line.get("type").and_then(serde_json::Value::as_str),
+            Some(
+                "thread.started"
+                    | "turn.started"
+                    | "turn.completed"
+                    | "turn.failed"
+                    | "item.started"
+                    | "item.updated"
+                    | "item.completed"
+            )
+        )
+    }
+
     fn capabilities(&self) -> Capabilities {
         Capabilities::new(true, OrchestrationSource::Plan)
     }

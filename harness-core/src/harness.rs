@@ -288,6 +288,16 @@ pub trait Harness: Send + Sync {
     /// A fresh normalizer for one stream of this backend's output.
     fn normalizer(&self, config: NormalizerConfig) -> Box<dyn Normalizer>;
 
+    /// Whether `line`, one parsed line of a recorded stream, is one only this backend prints:
+    /// its signature, by which `harness normalize` picks the backend of a stream it was not
+    /// told (the first line that exactly one backend recognizes decides). A line another
+    /// backend could print too (a bare `{"type":"error"}`) is recognized by none. The default
+    /// recognizes nothing.
+    fn recognizes(&self, line: &serde_json::Value) -> bool {
+        let _ = line;
+        false
+    }
+
     /// What this backend reports.
     fn capabilities(&self) -> Capabilities {
         Capabilities::new(false, OrchestrationSource::None)
