@@ -79,6 +79,7 @@ impl Event {
 }
 
 #[cfg(feature = "schema")]
+#[cfg_attr(docsrs, doc(cfg(feature = "schema")))]
 impl Event {
     /// The JSON Schema (draft 2020-12) of the lines the `harness` CLI writes (`harness schema`):
     /// each line is one of the `oneOf` alternatives, an event (`$defs/Event`, J1-J10) or the
