@@ -234,12 +234,9 @@ fn parse_env(text: &str) -> Result<(String, String), String> {
     }
 }
 
-/// Every backend this binary knows.
+/// Every backend this binary knows: those of the `harness` facade.
 fn registry() -> Registry {
-    let mut registry = Registry::new();
-    registry.register(Box::new(harness_claude::ClaudeHarness));
-    registry.register(Box::new(harness_codex::CodexHarness));
-    registry
+    harness::registry()
 }
 
 /// Says that `backend` is not known, naming those that are (`auto` first when `auto` may be

@@ -14,10 +14,7 @@ use super::run::fake_claude;
 
 /// A registry as the CLI builds it.
 fn registry() -> Registry {
-    let mut registry = Registry::new();
-    registry.register(Box::new(harness_claude::ClaudeHarness));
-    registry.register(Box::new(harness_codex::CodexHarness));
-    registry
+    harness::registry()
 }
 
 /// Runs `body` on a current-thread runtime in its own thread; fails (not hangs) after a minute.
