@@ -29,6 +29,29 @@ pub fn parse_value(line: &[u8]) -> Result<Value, NotJson> {
     serde_json::from_slice(line).map_err(|_| NotJson)
 }
 
+/// The deepest nesting `serde_json`'s default reader takes: 128 levels are refused (S2).
+const MAX_DEPTH: usize = 127;
+
+/// How deep arrays and objects nest in `value` (a scalar is 0).
+fn depth(value: &Value) -> usize {
+    match value {
+        Value::Array(items) => 1 + items.iter().map(depth).max().unwrap_or(0),
+        Value::Object(map) => 1 + map.values().map(depth).max().unwrap_or(0),
+        _ => 0,
+    }
+}
+
+/// J11: an `unknown` event whose `raw` would nest deeper than 127 levels in the written line
+/// (the event object being level 1) carries `raw` as a string instead, the compact JSON text
+/// of the value, so every line can be read back.
+fn fit_depth(event: &mut Event) {
+    if let EventBody::Unknown { raw, .. } = &mut event.body {
+        if 1 + depth(raw) > MAX_DEPTH {
+            *raw = Value::String(raw.to_string());
+        }
+    }
+}
+
 /// What a backend adds to the outcome; the driver adds the counts (O1) and the live runner the
 /// exit code.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -156,7 +179,8 @@ impl Emitter<'_> {
 
     /// Emits an event made whole by the decoder, such as a message the line completed, whose
     /// `line` is an earlier one (C4). It does not count as the current line's own event.
-    pub fn event(&mut self, event: Event) {
+    pub fn event(&mut self, mut event: Event) {
+        fit_depth(&mut event);
         self.ledger.count(&event);
         (self.sink)(event);
     }
