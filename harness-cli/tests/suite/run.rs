@@ -588,6 +588,26 @@ fn a_signal_stops_the_agent_at_once_while_the_output_is_not_read() {
     assert_eq!(events.last().unwrap()["status"], "incomplete");
 }
 
+/// Issue 18 item 5: when the reader then goes away, `harness` exits with the signal's status.
+#[test]
+fn a_signal_while_the_output_is_not_read_then_closed_exits_with_its_status() {
+    let mut blocked = Blocked::start("blocked-closed", &[]);
+    blocked.agent_waits();
+    signal(&blocked.child, "HUP");
+    assert_gone(&blocked.agent);
+    drop(blocked.child.stdout.take());
+    let (tx, rx) = mpsc::channel();
+    let mut child = blocked.child;
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait());
+    });
+    let status = rx
+        .recv_timeout(Duration::from_secs(60))
+        .expect("hang guard")
+        .unwrap();
+    assert_eq!(status.code(), Some(129));
+}
+
 /// Issue 18 item 5: nor does an output nobody reads hold back `--timeout`.
 #[test]
 fn a_timeout_stops_the_agent_at_once_while_the_output_is_not_read() {
