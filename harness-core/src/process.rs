@@ -42,8 +42,8 @@
 //! is killed with SIGKILL nothing is left to kill the group, and a grandchild the agent left
 //! running is orphaned (its writes to the agent's pipes fail, with SIGPIPE, and nothing more).
 //! A program using this module should therefore catch the signals it can (the `harness` CLI
-//! stops the run on SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1 and SIGUSR2). Other Unix systems
-//! have no parent-death signal: there, only the endings above stop the agent.
+//! stops the run on SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1 and SIGUSR2). On other systems
+//! (macOS, the BSDs) no parent-death signal is set: only the endings above stop the agent.
 //!
 //! *Architecture invariant:* this module knows no backend; decoding stays in the normalizer.
 //!
