@@ -71,8 +71,8 @@ enum Command {
     /// Run an agent live and print its events as they happen, then the outcome.
     ///
     /// The prompt is written to the agent's standard input, never its command line. Exit
-    /// status: 0 success, 1 error or incomplete, 2 usage error, 127 agent not installed,
-    /// 130 interrupted (Ctrl-C).
+    /// status: 0 success, 1 error or incomplete, 2 usage error, 126 agent not executable,
+    /// 127 agent not found, 128+N stopped by signal N (129 SIGHUP, 130 Ctrl-C, 143 SIGTERM).
     #[command(after_help = "Examples:\n  \
         harness run 'Fix the failing test'\n  \
         harness run --cwd ~/project --timeout 10m --arg --max-turns --arg 5 'Add a README'\n  \
@@ -294,7 +294,8 @@ fn main() -> ExitCode {
             request.timeout = timeout;
             // The human view always shows running tools (L1); JSON Lines only when asked.
             request.normalizer.started = output.started || output.format() == Format::Human;
-            let out = BufWriter::with_capacity(64 * 1024, io::stdout().lock());
+            // Not locked: `run` writes from a thread of its own.
+            let out = BufWriter::with_capacity(64 * 1024, io::stdout());
             run::run(harness, request, output.printer(out))
         }
         Command::Normalize {

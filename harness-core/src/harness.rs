@@ -187,7 +187,9 @@ pub struct RunRequest {
     /// Environment variables to add.
     pub env: BTreeMap<String, String>,
     /// How long the run may take before it is stopped: the agent's whole process group is
-    /// killed, an `error` event says so, and the stream ends as usual with the outcome.
+    /// killed, an `error` event says so, and the stream ends as usual with the outcome. The
+    /// outcome's status is what the agent's lines made it (O1): `incomplete` when the timeout
+    /// came before its terminal line, `success` or `error` as that line said when it came after.
     pub timeout: Option<Duration>,
     /// The normalizer's settings for this run. Its `cwd`, when `None`, is the directory the
     /// agent runs in; set it to resolve paths against another one (an agent that sees its
