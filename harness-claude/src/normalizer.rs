@@ -968,14 +968,7 @@ mod tests {
     /// The disposition of each line of a small session, in order.
     fn dispositions(lines: &[&str]) -> Vec<Disposition> {
         let mut normalizer = ClaudeNormalizer::new(NormalizerConfig::default());
-        let mut out = Vec::new();
-        lines
-            .iter()
-            .map(|line| {
-                normalizer.push_line(line.as_bytes(), &mut out);
-                normalizer.last_disposition()
-            })
-            .collect()
+        harness_core::testkit::dispositions(&mut normalizer, lines)
     }
 
     #[test]

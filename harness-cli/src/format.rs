@@ -182,18 +182,10 @@ impl<W: Write> Printer<W> {
 
 /// The tool use a tool's final event (not a `started` one) belongs to.
 fn final_tool_use_id(body: &EventBody) -> Option<&str> {
-    let tool = match body {
-        EventBody::Read { tool, .. }
-        | EventBody::Write { tool, .. }
-        | EventBody::Search { tool, .. }
-        | EventBody::List { tool, .. }
-        | EventBody::Command { tool, .. }
-        | EventBody::Skill { tool, .. }
-        | EventBody::Unknown { tool, .. } => tool,
-        // `started`, and every kind that is not about one tool use (the list may grow).
-        _ => return None,
-    };
-    tool.tool_use_id.as_deref()
+    if matches!(body, EventBody::Started { .. }) {
+        return None;
+    }
+    body.tool()?.tool_use_id.as_deref()
 }
 
 /// How [`visible`] treats line breaks.

@@ -251,7 +251,7 @@ impl CodexDecoder {
         }
         let would_be = completed(item, kind, self.cwd.as_deref());
         // The final events' tool name (`<server>/<tool>` for MCP, X6), else the item type.
-        let name = would_be.iter().find_map(|b| tool_of(b)?.tool);
+        let name = would_be.iter().find_map(|b| b.tool()?.tool.clone());
         let tool = ToolRef {
             tool: name.or_else(|| Some(kind.to_string())),
             tool_use_id: Some(id.to_string()),
@@ -280,20 +280,6 @@ impl CodexDecoder {
         metrics.reasoning_output_tokens = usage.reasoning_output;
         metrics.num_turns = (self.terminals > 0).then(|| Number::from(self.terminals));
         metrics
-    }
-}
-
-/// The tool fields of a tool's event (J3).
-fn tool_of(body: &EventBody) -> Option<ToolRef> {
-    match body {
-        EventBody::Read { tool, .. }
-        | EventBody::Write { tool, .. }
-        | EventBody::Search { tool, .. }
-        | EventBody::List { tool, .. }
-        | EventBody::Command { tool, .. }
-        | EventBody::Skill { tool, .. }
-        | EventBody::Unknown { tool, .. } => Some(tool.clone()),
-        _ => None,
     }
 }
 
@@ -367,14 +353,13 @@ impl Decoder for CodexDecoder {
 
 #[cfg(test)]
 mod tests {
-    use harness_core::{Disposition, Normalizer};
+    use harness_core::Disposition;
 
     use super::*;
 
     #[test]
     fn every_line_is_accounted_for() {
         let mut normalizer = CodexNormalizer::new(NormalizerConfig::default());
-        let mut out = Vec::new();
         let lines = [
             r#"{"type":"thread.started","thread_id":"t"}"#,
             "",
@@ -386,13 +371,7 @@ mod tests {
             r#"{"type":"turn.completed","usage":{"input_tokens":1}}"#,
             "not json",
         ];
-        let got: Vec<Disposition> = lines
-            .iter()
-            .map(|line| {
-                normalizer.push_line(line.as_bytes(), &mut out);
-                normalizer.last_disposition()
-            })
-            .collect();
+        let got = harness_core::testkit::dispositions(&mut normalizer, &lines);
         assert_eq!(
             got,
             [

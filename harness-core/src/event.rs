@@ -400,6 +400,26 @@ pub enum EventBody {
 }
 
 impl EventBody {
+    /// The tool fields (J3) of an event about one tool use, a `started` one included; `None`
+    /// for the kinds that are about no tool use.
+    pub fn tool(&self) -> Option<&ToolRef> {
+        match self {
+            EventBody::Read { tool, .. }
+            | EventBody::Write { tool, .. }
+            | EventBody::Search { tool, .. }
+            | EventBody::List { tool, .. }
+            | EventBody::Command { tool, .. }
+            | EventBody::Skill { tool, .. }
+            | EventBody::Started { tool, .. }
+            | EventBody::Unknown { tool, .. } => Some(tool),
+            EventBody::Agent { .. }
+            | EventBody::Reasoning { .. }
+            | EventBody::Plan { .. }
+            | EventBody::Warning { .. }
+            | EventBody::Error { .. } => None,
+        }
+    }
+
     /// The kind of this body.
     pub fn kind(&self) -> Kind {
         match self {

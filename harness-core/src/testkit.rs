@@ -152,22 +152,7 @@ impl Trace {
 
 /// The `tool_use_id` of an event, when it carries one (J3).
 pub fn tool_use_id(event: &Event) -> Option<&str> {
-    let tool = match &event.body {
-        EventBody::Read { tool, .. }
-        | EventBody::Write { tool, .. }
-        | EventBody::Search { tool, .. }
-        | EventBody::List { tool, .. }
-        | EventBody::Command { tool, .. }
-        | EventBody::Skill { tool, .. }
-        | EventBody::Started { tool, .. }
-        | EventBody::Unknown { tool, .. } => tool,
-        EventBody::Agent { .. }
-        | EventBody::Reasoning { .. }
-        | EventBody::Plan { .. }
-        | EventBody::Warning { .. }
-        | EventBody::Error { .. } => return None,
-    };
-    tool.tool_use_id.as_deref()
+    event.body.tool()?.tool_use_id.as_deref()
 }
 
 /// The `unknown` reason of an event, when it is one.

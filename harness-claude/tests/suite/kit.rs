@@ -756,23 +756,8 @@ fn generator_reaches_every_feature() {
 fn the_kit_holds_on_every_recording() {
     let mut config = NormalizerConfig::default();
     config.cwd = Some("/home/dev/project".into());
-    let mut checked = 0;
-    for folder in ["claude", "claude-edges"] {
-        for fixture in fixtures::streams(folder).unwrap() {
-            let stdout = std::fs::read(&fixture.stream).unwrap();
-            let stderr = fixture
-                .stderr
-                .as_ref()
-                .map(std::fs::read)
-                .transpose()
-                .unwrap();
-            let stderr = stderr.unwrap_or_default();
-            if let Err(e) = testkit::check_recording(&ClaudeHarness, &config, &stdout, &stderr) {
-                panic!("{}: {e}", fixture.name);
-            }
-            checked += 1;
-        }
-    }
+    let checked =
+        fixtures::check_kit_on_recordings(&ClaudeHarness, &config, &["claude", "claude-edges"]);
     assert!(checked >= 56, "only {checked} streams found");
 }
 

@@ -28,14 +28,7 @@ pub struct Run {
 /// Feeds stdout lines, then stderr lines (S10), then ends the input.
 pub fn run_with(config: NormalizerConfig, stdout: &[&[u8]], stderr: &[&[u8]]) -> Run {
     let mut normalizer = ClaudeNormalizer::new(config);
-    let mut events: Vec<Event> = Vec::new();
-    for line in stdout {
-        normalizer.push_line(line, &mut events);
-    }
-    for line in stderr {
-        normalizer.push_stderr(line, &mut events);
-    }
-    let outcome = normalizer.finish(&mut events);
+    let (events, outcome) = harness_core::testkit::normalize_lines(&mut normalizer, stdout, stderr);
     finish_run(events, &outcome)
 }
 

@@ -349,23 +349,8 @@ proptest! {
 
 #[test]
 fn the_kit_holds_on_every_recording() {
-    let mut checked = 0;
-    for folder in ["codex", "codex-edges"] {
-        for fixture in fixtures::streams(folder).unwrap() {
-            let stdout = std::fs::read(&fixture.stream).unwrap();
-            let stderr = fixture
-                .stderr
-                .as_ref()
-                .map(std::fs::read)
-                .transpose()
-                .unwrap();
-            let stderr = stderr.unwrap_or_default();
-            if let Err(e) = testkit::check_recording(&CodexHarness, &config(), &stdout, &stderr) {
-                panic!("{}: {e}", fixture.name);
-            }
-            checked += 1;
-        }
-    }
+    let checked =
+        fixtures::check_kit_on_recordings(&CodexHarness, &config(), &["codex", "codex-edges"]);
     assert!(checked >= 50, "only {checked} streams found");
 }
 

@@ -13,7 +13,7 @@ mod rules;
 use std::collections::BTreeMap;
 
 use harness_codex::CodexNormalizer;
-use harness_core::{Event, LineSplitter, Normalizer, NormalizerConfig, Outcome, OutcomeLine};
+use harness_core::{Event, LineSplitter, NormalizerConfig, Outcome, OutcomeLine};
 use serde_json::{Value, json};
 
 /// What one stream came to: its events and its outcome, both as JSON.
@@ -36,14 +36,7 @@ pub fn config() -> NormalizerConfig {
 /// Feeds stdout lines, then stderr lines (S10), then ends the input.
 pub fn run_with(config: NormalizerConfig, stdout: &[&[u8]], stderr: &[&[u8]]) -> Run {
     let mut normalizer = CodexNormalizer::new(config);
-    let mut events: Vec<Event> = Vec::new();
-    for line in stdout {
-        normalizer.push_line(line, &mut events);
-    }
-    for line in stderr {
-        normalizer.push_stderr(line, &mut events);
-    }
-    let outcome = normalizer.finish(&mut events);
+    let (events, outcome) = harness_core::testkit::normalize_lines(&mut normalizer, stdout, stderr);
     finish_run(&events, &outcome)
 }
 
