@@ -337,6 +337,32 @@ pub fn check_recording(
     check_chunking(harness, config, stdout, &[7, 1, 4096])
 }
 
+/// The kinds of events a shell command's argv gives by C15 and X4, straight from the
+/// classifier (an oracle for generated streams, independent of the backends' mapping): one per
+/// part when every part is a read, search or listing, else one `command`.
+pub fn shell_kinds(argv: &[String]) -> Vec<Kind> {
+    use harness_codex_shell::ParsedCommand;
+
+    if argv.is_empty() {
+        return vec![Kind::Command];
+    }
+    let parts = harness_codex_shell::classify(argv);
+    let kinds: Vec<Kind> = parts
+        .iter()
+        .filter_map(|part| match part.parsed {
+            ParsedCommand::Read { .. } => Some(Kind::Read),
+            ParsedCommand::ListFiles { .. } => Some(Kind::List),
+            ParsedCommand::Search { .. } => Some(Kind::Search),
+            ParsedCommand::Unknown { .. } => None,
+        })
+        .collect();
+    if kinds.is_empty() || kinds.len() != parts.len() {
+        vec![Kind::Command]
+    } else {
+        kinds
+    }
+}
+
 /// Each value as one line of compact JSON.
 pub fn json_lines(values: &[Value]) -> Vec<Vec<u8>> {
     values

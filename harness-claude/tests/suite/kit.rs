@@ -18,7 +18,6 @@
 use std::collections::BTreeMap;
 
 use harness_claude::ClaudeHarness;
-use harness_codex_shell::{ParsedCommand, classify};
 use harness_core::testkit::{self, Input, Trace, tool_use_id, unknown_reason};
 use harness_core::{EventBody, Kind, NormalizerConfig, Status, UnknownReason};
 use proptest::prelude::*;
@@ -242,21 +241,7 @@ fn tool_template(draw: &mut Draw, id: &str) -> (Value, String, Vec<Kind>, Option
 
 /// C15: the kinds a Bash command gives, as the shared classifier decides.
 fn bash_kinds(command: Option<&str>) -> Vec<Kind> {
-    let argv = ["bash", "-lc", command.unwrap_or_default()].map(String::from);
-    let parts: Vec<Kind> = classify(&argv)
-        .iter()
-        .map_while(|part| match part.parsed {
-            ParsedCommand::Read { .. } => Some(Kind::Read),
-            ParsedCommand::ListFiles { .. } => Some(Kind::List),
-            ParsedCommand::Search { .. } => Some(Kind::Search),
-            ParsedCommand::Unknown { .. } => None,
-        })
-        .collect();
-    if parts.is_empty() || parts.len() != classify(&argv).len() {
-        vec![Kind::Command]
-    } else {
-        parts
-    }
+    testkit::shell_kinds(&["bash", "-lc", command.unwrap_or_default()].map(String::from))
 }
 
 impl Builder<'_> {

@@ -6,7 +6,6 @@
 //! started and never completed, by start order (X8), one `plan` per distinct plan (X5).
 
 use harness_codex::CodexHarness;
-use harness_codex_shell::{ParsedCommand, classify};
 use harness_core::testkit::{self, Input, Trace, tool_use_id, unknown_reason};
 use harness_core::{EventBody, Kind, Status, UnknownReason};
 use proptest::prelude::*;
@@ -82,24 +81,7 @@ struct Turn {
 /// X4: the kinds a command line gives: shlex words, classified.
 fn command_kinds(command: &str) -> Vec<Kind> {
     let argv = shlex::split(command).unwrap_or_else(|| vec![command.to_string()]);
-    if argv.is_empty() {
-        return vec![Kind::Command];
-    }
-    let parts = classify(&argv);
-    let kinds: Vec<Kind> = parts
-        .iter()
-        .filter_map(|part| match part.parsed {
-            ParsedCommand::Read { .. } => Some(Kind::Read),
-            ParsedCommand::ListFiles { .. } => Some(Kind::List),
-            ParsedCommand::Search { .. } => Some(Kind::Search),
-            ParsedCommand::Unknown { .. } => None,
-        })
-        .collect();
-    if kinds.is_empty() || kinds.len() != parts.len() {
-        vec![Kind::Command]
-    } else {
-        kinds
-    }
+    testkit::shell_kinds(&argv)
 }
 
 fn item(n: usize, pick: usize, step: usize) -> ItemPlan {
