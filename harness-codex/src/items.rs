@@ -2,47 +2,40 @@
 
 use std::path::Path;
 
+use harness_core::backend::json::Loose;
 use harness_core::backend::paths::resolve;
 use harness_core::backend::reclassify::{ShellInput, shell_events};
 use harness_core::{EventBody, PlanItem, ToolRef, ToolStatus, UnknownReason, WarningSource};
 use serde_json::Value;
 
-/// The item's string `id`, when it has one.
-pub(crate) fn item_id(item: &Value) -> Option<&str> {
-    item.get("id").and_then(Value::as_str)
-}
+use crate::wire::Item;
 
-fn tool_ref(tool: &str, item: &Value) -> ToolRef {
+fn tool_ref(tool: &str, item: &Item<'_>) -> ToolRef {
     ToolRef {
         tool: Some(tool.to_string()),
-        tool_use_id: item_id(item).map(str::to_string),
+        tool_use_id: item.view.id.as_str().map(str::to_string),
     }
 }
 
-fn unknown(reason: UnknownReason, item: &Value, tool: ToolRef) -> EventBody {
+fn unknown(reason: UnknownReason, item: &Item<'_>, tool: ToolRef) -> EventBody {
     EventBody::Unknown {
         reason,
-        raw: item.clone(),
+        raw: item.value(),
         tool,
     }
 }
 
 /// `success` of a tool item: its `status` is `"completed"` (X4, X6).
-fn status_of(item: &Value) -> ToolStatus {
+fn status_of(item: &Item<'_>) -> ToolStatus {
     ToolStatus {
-        success: item.get("status").and_then(Value::as_str) == Some("completed"),
+        success: item.view.status.as_str() == Some("completed"),
         error: None,
     }
 }
 
 /// The events of a completed item of type `kind` (X3-X6). `cwd` resolves relative paths (X9).
-pub(crate) fn completed(item: &Value, kind: &str, cwd: Option<&str>) -> Vec<EventBody> {
-    let text = || {
-        item.get("text")
-            .and_then(Value::as_str)
-            .filter(|t| !t.is_empty())
-            .map(str::to_string)
-    };
+pub(crate) fn completed(item: &Item<'_>, kind: &str, cwd: Option<&str>) -> Vec<EventBody> {
+    let text = || item.view.text.non_empty_str().map(str::to_string);
     match kind {
         "agent_message" => text()
             .map(|text| EventBody::Agent { text })
@@ -55,21 +48,14 @@ pub(crate) fn completed(item: &Value, kind: &str, cwd: Option<&str>) -> Vec<Even
         "command_execution" => command_events(item, cwd),
         "file_change" => file_change_events(item, cwd),
         "todo_list" => vec![EventBody::Plan {
-            items: plan_items(item),
+            items: plan_items(&item.value()),
         }],
         "error" => vec![EventBody::Warning {
-            message: item
-                .get("message")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string(),
+            message: item.view.message.as_str().unwrap_or_default().to_string(),
             source: WarningSource::Stream,
         }],
         "mcp_tool_call" => {
-            let name = match (
-                item.get("server").and_then(Value::as_str),
-                item.get("tool").and_then(Value::as_str),
-            ) {
+            let name = match (item.view.server.as_str(), item.view.tool.as_str()) {
                 (Some(server), Some(tool)) => format!("{server}/{tool}"),
                 _ => "mcp_tool_call".to_string(),
             };
@@ -120,27 +106,27 @@ fn wrapped_script(argv: &[String]) -> Option<&str> {
 /// X4: a `command_execution` item: read/search/list events when every part Codex finds is one
 /// of those, else one `command` event with its `exit_code` (i64 or u64, as serde_json keeps an
 /// integer).
-fn command_events(item: &Value, cwd: Option<&str>) -> Vec<EventBody> {
+fn command_events(item: &Item<'_>, cwd: Option<&str>) -> Vec<EventBody> {
     let tool = tool_ref("command_execution", item);
-    let Some(line) = item.get("command").and_then(Value::as_str) else {
+    let Some(line) = item.view.command.as_str() else {
         return vec![unknown(UnknownReason::MalformedToolUse, item, tool)];
     };
     let argv = shlex::split(line).unwrap_or_else(|| vec![line.to_string()]);
     let command = wrapped_script(&argv).unwrap_or(line);
-    let exit_code = item
-        .get("exit_code")
-        .and_then(Value::as_number)
-        .filter(|n| n.is_i64() || n.is_u64())
-        .cloned();
+    let exit_code = match &item.view.exit_code {
+        Loose::Number(n) if n.is_i64() || n.is_u64() => Some(n.clone()),
+        _ => None,
+    };
     let input = ShellInput::Argv(&argv);
     shell_events(input, command, exit_code, cwd, &status_of(item), &tool)
 }
 
 /// X6: one `write` per change, each entry without a non-empty string `path` a
 /// `malformed_tool_use` in its place; a `changes` that is not a list gives one.
-fn file_change_events(item: &Value, cwd: Option<&str>) -> Vec<EventBody> {
+fn file_change_events(item: &Item<'_>, cwd: Option<&str>) -> Vec<EventBody> {
     let tool = tool_ref("file_change", item);
-    let Some(Value::Array(changes)) = item.get("changes") else {
+    let value = item.value();
+    let Some(Value::Array(changes)) = value.get("changes") else {
         return vec![unknown(UnknownReason::MalformedToolUse, item, tool)];
     };
     let status = status_of(item);

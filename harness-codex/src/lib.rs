@@ -86,6 +86,7 @@
 mod items;
 mod normalizer;
 mod runner;
+mod wire;
 
 use std::path::Path;
 

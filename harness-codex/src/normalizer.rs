@@ -2,6 +2,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use harness_core::backend::json::Loose;
 use harness_core::backend::{Decoder, Driver, Emitter, NotJson, Summary, parse_value};
 use harness_core::{
     EventBody, Metrics, NormalizerConfig, PendingToolUse, PlanItem, ToolRef, UnknownReason,
@@ -9,22 +10,22 @@ use harness_core::{
 };
 use serde_json::{Number, Value};
 
-use crate::items::{completed, item_id, plan_items};
+use crate::items::{completed, plan_items};
+use crate::wire::{self, Item, ItemField, LineParts, reparse};
 
 /// An item started or updated but not completed yet (X2).
 #[derive(Debug)]
 struct OpenItem {
     id: String,
-    /// The last recorded item; its `type` is a string.
-    item: Value,
+    /// Its `type`, a string.
+    kind: String,
+    /// The last recorded item, as written.
+    raw: Box<str>,
 }
 
 impl OpenItem {
     fn kind(&self) -> &str {
-        self.item
-            .get("type")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
+        &self.kind
     }
 }
 
@@ -38,17 +39,17 @@ struct Usage {
 }
 
 impl Usage {
-    fn of(line: &Value) -> Usage {
-        let usage = line.get("usage");
-        let number = |key: &str| match usage.and_then(|u| u.get(key)) {
-            Some(Value::Number(n)) => Some(n.clone()),
+    /// The figures of a `turn.completed` `usage` (numbers only).
+    fn of(usage: &Option<[Loose<'_>; 4]>) -> Usage {
+        let number = |i: usize| match usage.as_ref().map(|u| &u[i]) {
+            Some(Loose::Number(n)) => Some(n.clone()),
             _ => None,
         };
         Usage {
-            input: number("input_tokens"),
-            cached_input: number("cached_input_tokens"),
-            output: number("output_tokens"),
-            reasoning_output: number("reasoning_output_tokens"),
+            input: number(0),
+            cached_input: number(1),
+            output: number(2),
+            reasoning_output: number(3),
         }
     }
 }
@@ -97,10 +98,12 @@ impl CodexDecoder {
         self.emit_here(out, body);
     }
 
-    fn on_value(&mut self, value: Value, out: &mut Emitter<'_>) {
-        let Some(kind) = value.get("type").and_then(Value::as_str) else {
-            // S3: not an object, or no string `type`.
-            self.unknown_here(out, UnknownReason::NotAnEvent, value);
+    /// One object line, read through its view; `text` is the line, for the rare events that
+    /// carry it (J8).
+    fn on_parts(&mut self, parts: LineParts<'_>, text: &str, out: &mut Emitter<'_>) {
+        let Some(kind) = parts.kind.as_str() else {
+            // S3: no string `type`.
+            self.unknown_here(out, UnknownReason::NotAnEvent, reparse(text));
             return;
         };
         out.consumed_by(match kind {
@@ -110,43 +113,33 @@ impl CodexDecoder {
         match kind {
             "thread.started" => {
                 if self.session_id.is_none() {
-                    self.session_id = value
-                        .get("thread_id")
-                        .and_then(Value::as_str)
-                        .filter(|id| !id.is_empty())
-                        .map(str::to_string);
+                    self.session_id = parts.thread_id.non_empty_str().map(str::to_string);
                 }
             }
             "turn.started" => {}
-            "item.started" => self.on_item(&value, Phase::Started, out),
-            "item.updated" => self.on_item(&value, Phase::Updated, out),
-            "item.completed" => self.on_item(&value, Phase::Completed, out),
+            "item.started" => self.on_item(parts.item, text, Phase::Started, out),
+            "item.updated" => self.on_item(parts.item, text, Phase::Updated, out),
+            "item.completed" => self.on_item(parts.item, text, Phase::Completed, out),
             "turn.completed" => {
                 self.terminal(out);
-                self.usage = Usage::of(&value);
+                self.usage = Usage::of(&parts.usage);
             }
             "turn.failed" => {
                 self.terminal(out);
                 self.any_failed = true;
-                let message = value
-                    .get("error")
-                    .and_then(|e| e.get("message"))
-                    .and_then(Value::as_str)
-                    .filter(|m| !m.is_empty())
+                let message = parts
+                    .error_message
+                    .non_empty_str()
                     .unwrap_or("turn failed")
                     .to_string();
                 self.emit_here(out, EventBody::Error { message });
             }
             "error" => {
-                let message = value
-                    .get("message")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_string();
+                let message = parts.message.as_str().unwrap_or_default().to_string();
                 let source = WarningSource::Stream;
                 self.emit_here(out, EventBody::Warning { message, source });
             }
-            _ => self.unknown_here(out, UnknownReason::UnknownType, value),
+            _ => self.unknown_here(out, UnknownReason::UnknownType, reparse(text)),
         }
     }
 
@@ -158,31 +151,32 @@ impl CodexDecoder {
     }
 
     /// X2: records, replaces or completes an item.
-    fn on_item(&mut self, line: &Value, phase: Phase, out: &mut Emitter<'_>) {
-        let item = line.get("item");
-        let Some((item, kind)) =
-            item.and_then(|i| Some((i, i.as_object()?.get("type")?.as_str()?)))
-        else {
-            let raw = match item {
-                Some(item @ Value::Object(_)) => item.clone(),
-                _ => line.clone(),
-            };
-            self.unknown_here(out, UnknownReason::UnknownItem, raw);
-            return;
+    fn on_item(&mut self, item: ItemField<'_>, line: &str, phase: Phase, out: &mut Emitter<'_>) {
+        let item = match item {
+            ItemField::Object(item) if item.view.kind.as_str().is_some() => item,
+            ItemField::Object(item) => {
+                self.unknown_here(out, UnknownReason::UnknownItem, item.value());
+                return;
+            }
+            ItemField::Absent | ItemField::Other => {
+                self.unknown_here(out, UnknownReason::UnknownItem, reparse(line));
+                return;
+            }
         };
-        let id = item_id(item);
+        let kind = item.view.kind.as_str().unwrap_or_default();
+        let id = item.view.id.as_str();
         match phase {
             Phase::Started | Phase::Updated => {
                 if let Some(id) = id {
                     // L1: announced when it becomes pending (O4), which a todo_list never is.
                     let was_pending = self.open_kind(id).is_some_and(|k| k != "todo_list");
-                    self.record(id, item, phase, out);
+                    self.record(id, kind, item.raw, phase, out);
                     if !was_pending && out.wants_started() {
-                        self.started(item, kind, id, out);
+                        self.started(&item, kind, id, out);
                     }
                 }
                 if kind == "todo_list" {
-                    self.plan(item, id, out);
+                    self.plan(&item.value(), id, out);
                 }
             }
             Phase::Completed => {
@@ -195,14 +189,14 @@ impl CodexDecoder {
                     self.open.remove(&seq);
                 }
                 if kind == "todo_list" {
-                    self.plan(item, id, out);
+                    self.plan(&item.value(), id, out);
                     // X5: the last plan of an id is kept only until its item completes (S7).
                     if let Some(id) = id {
                         self.plans.remove(id);
                     }
                     return;
                 }
-                for body in completed(item, kind, self.cwd.as_deref()) {
+                for body in completed(&item, kind, self.cwd.as_deref()) {
                     if let EventBody::Agent { text } = &body {
                         self.answer = Some(text.clone());
                     }
@@ -212,19 +206,18 @@ impl CodexDecoder {
         }
     }
 
-    /// `item.started` makes the item the latest started; `item.updated` replaces the record in
-    /// place, or records it last when it was not open (X2).
     /// The type of the open item with this id.
     fn open_kind(&self, id: &str) -> Option<&str> {
         let seq = self.open_by_id.get(id)?;
         self.open.get(seq).map(OpenItem::kind)
     }
 
-    fn record(&mut self, id: &str, item: &Value, phase: Phase, out: &mut Emitter<'_>) {
+    fn record(&mut self, id: &str, kind: &str, raw: &str, phase: Phase, out: &mut Emitter<'_>) {
         out.defer();
         let record = OpenItem {
             id: id.to_string(),
-            item: item.clone(),
+            kind: kind.to_string(),
+            raw: raw.into(),
         };
         match (self.open_by_id.get(id).copied(), phase) {
             (Some(seq), Phase::Updated) => {
@@ -245,7 +238,7 @@ impl CodexDecoder {
     /// L1: the `started` event of an item just recorded, from what it would give once
     /// completed. Every item but a `todo_list` (which emits its `plan` at once) is announced,
     /// as every one is pending until it completes (X8, O4).
-    fn started(&self, item: &Value, kind: &str, id: &str, out: &mut Emitter<'_>) {
+    fn started(&self, item: &Item<'_>, kind: &str, id: &str, out: &mut Emitter<'_>) {
         if kind == "todo_list" {
             return;
         }
@@ -300,7 +293,16 @@ impl Decoder for CodexDecoder {
     }
 
     fn line(&mut self, line: &[u8], out: &mut Emitter<'_>) -> Result<(), NotJson> {
-        self.on_value(parse_value(line)?, out);
+        // The fast path: a borrowed view, which exists exactly when the line parses into a
+        // `Value` (S2). Other lines (not UTF-8, not an object) take the `Value` path.
+        let text = std::str::from_utf8(line)
+            .ok()
+            .filter(|t| t.trim_start().starts_with('{'));
+        match text {
+            Some(text) => self.on_parts(wire::parse(text).ok_or(NotJson)?, text, out),
+            // S3: valid JSON that is not an object.
+            None => self.unknown_here(out, UnknownReason::NotAnEvent, parse_value(line)?),
+        }
         Ok(())
     }
 
@@ -319,7 +321,7 @@ impl Decoder for CodexDecoder {
             };
             out.emit(EventBody::Unknown {
                 reason: UnknownReason::UnresolvedToolUse,
-                raw: open.item,
+                raw: reparse(&open.raw),
                 tool,
             });
         }
