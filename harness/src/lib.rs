@@ -58,10 +58,10 @@ use std::io::Read;
 struct ReadmeExample;
 
 pub use harness_core::{
-    Capabilities, Event, EventBody, Expected, Harness, Kind, LineRange, Metrics, Normalized,
-    Normalizer, NormalizerConfig, OrchestrationSource, Outcome, OutcomeLine, PendingToolUse,
-    PlanItem, Registry, RunError, RunItem, RunRequest, RunStream, Status, StopSignal, Stream,
-    ToolRef, ToolStatus, UnknownReason, WarningSource,
+    Capabilities, Event, EventBody, Expected, Harness, Kind, LineRange, LineSplitter, Metrics,
+    Normalized, Normalizer, NormalizerConfig, OrchestrationSource, Outcome, OutcomeLine,
+    PendingToolUse, PlanItem, Registry, RunError, RunItem, RunRequest, RunStream, Status,
+    StopSignal, Stream, ToolRef, ToolStatus, UnknownReason, WarningSource,
 };
 
 #[cfg(feature = "claude")]
