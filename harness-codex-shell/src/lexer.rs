@@ -5,7 +5,11 @@
 //! that certainly holds a construct the grammar rejects (a redirection, a substitution or
 //! expansion, a comment, background `&`, `|&`); [`Lexed::Unsure`] for everything else, which
 //! then goes to the grammar. Each step looks at one byte at most a fixed number of times, so
-//! the lexer is linear in the script's length.
+//! the lexer is linear in the script's length. A word written as one piece is a slice of the
+//! script, not a copy: a command of many short words costs a slice per word, not an
+//! allocation per word.
+
+use std::borrow::Cow;
 
 /// What the lexer decided.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,10 +75,21 @@ fn starts_expansion(next: Option<&u8>) -> bool {
 }
 
 /// One word being read: its text and how it was written.
-struct Word {
-    text: String,
+struct Word<'s> {
+    text: Cow<'s, str>,
     parts: usize,
     quoted: bool,
+}
+
+impl<'s> Word<'s> {
+    /// Adds a piece of `script` to the word: the word stays a borrowed slice while it is one
+    /// piece, and becomes an owned string when a second piece is glued on (`a'b'`).
+    fn push(&mut self, piece: &'s str) {
+        match &mut self.text {
+            Cow::Borrowed("") => self.text = Cow::Borrowed(piece),
+            text => text.to_mut().push_str(piece),
+        }
+    }
 }
 
 /// Lexes `script`, giving each command's words to `sink` as soon as the command ends; the
@@ -83,14 +98,14 @@ struct Word {
 /// A command is only handed over once it is complete, and a plain command cannot change
 /// meaning because of what follows it: either the whole script is a plain sequence and the
 /// command is one of its commands, or the grammar rejects the script.
-pub(crate) fn lex(script: &str, sink: &mut dyn FnMut(Vec<String>) -> bool) -> Lexed {
+pub(crate) fn lex<'s>(script: &'s str, sink: &mut dyn FnMut(Vec<Cow<'s, str>>) -> bool) -> Lexed {
     let bytes = script.as_bytes();
     if bytes.contains(&0) {
         // tree-sitter reads a NUL byte as the end of input, wherever it is: nothing about the
         // rest of the script can be trusted.
         return Lexed::Unsure;
     }
-    let mut current: Vec<String> = Vec::new();
+    let mut current: Vec<Cow<'s, str>> = Vec::new();
     // After `&&`, `||` or `|`, a command must follow on the same line.
     let mut need_command = false;
     let mut pos = 0;
@@ -134,13 +149,13 @@ pub(crate) fn lex(script: &str, sink: &mut dyn FnMut(Vec<String>) -> bool) -> Le
             }
             b'#' | b'>' | b'<' | b'`' => return Lexed::Reject,
             _ => {
-                let word = match read_word(bytes, &mut pos) {
+                let word = match read_word(script, &mut pos) {
                     Ok(word) => word,
                     Err(Lexed::Unsure) => return reject_scan(bytes),
                     Err(decided) => return decided,
                 };
                 if current.is_empty() {
-                    let name = word.text.as_str();
+                    let name: &str = &word.text;
                     if word.quoted || !is_plain_name(name) || RESERVED.contains(&name) {
                         return reject_scan(bytes);
                     }
@@ -162,9 +177,10 @@ pub(crate) fn lex(script: &str, sink: &mut dyn FnMut(Vec<String>) -> bool) -> Le
 
 /// Reads one word starting at `pos`, leaving `pos` just after it; `Err` carries the decision
 /// when the word is beyond the fast path.
-fn read_word(bytes: &[u8], pos: &mut usize) -> Result<Word, Lexed> {
+fn read_word<'s>(script: &'s str, pos: &mut usize) -> Result<Word<'s>, Lexed> {
+    let bytes = script.as_bytes();
     let mut word = Word {
-        text: String::new(),
+        text: Cow::Borrowed(""),
         parts: 0,
         quoted: false,
     };
@@ -174,7 +190,8 @@ fn read_word(bytes: &[u8], pos: &mut usize) -> Result<Word, Lexed> {
     {
         return Err(Lexed::Unsure);
     }
-    let mut in_plain_run = false;
+    // Where the plain run being read started, while in one.
+    let mut plain_run: Option<usize> = None;
     while let Some(&byte) = bytes.get(*pos) {
         match byte {
             b' ' | b'\t' | b'\n' | b';' | b'&' | b'|' => break,
@@ -189,26 +206,34 @@ fn read_word(bytes: &[u8], pos: &mut usize) -> Result<Word, Lexed> {
                 if byte == b'"' && inner.iter().any(|b| matches!(b, b'$' | b'`' | b'\\')) {
                     return Err(Lexed::Unsure);
                 }
+                if let Some(run) = plain_run.take() {
+                    word.push(plain_piece(script, run, *pos)?);
+                }
                 // Quotes sit on ASCII bytes, so the slice is whole UTF-8.
-                word.text
-                    .push_str(std::str::from_utf8(inner).map_err(|_| Lexed::Unsure)?);
+                word.push(script.get(start..start + len).ok_or(Lexed::Unsure)?);
                 word.parts += 1;
                 word.quoted = true;
-                in_plain_run = false;
                 *pos = start + len + 1;
             }
             _ if is_plain(byte) => {
-                if !in_plain_run {
+                if plain_run.is_none() {
                     word.parts += 1;
-                    in_plain_run = true;
+                    plain_run = Some(*pos);
                 }
-                word.text.push(char::from(byte));
                 *pos += 1;
             }
             _ => return Err(Lexed::Unsure),
         }
     }
+    if let Some(run) = plain_run {
+        word.push(plain_piece(script, run, *pos)?);
+    }
     Ok(word)
+}
+
+/// The plain run `start..end` of `script` (ASCII bytes, so always a whole slice).
+fn plain_piece(script: &str, start: usize, end: usize) -> Result<&str, Lexed> {
+    script.get(start..end).ok_or(Lexed::Unsure)
 }
 
 /// The second chance of a script the fast path cannot lex: one more pass that tracks only

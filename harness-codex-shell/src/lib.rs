@@ -51,20 +51,34 @@
 //! Why, measured (release, one thread, this 2-core machine; `README.md` has the details and
 //! the command): every conformance row agrees; tree-sitter alone parses only 120,000-190,000
 //! of the corpus's scripts per second, before any classification, below the 300,000 commands/s
-//! target; the hybrid classifies 0.9-1.06 million commands/s, the lexer deciding 184 of the
-//! corpus's 196 scripts; no difference from the grammar on 3.7 million fuzzed scripts. A 10 MB
-//! plain script classifies in about 45 ms. The cost: tree-sitter's C sources add about 18 s
-//! to a clean release build, and a doubtful script over [`GRAMMAR_LIMIT`] is answered without
-//! the grammar (tree-sitter's error recovery is not linear on some huge inputs).
+//! target; the hybrid classifies about 1.5 million commands per second of CPU time (about
+//! 10,000 instructions a command), the lexer deciding 184 of the corpus's 196 scripts; no
+//! difference from the grammar on 3.7 million fuzzed scripts. A 10 MB plain script classifies
+//! in about 40 ms. The cost: tree-sitter's C sources add about 18 s to a clean release build,
+//! and a doubtful script over [`GRAMMAR_LIMIT`] is answered without the grammar
+//! (tree-sitter's error recovery is not linear on some huge inputs).
+//!
+//! # Linear time and memory (B3)
+//!
+//! Every step is linear in the command: a word written as one piece is a slice of the script,
+//! not a copy (a command of ten million one-letter words costs about 24 bytes a word, not an
+//! allocation a word); a `cd` extends the directory in effect in place; Codex's removals of
+//! harmless parts (RULES §9) are found in one walk, not by rescanning the list after each; and
+//! the re-reading of a `cmd` or the script as shell words (`shlex`) looks at one word at a time
+//! instead of collecting them. The one thing that can grow faster than the input is the
+//! answer itself: each read after `cd a && cd a && ...` carries the whole directory, as
+//! Codex's does.
 
 mod grammar;
 mod lexer;
 mod programs;
 
+use std::borrow::Cow;
 use std::path::Path;
 
 use serde::Serialize;
 
+use programs::Word;
 pub use programs::{join_path, short_display_path};
 
 /// One part of a classified command, as Codex serializes it (B1, B1a).
@@ -120,34 +134,32 @@ pub fn parse_command(argv: &[String]) -> Vec<ParsedCommand> {
 
 /// Classifies argv, keeping the event path of each part.
 pub fn classify(argv: &[String]) -> Vec<Classified> {
-    let parts = match shell_script(argv) {
-        Some(script) => classify_shell(script),
-        None if powershell_script(argv).is_some() => vec![unknown_part(String::new())],
-        None => classify_words(argv),
-    };
-    let mut merged: Vec<Classified> = Vec::with_capacity(parts.len());
-    for part in parts {
-        if merged.last().is_some_and(|prev| prev.parsed == part.parsed) {
-            continue;
-        }
-        merged.push(part);
+    if let Some(script) = shell_script(argv) {
+        return classify_script(script);
     }
-    if merged
-        .iter()
-        .any(|part| matches!(part.parsed, ParsedCommand::Unknown { .. }))
-    {
-        let cmd = match shell_script(argv).or_else(|| powershell_script(argv)) {
-            Some(script) => script.to_string(),
-            None => programs::join_words(argv),
-        };
-        return vec![unknown_part(cmd)];
+    if let Some(script) = powershell_script(argv) {
+        return merge(vec![unknown_part(String::new())], || script.to_string());
     }
-    merged
+    merge(classify_words(argv), || programs::join_words(argv))
 }
 
 /// Classifies a script as Codex sees it: `["bash", "-lc", script]`.
 pub fn classify_script(script: &str) -> Vec<Classified> {
-    classify(&["bash".to_string(), "-lc".to_string(), script.to_string()])
+    merge(classify_shell(script), || script.to_string())
+}
+
+/// The last step of [`classify`]: equal neighbours merged, and any unknown left makes the
+/// whole answer one unknown whose `cmd` is the whole command.
+fn merge(mut parts: Vec<Classified>, whole: impl FnOnce() -> String) -> Vec<Classified> {
+    // Keeps the first of each run of equal parts (`dedup_by` compares with the last kept).
+    parts.dedup_by(|next, kept| next.parsed == kept.parsed);
+    if parts
+        .iter()
+        .any(|part| matches!(part.parsed, ParsedCommand::Unknown { .. }))
+    {
+        return vec![unknown_part(whole())];
+    }
+    parts
 }
 
 /// The longest script handed to the grammar: 256 KiB.
@@ -165,7 +177,7 @@ pub const GRAMMAR_LIMIT: usize = 256 * 1024;
 pub fn plain_commands(script: &str) -> Option<Vec<Vec<String>>> {
     let mut commands = Vec::new();
     match lexer::lex(script, &mut |words| {
-        commands.push(words);
+        commands.push(words.into_iter().map(Cow::into_owned).collect());
         true
     }) {
         lexer::Lexed::Words => Some(commands),
@@ -246,7 +258,7 @@ struct Pending {
 }
 
 /// Classifies one command (not `cd`) with the directory in effect.
-fn classify_one(words: &[String], cwd: Option<&str>) -> Pending {
+fn classify_one(words: &[Word<'_>], cwd: Option<&str>) -> Pending {
     let summary = programs::summarize(words);
     let mut parsed = summary.parsed;
     let event_path = match &mut parsed {
@@ -269,7 +281,9 @@ fn classify_one(words: &[String], cwd: Option<&str>) -> Pending {
 }
 
 /// Classifies commands in order, consuming `cd` commands into the directory in effect.
-fn classify_commands<'a>(commands: impl IntoIterator<Item = &'a [String]>) -> Vec<Pending> {
+fn classify_commands<'a, 's: 'a>(
+    commands: impl IntoIterator<Item = &'a [Word<'s>]>,
+) -> Vec<Pending> {
     let mut parts = Vec::new();
     let mut cwd: Option<String> = None;
     for words in commands {
@@ -277,10 +291,7 @@ fn classify_commands<'a>(commands: impl IntoIterator<Item = &'a [String]>) -> Ve
             && program == "cd"
         {
             if let Some(target) = programs::cd_target(args) {
-                cwd = Some(match &cwd {
-                    Some(base) => join_path(base, target),
-                    None => target.clone(),
-                });
+                change_directory(&mut cwd, target);
             }
             continue;
         }
@@ -289,11 +300,55 @@ fn classify_commands<'a>(commands: impl IntoIterator<Item = &'a [String]>) -> Ve
     parts
 }
 
-/// The words of an unknown part's `cmd`, as Codex re-reads them for its simplifications.
-fn unknown_words(part: &Pending) -> Option<Vec<String>> {
-    match &part.parsed {
-        ParsedCommand::Unknown { cmd } => shlex::split(cmd),
-        _ => None,
+/// `cd TARGET`: the directory in effect becomes TARGET joined onto it, in place (a chain of
+/// `cd`s costs its length, not its length squared).
+fn change_directory(cwd: &mut Option<String>, target: &str) {
+    match cwd {
+        Some(base) => programs::push_path(base, target),
+        None => *cwd = Some(target.to_string()),
+    }
+}
+
+/// What Codex's simplifications (RULES §9) see in a part: an unknown part's `cmd` re-read as
+/// shell words (`shlex::split`), and whether it is exactly `true`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    /// An unknown whose first word is `echo`: dropped when it comes first.
+    Echo,
+    /// An unknown whose first word is `cd`: dropped unless it comes last.
+    Cd,
+    /// An unknown whose `cmd` is exactly `true`: dropped.
+    True,
+    /// An unknown `nl` with flags only: dropped.
+    BareNl,
+    /// Anything else: a known part, or an unknown no simplification removes.
+    Other,
+}
+
+impl Shape {
+    fn of(part: &Pending) -> Shape {
+        let ParsedCommand::Unknown { cmd } = &part.parsed else {
+            return Shape::Other;
+        };
+        if cmd == "true" {
+            return Shape::True;
+        }
+        // One pass over the words without collecting them: a `cmd` of a million words costs
+        // one word at a time. `shlex::split` gives no words at all when it fails.
+        let mut words = shlex::Shlex::new(cmd);
+        let first = words.next();
+        let only_flags_follow = words.by_ref().all(|word| word.starts_with('-'));
+        // `all` may stop early; finish the pass to learn whether the split fails.
+        words.by_ref().for_each(drop);
+        if words.had_error {
+            return Shape::Other;
+        }
+        match first.as_deref() {
+            Some("echo") => Shape::Echo,
+            Some("cd") => Shape::Cd,
+            Some("nl") if only_flags_follow => Shape::BareNl,
+            _ => Shape::Other,
+        }
     }
 }
 
@@ -301,40 +356,66 @@ fn is_unknown_true(part: &Pending) -> bool {
     matches!(&part.parsed, ParsedCommand::Unknown { cmd } if cmd == "true")
 }
 
-/// Removes harmless unknowns from a sequence of two or more parts, one at a time, until none
-/// applies (RULES §9).
+/// Removes harmless unknowns from a sequence of two or more parts (RULES §9).
 fn simplify(parts: &mut Vec<Pending>) {
-    while parts.len() > 1 {
-        let first_words = unknown_words(&parts[0]);
-        if first_words.is_some_and(|words| words.first().is_some_and(|w| w == "echo")) {
-            parts.remove(0);
-            continue;
-        }
-        let starts_with = |part: &Pending, program: &str| {
-            unknown_words(part).is_some_and(|words| words.first().is_some_and(|w| w == program))
-        };
-        if let Some(index) = parts.iter().position(|part| starts_with(part, "cd"))
-            && index + 1 < parts.len()
-        {
-            parts.remove(index);
-            continue;
-        }
-        if let Some(index) = parts.iter().position(is_unknown_true) {
-            parts.remove(index);
-            continue;
-        }
-        let bare_nl = |part: &Pending| {
-            unknown_words(part).is_some_and(|words| {
-                words.first().is_some_and(|w| w == "nl")
-                    && words.iter().skip(1).all(|w| w.starts_with('-'))
-            })
-        };
-        if let Some(index) = parts.iter().position(bare_nl) {
-            parts.remove(index);
-            continue;
-        }
-        break;
+    if parts.len() < 2 {
+        return;
     }
+    let shapes: Vec<Shape> = parts.iter().map(Shape::of).collect();
+    let mut keep = survivors(&shapes).into_iter();
+    parts.retain(|_| keep.next().unwrap_or(true));
+}
+
+/// Which parts of these shapes survive Codex's simplifications, which remove one part at a
+/// time until none applies: while two or more parts are left, the first of
+///
+/// 1. the first part, when it is an `echo`;
+/// 2. the first `cd`, unless it is the last part;
+/// 3. the first `true`;
+/// 4. the first bare `nl`.
+///
+/// Done one removal at a time on a list, that costs the number of parts squared; here each
+/// step is found in constant time (amortized). Each kind of part is only ever removed by its
+/// own rule and always the first of its kind, so each rule walks its kind's positions once,
+/// and the first and last parts left are found by pointers that only move inwards.
+fn survivors(shapes: &[Shape]) -> Vec<bool> {
+    let mut alive = vec![true; shapes.len()];
+    let mut left = shapes.len();
+    let positions = |wanted: Shape| {
+        shapes
+            .iter()
+            .enumerate()
+            .filter(move |(_, shape)| **shape == wanted)
+            .map(|(index, _)| index)
+            .peekable()
+    };
+    let (mut cds, mut trues, mut nls) = (
+        positions(Shape::Cd),
+        positions(Shape::True),
+        positions(Shape::BareNl),
+    );
+    let (mut first, mut last) = (0, shapes.len().saturating_sub(1));
+    while left > 1 {
+        while !alive[first] {
+            first += 1;
+        }
+        while !alive[last] {
+            last -= 1;
+        }
+        let removed = if shapes[first] == Shape::Echo {
+            Some(first)
+        } else if let Some(cd) = cds.next_if(|&cd| cd != last) {
+            Some(cd)
+        } else {
+            trues.next().or_else(|| nls.next())
+        };
+        let Some(index) = removed else {
+            break;
+        };
+        alive[index] = false;
+        left -= 1;
+    }
+    alive
 }
 
 fn finish(parts: Vec<Pending>) -> Vec<Classified> {
@@ -349,15 +430,17 @@ fn finish(parts: Vec<Pending>) -> Vec<Classified> {
 
 /// The plain-argv path (RULES §11): no shell parsing, split on connector words.
 fn classify_words(argv: &[String]) -> Vec<Classified> {
-    let words = match argv {
-        [first, pipe, rest @ ..]
-            if matches!(first.as_str(), "yes" | "y" | "no" | "n") && pipe == "|" =>
-        {
+    let argv: Vec<Word<'_>> = argv
+        .iter()
+        .map(|word| Cow::Borrowed(word.as_str()))
+        .collect();
+    let words = match argv.as_slice() {
+        [first, pipe, rest @ ..] if matches!(&**first, "yes" | "y" | "no" | "n") && pipe == "|" => {
             rest
         }
-        _ => argv,
+        all => all,
     };
-    let mut segments: Vec<&[String]> = Vec::new();
+    let mut segments: Vec<&[Word<'_>]> = Vec::new();
     if words.iter().any(|word| programs::is_connector(word)) {
         segments.extend(
             words
@@ -374,7 +457,7 @@ fn classify_words(argv: &[String]) -> Vec<Classified> {
 
 /// The shell path (RULES §4-§10), fed one command at a time.
 #[derive(Default)]
-struct ShellParts {
+struct ShellParts<'s> {
     /// Commands seen, formatting helpers included.
     commands: usize,
     /// Commands kept after dropping formatting helpers (`cd` included).
@@ -382,12 +465,12 @@ struct ShellParts {
     cwd: Option<String>,
     parts: Vec<Pending>,
     /// The last kept command when it was not `cd`, and how many times in a row it came.
-    last: Option<(Vec<String>, usize)>,
+    last: Option<(Vec<Word<'s>>, usize)>,
 }
 
-impl ShellParts {
+impl<'s> ShellParts<'s> {
     /// Takes one command; `false` once the answer is certainly one unknown for the script.
-    fn push(&mut self, words: Vec<String>) -> bool {
+    fn push(&mut self, words: Vec<Word<'s>>) -> bool {
         self.commands += 1;
         if programs::is_formatting_helper(&words) {
             return true;
@@ -397,10 +480,7 @@ impl ShellParts {
             && program == "cd"
         {
             if let Some(target) = programs::cd_target(args) {
-                self.cwd = Some(match &self.cwd {
-                    Some(base) => join_path(base, target),
-                    None => target.clone(),
-                });
+                change_directory(&mut self.cwd, target);
             }
             self.last = None;
             return true;
@@ -429,6 +509,9 @@ impl ShellParts {
     }
 
     fn finish(mut self, script: &str) -> Vec<Classified> {
+        // The last command's words (a slice each) are not needed any more: free them before
+        // the script is re-read below.
+        self.last = None;
         if self.kept == 0 {
             return vec![unknown_part(script.to_string())];
         }
@@ -446,15 +529,7 @@ impl ShellParts {
 /// Whether an unknown part can never be simplified away (RULES §9), so the whole answer is
 /// already known to be one unknown: anything but `true`, `echo ...`, `cd ...`, bare `nl`.
 fn is_fatal_unknown(part: &Pending) -> bool {
-    if !matches!(part.parsed, ParsedCommand::Unknown { .. }) || is_unknown_true(part) {
-        return false;
-    }
-    let words = unknown_words(part).unwrap_or_default();
-    match words.split_first() {
-        Some((program, _)) if program == "echo" || program == "cd" => false,
-        Some((program, args)) if program == "nl" => !args.iter().all(|w| w.starts_with('-')),
-        _ => true,
-    }
+    matches!(part.parsed, ParsedCommand::Unknown { .. }) && Shape::of(part) == Shape::Other
 }
 
 fn classify_shell(script: &str) -> Vec<Classified> {
@@ -472,7 +547,7 @@ fn classify_shell(script: &str) -> Vec<Classified> {
             };
             parts = ShellParts::default();
             for words in commands {
-                if !parts.push(words) {
+                if !parts.push(words.into_iter().map(Cow::Owned).collect()) {
                     return unknown();
                 }
             }
@@ -484,27 +559,142 @@ fn classify_shell(script: &str) -> Vec<Classified> {
 /// Which `cmd` a lone remaining part reports (RULES §10): its own, the raw script, or the
 /// script re-quoted from its shlex words.
 fn attribute_script(part: &mut Pending, script: &str, several_commands: bool) {
+    let is_read = matches!(part.parsed, ParsedCommand::Read { .. });
     let cmd = match &mut part.parsed {
         ParsedCommand::Read { cmd, .. }
         | ParsedCommand::ListFiles { cmd, .. }
         | ParsedCommand::Search { cmd, .. } => cmd,
         ParsedCommand::Unknown { .. } => return,
     };
-    let tokens = shlex::split(script).unwrap_or_else(|| vec![script.to_string()]);
-    let connectors = several_commands || tokens.iter().any(|token| programs::is_connector(token));
-    if !connectors {
-        *cmd = programs::join_words(&tokens);
+    let tokens = ScriptTokens::of(script);
+    if !(several_commands || tokens.connector) {
+        *cmd = if tokens.split {
+            programs::join_words(shlex::Shlex::new(script))
+        } else {
+            programs::join_words([script])
+        };
         return;
     }
-    if matches!(part.parsed, ParsedCommand::Read { .. }) {
-        let pipe = tokens.iter().any(|token| token == "|");
-        let sed_n = tokens
-            .windows(2)
-            .any(|pair| pair[0] == "sed" && pair[1] == "-n");
-        if pipe && sed_n {
-            if let ParsedCommand::Read { cmd, .. } = &mut part.parsed {
-                *cmd = script.to_string();
+    if is_read && tokens.pipe && tokens.sed_n {
+        *cmd = script.to_string();
+    }
+}
+
+/// What [`attribute_script`] asks of the script's shlex words (`shlex::split`, or the script
+/// as one word when that fails), found in one pass without collecting the words.
+struct ScriptTokens {
+    /// Whether `shlex::split` succeeds.
+    split: bool,
+    /// Some word is a connector (`|`, `&&`, `||`, `;`).
+    connector: bool,
+    /// Some word is `|`.
+    pipe: bool,
+    /// `sed` is directly followed by `-n` somewhere.
+    sed_n: bool,
+}
+
+impl ScriptTokens {
+    fn of(script: &str) -> ScriptTokens {
+        let mut words = shlex::Shlex::new(script);
+        let mut tokens = ScriptTokens {
+            split: true,
+            connector: false,
+            pipe: false,
+            sed_n: false,
+        };
+        let mut after_sed = false;
+        for word in words.by_ref() {
+            tokens.connector |= programs::is_connector(&word);
+            tokens.pipe |= word == "|";
+            tokens.sed_n |= after_sed && word == "-n";
+            after_sed = word == "sed";
+        }
+        if words.had_error {
+            return ScriptTokens {
+                split: false,
+                connector: programs::is_connector(script),
+                pipe: script == "|",
+                sed_n: false,
+            };
+        }
+        tokens
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::{Shape, survivors};
+
+    /// RULES §9 as Codex runs it: one removal at a time on a list, rescanning from the start
+    /// after each (the definition `survivors` must match).
+    fn survivors_one_at_a_time(shapes: &[Shape]) -> Vec<bool> {
+        let mut parts: Vec<(usize, Shape)> = shapes.iter().copied().enumerate().collect();
+        while parts.len() > 1 {
+            if parts[0].1 == Shape::Echo {
+                parts.remove(0);
+                continue;
             }
+            if let Some(index) = parts.iter().position(|part| part.1 == Shape::Cd)
+                && index + 1 < parts.len()
+            {
+                parts.remove(index);
+                continue;
+            }
+            if let Some(index) = parts.iter().position(|part| part.1 == Shape::True) {
+                parts.remove(index);
+                continue;
+            }
+            if let Some(index) = parts.iter().position(|part| part.1 == Shape::BareNl) {
+                parts.remove(index);
+                continue;
+            }
+            break;
+        }
+        let mut alive = vec![false; shapes.len()];
+        for (index, _) in parts {
+            alive[index] = true;
+        }
+        alive
+    }
+
+    fn shape() -> impl Strategy<Value = Shape> {
+        prop::sample::select(vec![
+            Shape::Echo,
+            Shape::Cd,
+            Shape::True,
+            Shape::BareNl,
+            Shape::Other,
+        ])
+    }
+
+    #[test]
+    fn survivors_follow_the_rules_in_order() {
+        use Shape::{BareNl, Cd, Echo, Other, True};
+        // A leading echo goes, a later one stays.
+        assert_eq!(survivors(&[Echo, Other, Echo]), [false, true, true]);
+        // A cd goes unless it is last; once the others are gone, the last one stays.
+        assert_eq!(survivors(&[Cd, Other, Cd]), [false, true, true]);
+        assert_eq!(survivors(&[Cd, Cd]), [false, true]);
+        // Removing a leading cd can bring an echo to the front, which then goes too.
+        assert_eq!(
+            survivors(&[Cd, Echo, True, Other]),
+            [false, false, false, true]
+        );
+        // Something always stays.
+        assert_eq!(survivors(&[BareNl, True, Echo]), [false, false, true]);
+        assert_eq!(survivors(&[Echo]), [true]);
+        assert_eq!(survivors(&[]), Vec::<bool>::new());
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2048))]
+
+        /// Issue 18 item 7: the linear walk gives exactly what one removal at a time gives.
+        #[test]
+        fn survivors_match_one_removal_at_a_time(shapes in prop::collection::vec(shape(), 0..16)) {
+            prop_assert_eq!(survivors(&shapes), survivors_one_at_a_time(&shapes));
         }
     }
 }

@@ -5,7 +5,13 @@
 //! skipped, `--` ends the flags), "flag values" (the word after a flag that takes one), and the
 //! short display path.
 
+use std::borrow::Cow;
+
 use crate::ParsedCommand;
+
+/// One word of a command: borrowed from the script when it is written as one piece (most
+/// words), owned when quotes glue pieces together. No heap allocation per plain word.
+pub(crate) type Word<'s> = Cow<'s, str>;
 
 /// The classification of one command, plus the operand the event path is built from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -24,9 +30,22 @@ pub(crate) fn is_connector(word: &str) -> bool {
 
 /// Quotes words back into one command line, as `shlex::try_join` does; a word holding a NUL
 /// byte cannot be quoted, and gives the fixed text Codex reports then.
-pub(crate) fn join_words(words: &[String]) -> String {
-    shlex::try_join(words.iter().map(String::as_str))
-        .unwrap_or_else(|_| "<command included NUL byte>".to_string())
+///
+/// Written out word by word into one string: `try_join` first collects every quoted word,
+/// which costs a pointer and a length per word on top of the result.
+pub(crate) fn join_words<S: AsRef<str>>(words: impl IntoIterator<Item = S>) -> String {
+    let quoter = shlex::Quoter::new();
+    let mut joined = String::new();
+    for (index, word) in words.into_iter().enumerate() {
+        let Ok(quoted) = quoter.quote(word.as_ref()) else {
+            return "<command included NUL byte>".to_string();
+        };
+        if index > 0 {
+            joined.push(' ');
+        }
+        joined.push_str(&quoted);
+    }
+    joined
 }
 
 /// The short name Codex shows for a path: the last component that is not empty, `build`,
@@ -42,7 +61,7 @@ pub fn short_display_path(path: &str) -> String {
 }
 
 /// The words before the first connector word.
-fn before_connector(args: &[String]) -> &[String] {
+fn before_connector<'a, 's>(args: &'a [Word<'s>]) -> &'a [Word<'s>] {
     let end = args
         .iter()
         .position(|word| is_connector(word))
@@ -51,70 +70,67 @@ fn before_connector(args: &[String]) -> &[String] {
 }
 
 /// Drops the values of flags that take one and every `--name=value` word; after `--`, keeps
-/// everything. Other flags stay (callers filter them).
-fn without_flag_values<'a>(args: &'a [String], valued: &[&str]) -> Vec<&'a String> {
-    let mut out = Vec::with_capacity(args.len());
+/// everything. Other flags stay (callers filter them). Each word comes with whether it came
+/// after `--`. Lazy: callers look at the first one or two operands only.
+fn without_flag_values<'a>(
+    args: &'a [Word<'_>],
+    valued: &'a [&'a str],
+) -> impl Iterator<Item = (&'a str, bool)> + 'a {
     let mut index = 0;
-    while index < args.len() {
-        let word = &args[index];
-        if word == "--" {
-            out.extend(&args[index + 1..]);
-            break;
-        }
-        if word.starts_with("--") && word.contains('=') {
+    let mut after_dashes = false;
+    std::iter::from_fn(move || {
+        while let Some(word) = args.get(index) {
+            let word: &str = word;
             index += 1;
-            continue;
+            if after_dashes {
+                return Some((word, true));
+            }
+            if word == "--" {
+                after_dashes = true;
+                continue;
+            }
+            if word.starts_with("--") && word.contains('=') {
+                continue;
+            }
+            if valued.contains(&word) {
+                // The value is skipped only when there is one.
+                if index < args.len() {
+                    index += 1;
+                }
+                continue;
+            }
+            return Some((word, false));
         }
-        if valued.contains(&word.as_str()) {
-            // The value is skipped only when there is one.
-            index += if index + 1 < args.len() { 2 } else { 1 };
-            continue;
-        }
-        out.push(word);
-        index += 1;
-    }
-    out
+        None
+    })
 }
 
 /// The words that do not start with `-`, after dropping flag values.
-fn non_flags<'a>(args: &'a [String], valued: &[&str]) -> Vec<&'a String> {
+fn non_flags<'a>(args: &'a [Word<'_>], valued: &'a [&'a str]) -> impl Iterator<Item = &'a str> {
     without_flag_values(args, valued)
-        .into_iter()
+        .map(|(word, _)| word)
         .filter(|word| !word.starts_with('-'))
-        .collect()
 }
 
 /// Positional operands: flags and their values skipped, `--name=value` skipped, every word
 /// after `--` kept as is (even one starting with `-`).
-fn positional<'a>(args: &'a [String], valued: &[&str]) -> Vec<&'a String> {
-    let mut out = Vec::new();
-    let mut index = 0;
-    while index < args.len() {
-        let word = &args[index];
-        if word == "--" {
-            out.extend(&args[index + 1..]);
-            break;
-        }
-        if word.starts_with("--") && word.contains('=') {
-            index += 1;
-            continue;
-        }
-        if valued.contains(&word.as_str()) {
-            index += if index + 1 < args.len() { 2 } else { 1 };
-            continue;
-        }
-        if !word.starts_with('-') {
-            out.push(word);
-        }
-        index += 1;
-    }
-    out
+fn positional<'a>(args: &'a [Word<'_>], valued: &'a [&'a str]) -> impl Iterator<Item = &'a str> {
+    without_flag_values(args, valued)
+        .filter(|(word, after_dashes)| *after_dashes || !word.starts_with('-'))
+        .map(|(word, _)| word)
+}
+
+/// The first two items of `items`.
+fn first_two<T>(mut items: impl Iterator<Item = T>) -> (Option<T>, Option<T>) {
+    let first = items.next();
+    let second = first.as_ref().and_then(|_| items.next());
+    (first, second)
 }
 
 /// The only positional operand, when there is exactly one.
-fn single_operand<'a>(args: &'a [String], valued: &[&str]) -> Option<&'a String> {
-    match positional(args, valued).as_slice() {
-        [only] => Some(only),
+fn single_operand<'a>(args: &'a [Word<'_>], valued: &'a [&'a str]) -> Option<&'a str> {
+    match first_two(positional(args, valued)) {
+        (Some(only), None) => Some(only),
         _ => None,
     }
 }
@@ -129,7 +145,7 @@ fn plus_digits(text: &str) -> bool {
     !digits.is_empty() && all_digits(digits)
 }
 
-fn read(words: &[String], path: &str) -> Summary {
+fn read(words: &[Word<'_>], path: &str) -> Summary {
     Summary {
         parsed: ParsedCommand::Read {
             cmd: join_words(words),
@@ -140,28 +156,28 @@ fn read(words: &[String], path: &str) -> Summary {
     }
 }
 
-fn list(words: &[String], operand: Option<&String>) -> Summary {
+fn list(words: &[Word<'_>], operand: Option<&str>) -> Summary {
     Summary {
         parsed: ParsedCommand::ListFiles {
             cmd: join_words(words),
-            path: operand.map(|path| short_display_path(path)),
+            path: operand.map(short_display_path),
         },
-        operand: operand.cloned(),
+        operand: operand.map(str::to_string),
     }
 }
 
-fn search(words: &[String], query: Option<String>, operand: Option<&String>) -> Summary {
+fn search(words: &[Word<'_>], query: Option<&str>, operand: Option<&str>) -> Summary {
     Summary {
         parsed: ParsedCommand::Search {
             cmd: join_words(words),
-            query,
-            path: operand.map(|path| short_display_path(path)),
+            query: query.map(str::to_string),
+            path: operand.map(short_display_path),
         },
-        operand: operand.cloned(),
+        operand: operand.map(str::to_string),
     }
 }
 
-fn unknown(words: &[String]) -> Summary {
+fn unknown(words: &[Word<'_>]) -> Summary {
     Summary {
         parsed: ParsedCommand::Unknown {
             cmd: join_words(words),
@@ -170,7 +186,7 @@ fn unknown(words: &[String]) -> Summary {
     }
 }
 
-fn read_or_unknown(words: &[String], path: Option<&String>) -> Summary {
+fn read_or_unknown(words: &[Word<'_>], path: Option<&str>) -> Summary {
     match path {
         Some(path) => read(words, path),
         None => unknown(words),
@@ -178,11 +194,11 @@ fn read_or_unknown(words: &[String], path: Option<&String>) -> Summary {
 }
 
 /// Whether Codex drops this command as a small formatting helper (RULES §5).
-pub(crate) fn is_formatting_helper(words: &[String]) -> bool {
+pub(crate) fn is_formatting_helper(words: &[Word<'_>]) -> bool {
     let Some((program, args)) = words.split_first() else {
         return false;
     };
-    match program.as_str() {
+    match &**program {
         "wc" | "tr" | "cut" | "sort" | "uniq" | "tee" | "column" | "yes" | "printf" => true,
         "xargs" => !xargs_mutates(args),
         "awk" => awk_data_file(args).is_none(),
@@ -208,7 +224,7 @@ pub(crate) fn is_formatting_helper(words: &[String]) -> bool {
 }
 
 /// Whether `xargs ARGS` runs a command that edits files in place.
-fn xargs_mutates(args: &[String]) -> bool {
+fn xargs_mutates(args: &[Word<'_>]) -> bool {
     let mut index = 0;
     let command = loop {
         let Some(word) = args.get(index) else {
@@ -220,10 +236,7 @@ fn xargs_mutates(args: &[String]) -> bool {
         if !word.starts_with('-') {
             break &args[index..];
         }
-        let takes_value = matches!(
-            word.as_str(),
-            "-E" | "-e" | "-I" | "-L" | "-n" | "-P" | "-s"
-        );
+        let takes_value = matches!(&**word, "-E" | "-e" | "-I" | "-L" | "-n" | "-P" | "-s");
         index += if takes_value { 2 } else { 1 };
     };
     let Some((program, rest)) = command.split_first() else {
@@ -233,7 +246,7 @@ fn xargs_mutates(args: &[String]) -> bool {
         rest.iter()
             .any(|word| word.starts_with("-i") || word.starts_with("-pi"))
     };
-    match program.as_str() {
+    match &**program {
         "perl" | "ruby" => in_place(),
         "sed" => in_place() || rest.iter().any(|word| word == "--in-place"),
         "rg" => rest.iter().any(|word| word == "--replace"),
@@ -256,7 +269,7 @@ fn is_line_range(script: &str) -> bool {
 }
 
 /// The file a `sed -n RANGE FILE` command reads.
-fn sed_read_path(args: &[String]) -> Option<String> {
+fn sed_read_path<'a>(args: &'a [Word<'_>]) -> Option<&'a str> {
     let args = before_connector(args);
     if !args.iter().any(|word| word == "-n") {
         return None;
@@ -264,7 +277,7 @@ fn sed_read_path(args: &[String]) -> Option<String> {
     let mut has_range = false;
     let mut index = 0;
     while index < args.len() {
-        match args[index].as_str() {
+        match &*args[index] {
             "-e" | "--expression" => {
                 if args.get(index + 1).is_some_and(|next| is_line_range(next)) {
                     has_range = true;
@@ -283,24 +296,21 @@ fn sed_read_path(args: &[String]) -> Option<String> {
     if !has_range {
         return None;
     }
-    let operands = non_flags(args, &["-e", "-f", "--expression", "--file"]);
-    match operands.as_slice() {
-        [] => None,
-        [first, rest @ ..] if is_line_range(first) => rest.first().map(|word| (*word).clone()),
-        [first, ..] => Some((*first).clone()),
+    match first_two(non_flags(args, &["-e", "-f", "--expression", "--file"])) {
+        (Some(first), second) if is_line_range(first) => second,
+        (first, _) => first,
     }
 }
 
 /// The data file an `awk` command reads, when it names one.
-fn awk_data_file(args: &[String]) -> Option<String> {
+fn awk_data_file<'a>(args: &'a [Word<'_>]) -> Option<&'a str> {
     let args = before_connector(args);
     let script_file = args.iter().any(|word| word == "-f" || word == "--file");
-    let operands = non_flags(
+    let mut operands = non_flags(
         args,
         &["-F", "-v", "-f", "--field-separator", "--assign", "--file"],
     );
-    let index = if script_file { 0 } else { 1 };
-    operands.get(index).map(|word| (*word).clone())
+    operands.nth(if script_file { 0 } else { 1 })
 }
 
 /// `.`, `..`, `./x`, `../x`, or anything with a `/` or `\`.
@@ -313,17 +323,19 @@ fn looks_like_path(word: &str) -> bool {
         || word.contains('\\')
 }
 
-fn grep_like(words: &[String], args: &[String]) -> Summary {
+fn grep_like(words: &[Word<'_>], args: &[Word<'_>]) -> Summary {
     let args = before_connector(args);
-    let mut operands: Vec<&String> = Vec::new();
-    let mut pattern: Option<&String> = None;
+    // Only the first two operands matter: keep those, not a list of every word.
+    let mut operands: Vec<&str> = Vec::with_capacity(2);
+    let mut pattern: Option<&str> = None;
     let mut index = 0;
     while index < args.len() {
-        let word = &args[index];
+        let word: &str = &args[index];
         index += 1;
-        match word.as_str() {
+        match word {
             "--" => {
-                operands.extend(&args[index..]);
+                let room = 2 - operands.len();
+                operands.extend(args[index..].iter().take(room).map(|word| &**word));
                 break;
             }
             "-e" | "--regexp" | "-f" | "--file" => {
@@ -335,20 +347,18 @@ fn grep_like(words: &[String], args: &[String]) -> Summary {
             "-m" | "--max-count" | "-C" | "--context" | "-A" | "--after-context" | "-B"
             | "--before-context" => index += 1,
             _ if word.starts_with('-') => {}
-            _ => operands.push(word),
+            _ if operands.len() < 2 => operands.push(word),
+            _ => {}
         }
     }
     let (query, path) = match pattern {
-        Some(pattern) => (Some(pattern.clone()), operands.first().copied()),
-        None => (
-            operands.first().map(|q| (*q).clone()),
-            operands.get(1).copied(),
-        ),
+        Some(pattern) => (Some(pattern), operands.first().copied()),
+        None => (operands.first().copied(), operands.get(1).copied()),
     };
     search(words, query, path)
 }
 
-fn head_or_tail(words: &[String], args: &[String], count_ok: fn(&str) -> bool) -> Summary {
+fn head_or_tail(words: &[Word<'_>], args: &[Word<'_>], count_ok: fn(&str) -> bool) -> Summary {
     let has_count = match args.split_first() {
         Some((first, rest)) if first == "-n" => rest.first().is_some_and(|n| count_ok(n)),
         Some((first, _)) => first.strip_prefix("-n").is_some_and(count_ok),
@@ -369,7 +379,7 @@ fn head_or_tail(words: &[String], args: &[String], count_ok: fn(&str) -> bool) -
     }
 }
 
-fn python_lists_files(args: &[String]) -> bool {
+fn python_lists_files(args: &[Word<'_>]) -> bool {
     let args = before_connector(args);
     let Some(index) = args.iter().position(|word| word == "-c") else {
         return false;
@@ -396,11 +406,11 @@ fn is_python(program: &str) -> bool {
 }
 
 /// Classifies one command (never `cd`: the caller tracks it).
-pub(crate) fn summarize(words: &[String]) -> Summary {
+pub(crate) fn summarize(words: &[Word<'_>]) -> Summary {
     let Some((program, args)) = words.split_first() else {
         return unknown(words);
     };
-    match program.as_str() {
+    match &**program {
         "ls" => list(
             words,
             positional(
@@ -415,8 +425,7 @@ pub(crate) fn summarize(words: &[String]) -> Summary {
                     "--quoting-style",
                 ],
             )
-            .first()
-            .copied(),
+            .next(),
         ),
         "eza" | "exa" => list(
             words,
@@ -431,8 +440,7 @@ pub(crate) fn summarize(words: &[String]) -> Summary {
                     "--time",
                 ],
             )
-            .first()
-            .copied(),
+            .next(),
         ),
         "tree" => list(
             words,
@@ -440,8 +448,7 @@ pub(crate) fn summarize(words: &[String]) -> Summary {
                 args,
                 &["-L", "-P", "-I", "--charset", "--filelimit", "--sort"],
             )
-            .first()
-            .copied(),
+            .next(),
         ),
         "du" => list(
             words,
@@ -456,12 +463,11 @@ pub(crate) fn summarize(words: &[String]) -> Summary {
                     "--time-style",
                 ],
             )
-            .first()
-            .copied(),
+            .next(),
         ),
         "rg" | "rga" | "ripgrep-all" => {
             let args = before_connector(args);
-            let operands = non_flags(
+            let (first, second) = first_two(non_flags(
                 args,
                 &[
                     "-g",
@@ -479,15 +485,11 @@ pub(crate) fn summarize(words: &[String]) -> Summary {
                     "--context",
                     "--max-depth",
                 ],
-            );
+            ));
             if args.iter().any(|word| word == "--files") {
-                list(words, operands.first().copied())
+                list(words, first)
             } else {
-                search(
-                    words,
-                    operands.first().map(|q| (*q).clone()),
-                    operands.get(1).copied(),
-                )
+                search(words, first, second)
             }
         }
         "git" => match args.split_first() {
@@ -498,14 +500,13 @@ pub(crate) fn summarize(words: &[String]) -> Summary {
                     rest,
                     &["--exclude", "--exclude-from", "--pathspec-from-file"],
                 )
-                .first()
-                .copied(),
+                .next(),
             ),
             _ => unknown(words),
         },
         "fd" => {
             let args = before_connector(args);
-            let operands = non_flags(
+            let operands = first_two(non_flags(
                 args,
                 &[
                     "-t",
@@ -516,32 +517,33 @@ pub(crate) fn summarize(words: &[String]) -> Summary {
                     "--exclude",
                     "--search-path",
                 ],
-            );
-            match operands.as_slice() {
-                [] => list(words, None),
-                [one] if looks_like_path(one) => list(words, Some(one)),
-                [one] => search(words, Some((*one).clone()), None),
-                [query, path, ..] => search(words, Some((*query).clone()), Some(path)),
+            ));
+            match operands {
+                (None, _) => list(words, None),
+                (Some(one), None) if looks_like_path(one) => list(words, Some(one)),
+                (Some(one), None) => search(words, Some(one), None),
+                (Some(query), Some(path)) => search(words, Some(query), Some(path)),
             }
         }
         "find" => {
             let args = before_connector(args);
             let path = args
                 .iter()
-                .find(|word| !word.starts_with('-') && !matches!(word.as_str(), "!" | "(" | ")"));
+                .map(|word| &**word)
+                .find(|word| !word.starts_with('-') && !matches!(*word, "!" | "(" | ")"));
             let query = args
                 .iter()
-                .position(|word| matches!(word.as_str(), "-name" | "-iname" | "-path" | "-regex"))
+                .position(|word| matches!(&**word, "-name" | "-iname" | "-path" | "-regex"))
                 .and_then(|index| args.get(index + 1));
             match query {
-                Some(query) => search(words, Some(query.clone()), path),
+                Some(query) => search(words, Some(query), path),
                 None => list(words, path),
             }
         }
         "grep" | "egrep" | "fgrep" => grep_like(words, args),
         "ag" | "ack" | "pt" => {
             let args = before_connector(args);
-            let operands = non_flags(
+            let (first, second) = first_two(non_flags(
                 args,
                 &[
                     "-G",
@@ -551,12 +553,8 @@ pub(crate) fn summarize(words: &[String]) -> Summary {
                     "--ignore-file",
                     "--path-to-ignore",
                 ],
-            );
-            search(
-                words,
-                operands.first().map(|q| (*q).clone()),
-                operands.get(1).copied(),
-            )
+            ));
+            search(words, first, second)
         }
         "cat" | "more" => read_or_unknown(words, single_operand(args, &[])),
         "bat" | "batcat" => read_or_unknown(
@@ -595,28 +593,26 @@ pub(crate) fn summarize(words: &[String]) -> Summary {
         ),
         "head" => head_or_tail(words, args, all_digits),
         "tail" => head_or_tail(words, args, plus_digits),
-        "awk" => read_or_unknown(words, awk_data_file(args).as_ref()),
+        "awk" => read_or_unknown(words, awk_data_file(args)),
         "nl" => read_or_unknown(
             words,
-            without_flag_values(args, &["-s", "-w", "-v", "-i", "-b"])
-                .into_iter()
-                .find(|word| !word.starts_with('-')),
+            non_flags(args, &["-s", "-w", "-v", "-i", "-b"]).next(),
         ),
-        "sed" => read_or_unknown(words, sed_read_path(args).as_ref()),
+        "sed" => read_or_unknown(words, sed_read_path(args)),
         name if is_python(name) && python_lists_files(args) => list(words, None),
         _ => unknown(words),
     }
 }
 
 /// The directory a `cd` with these arguments changes to, if any.
-pub(crate) fn cd_target(args: &[String]) -> Option<&String> {
+pub(crate) fn cd_target<'a>(args: &'a [Word<'_>]) -> Option<&'a str> {
     let mut target = None;
     for (index, word) in args.iter().enumerate() {
         if word == "--" {
-            return args.get(index + 1);
+            return args.get(index + 1).map(|word| &**word);
         }
         if !word.starts_with('-') {
-            target = Some(word);
+            target = Some(&**word);
         }
     }
     target
@@ -638,14 +634,19 @@ fn is_absolute_like(path: &str) -> bool {
 /// Joins `path` onto `base` the way `PathBuf::push` does on Unix, with Codex's extra
 /// absolute forms; an empty base leaves the path alone.
 pub fn join_path(base: &str, path: &str) -> String {
-    if is_absolute_like(path) || base.is_empty() {
-        return path.to_string();
-    }
     let mut joined = String::with_capacity(base.len() + 1 + path.len());
     joined.push_str(base);
-    if !base.ends_with('/') {
-        joined.push('/');
-    }
-    joined.push_str(path);
+    push_path(&mut joined, path);
     joined
+}
+
+/// [`join_path`] in place: `base` becomes `base` joined with `path`, in time proportional to
+/// `path` alone (amortized), so a chain of `cd`s costs its length, not its length squared.
+pub(crate) fn push_path(base: &mut String, path: &str) {
+    if is_absolute_like(path) || base.is_empty() {
+        base.clear();
+    } else if !base.ends_with('/') {
+        base.push('/');
+    }
+    base.push_str(path);
 }

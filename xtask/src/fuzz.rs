@@ -1,11 +1,17 @@
 //! `cargo xtask fuzz TARGET [--time SECS] [-- LIBFUZZER_ARGS...]`: runs a cargo-fuzz (libFuzzer) target from `fuzz/`,
 //! seeded from `fixtures/`, and prints its figures (executions, coverage, crashes).
 //!
-//! Targets: `claude_normalizer` (bytes → lines → the Claude normalizer, then `finish`) and
-//! `classifier` (bytes → a script and an argv → the shell classifier). cargo-fuzz needs
-//! nightly flags: on a stable toolchain this sets `RUSTC_BOOTSTRAP=1`. It needs `cargo-fuzz`
-//! (`cargo install cargo-fuzz`). Crashes land in `fuzz/artifacts/TARGET/`; the corpus grows in
-//! `fuzz/corpus/TARGET/` (both ignored by git). Not part of CI.
+//! Targets: `claude_normalizer` and `codex_normalizer` (bytes → lines → the normalizer, then
+//! `finish`; seeded from `fixtures/claude*` and `fixtures/codex*`) and `classifier` (bytes → a
+//! script and an argv → the shell classifier; seeded from `fixtures/shell/cases.jsonl`).
+//! cargo-fuzz needs nightly flags: on a stable toolchain this sets `RUSTC_BOOTSTRAP=1`.
+//!
+//! It needs `cargo-fuzz`, which it does not install itself (that compiles it for minutes and
+//! writes to `~/.cargo/bin`): when `cargo fuzz` is missing it stops at once and names the
+//! command, `cargo install cargo-fuzz`. When the run fails it says why: the build failed, or
+//! the fuzzer found a crash (and where the input was written), never a crash that is not there.
+//! Crashes land in `fuzz/artifacts/TARGET/`; the corpus grows in `fuzz/corpus/TARGET/` (both
+//! ignored by git). Not part of CI.
 
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
@@ -17,7 +23,10 @@ use serde_json::Value;
 use crate::root;
 
 /// The fuzz targets.
-const TARGETS: [&str; 2] = ["claude_normalizer", "classifier"];
+const TARGETS: [&str; 3] = ["claude_normalizer", "codex_normalizer", "classifier"];
+
+/// What to run when `cargo fuzz` is missing.
+const INSTALL: &str = "cargo install cargo-fuzz";
 
 /// Writes the seed corpus of `target` under `target/fuzz-seeds/TARGET` and returns the folder.
 fn seeds(target: &str) -> Result<PathBuf> {
@@ -29,9 +38,14 @@ fn seeds(target: &str) -> Result<PathBuf> {
         std::fs::write(dir.join(format!("seed-{count:04}")), bytes)?;
         Ok(())
     };
+    let normalizer_folders: &[&str] = match target {
+        "claude_normalizer" => &["claude", "claude-edges"],
+        "codex_normalizer" => &["codex", "codex-edges"],
+        _ => &[],
+    };
     match target {
-        "claude_normalizer" => {
-            for folder in ["claude", "claude-edges"] {
+        "claude_normalizer" | "codex_normalizer" => {
+            for folder in normalizer_folders {
                 for path in crate::recorded_streams(&root().join("fixtures").join(folder))? {
                     let bytes = std::fs::read(&path)?;
                     // The first byte picks the chunk size; the stream follows.
@@ -95,7 +109,45 @@ pub fn fuzz(args: &[String]) -> Result<()> {
     run(&target, secs, &extra)
 }
 
+/// The version line of `cargo fuzz`, or `None` when cargo has no `fuzz` command.
+fn cargo_fuzz_version() -> Option<String> {
+    let output = Command::new("cargo")
+        .args(["fuzz", "--version"])
+        .stdin(Stdio::null())
+        .output()
+        .ok()?;
+    let version = String::from_utf8_lossy(&output.stdout).trim().to_string();
+    (output.status.success() && !version.is_empty()).then_some(version)
+}
+
+/// What the fuzzer's output said about a crash.
+#[derive(Default)]
+struct Crash {
+    /// libFuzzer's summary line (`SUMMARY: libFuzzer: deadly signal`, ...).
+    summary: Option<String>,
+    /// Where libFuzzer wrote the crashing input.
+    input: Option<String>,
+}
+
+impl Crash {
+    fn read(&mut self, line: &str) {
+        if line.starts_with("SUMMARY: libFuzzer:") || line.starts_with("SUMMARY: AddressSanitizer")
+        {
+            self.summary.get_or_insert_with(|| line.to_string());
+        }
+        if let Some(path) = line.split("Test unit written to ").nth(1) {
+            self.input = Some(path.trim().to_string());
+        }
+    }
+}
+
 fn run(target: &str, secs: u64, extra: &[String]) -> Result<()> {
+    let Some(version) = cargo_fuzz_version() else {
+        bail!(
+            "`cargo fuzz` is not installed (cargo has no `fuzz` command): run `{INSTALL}`, then this again"
+        );
+    };
+    println!("fuzz {target} with {version}");
     let seeds = seeds(target)?;
     let fuzz_dir = root().join("fuzz");
     let corpus = fuzz_dir.join("corpus").join(target);
@@ -113,14 +165,16 @@ fn run(target: &str, secs: u64, extra: &[String]) -> Result<()> {
         .args(extra)
         .stderr(Stdio::piped())
         .spawn()
-        .context("running cargo fuzz (install it with `cargo install cargo-fuzz`)")?;
+        .with_context(|| format!("running cargo fuzz (install it with `{INSTALL}`)"))?;
     // libFuzzer reports on stderr: pass it through, keep the last status line and the stats.
     let mut last_status = String::new();
     let mut stats = Vec::new();
+    let mut crash = Crash::default();
     if let Some(stderr) = child.stderr.take() {
         for line in BufReader::new(stderr).lines() {
             let line = line?;
             eprintln!("{line}");
+            crash.read(&line);
             if line.starts_with('#') && line.contains("cov:") {
                 last_status = line.clone();
             }
@@ -146,8 +200,22 @@ fn run(target: &str, secs: u64, extra: &[String]) -> Result<()> {
             .unwrap_or(&artifacts)
             .display()
     );
-    if !status.success() {
-        bail!("the fuzzer stopped with {status}: see the crash above");
+    if status.success() {
+        return Ok(());
     }
-    Ok(())
+    match (crash.summary, crash.input) {
+        (summary, Some(input)) => bail!(
+            "the fuzzer found a crash ({}); the input is {input}: reproduce it with `RUSTC_BOOTSTRAP=1 cargo fuzz run -O {target} {input}` in fuzz/",
+            summary.as_deref().unwrap_or("see the report above")
+        ),
+        (Some(summary), None) => {
+            bail!("the fuzzer stopped with {status}: {summary} (see the report above)")
+        }
+        (None, None) if last_status.is_empty() => bail!(
+            "cargo fuzz failed with {status} before fuzzing started (the build, most likely): see its output above"
+        ),
+        (None, None) => bail!(
+            "the fuzzer stopped with {status} without reporting a crash: see its output above"
+        ),
+    }
 }

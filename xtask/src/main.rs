@@ -13,7 +13,7 @@
 //!   Claude Code (or Codex) corpus from the real binary against a scripted API stand-in, or
 //!   reports drift (`record`).
 //! - `cargo xtask fuzz TARGET [--time SECS]`: a cargo-fuzz target (`claude_normalizer`,
-//!   `classifier`) seeded from `fixtures/`, for SECS seconds (default 600); needs `cargo-fuzz`.
+//!   `codex_normalizer`, `classifier`) seeded from `fixtures/`, for SECS s (default 600).
 //! - `cargo xtask stress [--scale F]`: hostile sizes through the release `harness` binary (a
 //!   300 MB line, a 1 GB stream, a million pending tool uses, a 10 MB shell command), with the
 //!   peak RSS and time of each.

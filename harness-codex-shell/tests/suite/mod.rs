@@ -1,5 +1,6 @@
 //! Test modules.
 
 mod conformance;
+mod growth;
 mod properties;
 mod rules;
