@@ -170,7 +170,7 @@ impl CodexDecoder {
                 if let Some(id) = id {
                     // L1: announced when it becomes pending (O4), which a todo_list never is.
                     let was_pending = self.open_kind(id).is_some_and(|k| k != "todo_list");
-                    self.record(id, kind, item.raw, phase, out);
+                    self.record(id, kind, item.text(), phase, out);
                     if !was_pending && out.wants_started() {
                         self.started(&item, kind, id, out);
                     }
@@ -212,12 +212,12 @@ impl CodexDecoder {
         self.open.get(seq).map(OpenItem::kind)
     }
 
-    fn record(&mut self, id: &str, kind: &str, raw: &str, phase: Phase, out: &mut Emitter<'_>) {
+    fn record(&mut self, id: &str, kind: &str, raw: Box<str>, phase: Phase, out: &mut Emitter<'_>) {
         out.defer();
         let record = OpenItem {
             id: id.to_string(),
             kind: kind.to_string(),
-            raw: raw.into(),
+            raw,
         };
         match (self.open_by_id.get(id).copied(), phase) {
             (Some(seq), Phase::Updated) => {

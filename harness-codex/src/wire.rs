@@ -9,7 +9,9 @@
 
 use std::fmt;
 
-use harness_core::backend::json::{Checked, FieldsSeed, JsonView, Key, Loose, depth_exceeds};
+use harness_core::backend::json::{
+    Checked, FieldsSeed, JsonView, Key, Loose, ViewSeed, depth_exceeds,
+};
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, Visitor};
 use serde_json::Value;
 use serde_json::value::RawValue;
@@ -42,21 +44,47 @@ harness_core::json_view! {
     }
 }
 
-/// An item that is an object: its view and its JSON text.
+/// An item that is an object: its view, and its JSON text when it was kept.
 #[derive(Debug)]
 pub(crate) struct Item<'a> {
     /// The fields the rules read.
     pub view: ItemView<'a>,
-    /// The item as written.
-    pub raw: &'a str,
+    /// The item as written, when kept ([`ItemMode::Kept`]).
+    pub raw: Option<&'a str>,
+    /// The whole line.
+    pub line: &'a str,
 }
 
 impl Item<'_> {
     /// The item as a `Value`, for the rules that read more than the view (X5, X6) and the
-    /// events that carry it (J8).
+    /// events that carry it (J8); taken from the line when its text was not kept.
     pub fn value(&self) -> Value {
-        reparse(self.raw)
+        match self.raw {
+            Some(raw) => reparse(raw),
+            None => match reparse(self.line) {
+                Value::Object(mut line) => line.remove("item").unwrap_or(Value::Null),
+                _ => Value::Null,
+            },
+        }
     }
+
+    /// The item as written; read again from the line when it was not kept.
+    pub fn text(&self) -> Box<str> {
+        match self.raw {
+            Some(raw) => raw.into(),
+            None => self.value().to_string().into(),
+        }
+    }
+}
+
+/// How a line's item is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ItemMode {
+    /// Its view only, in the same pass as the line: an `item.completed` line, whose item is
+    /// needed as text only by rare item types.
+    InPlace,
+    /// Its text kept, then its view read from that text: an item that may be recorded (X2).
+    Kept,
 }
 
 /// A line's `item`.
@@ -96,14 +124,17 @@ pub(crate) struct LineParts<'a> {
     pub message: Loose<'a>,
 }
 
-struct LineSeed;
+struct LineSeed<'l> {
+    mode: ItemMode,
+    line: &'l str,
+}
 
-impl<'de> DeserializeSeed<'de> for LineSeed {
+impl<'de> DeserializeSeed<'de> for LineSeed<'de> {
     type Value = Option<LineParts<'de>>;
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
-        struct LineVisitor;
-        impl<'de> Visitor<'de> for LineVisitor {
+        struct LineVisitor<'l>(LineSeed<'l>);
+        impl<'de> Visitor<'de> for LineVisitor<'de> {
             type Value = Option<LineParts<'de>>;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("a JSON object")
@@ -120,6 +151,17 @@ impl<'de> DeserializeSeed<'de> for LineSeed {
                             let fields = map.next_value_seed(FieldsSeed(&["message"]))?;
                             parts.error_message = fields.map(|[m]| m).unwrap_or_default();
                         }
+                        "item" if self.0.mode == ItemMode::InPlace => {
+                            let view = map.next_value_seed(ViewSeed::<ItemView<'de>>::new())?;
+                            parts.item = match view {
+                                Some(view) => ItemField::Object(Box::new(Item {
+                                    view,
+                                    raw: None,
+                                    line: self.0.line,
+                                })),
+                                None => ItemField::Other,
+                            };
+                        }
                         "item" => {
                             let raw = map.next_value::<&'de RawValue>()?.get();
                             // Taking the text skips the item unchecked; reading its view checks
@@ -131,7 +173,11 @@ impl<'de> DeserializeSeed<'de> for LineSeed {
                             let mut reader = serde_json::Deserializer::from_str(raw);
                             let view = ItemView::view(&mut reader).map_err(de::Error::custom)?;
                             parts.item = match view {
-                                Some(view) => ItemField::Object(Box::new(Item { view, raw })),
+                                Some(view) => ItemField::Object(Box::new(Item {
+                                    view,
+                                    raw: Some(raw),
+                                    line: self.0.line,
+                                })),
                                 None => ItemField::Other,
                             };
                         }
@@ -143,14 +189,22 @@ impl<'de> DeserializeSeed<'de> for LineSeed {
                 Ok(Some(parts))
             }
         }
-        deserializer.deserialize_map(LineVisitor)
+        deserializer.deserialize_map(LineVisitor(self))
     }
 }
 
 /// Reads the parts of a line that starts with `{`; `None` when it is not valid JSON (S2).
 pub(crate) fn parse(text: &str) -> Option<LineParts<'_>> {
+    // Codex writes `type` first: a completed item is read in place. Should the line be another
+    // type after all (a repeated `type` key), the item is recovered from the line when needed.
+    let mode = if text.starts_with(r#"{"type":"item.completed""#) {
+        ItemMode::InPlace
+    } else {
+        ItemMode::Kept
+    };
     let mut reader = serde_json::Deserializer::from_str(text);
-    let parts = LineSeed.deserialize(&mut reader).ok()??;
+    let seed = LineSeed { mode, line: text };
+    let parts = seed.deserialize(&mut reader).ok()??;
     reader.end().ok()?;
     Some(parts)
 }
