@@ -13,6 +13,7 @@ struct Counting;
 
 thread_local! {
     static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
+    static LARGEST: Cell<usize> = const { Cell::new(0) };
 }
 
 // SAFETY: every call is passed to the system allocator unchanged; only a thread-local counter
@@ -20,6 +21,7 @@ thread_local! {
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         ALLOCATIONS.with(|n| n.set(n.get() + 1));
+        LARGEST.with(|n| n.set(n.get().max(layout.size())));
         // SAFETY: the caller's contract is forwarded as is.
         unsafe { System.alloc(layout) }
     }
@@ -31,6 +33,7 @@ unsafe impl GlobalAlloc for Counting {
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         ALLOCATIONS.with(|n| n.set(n.get() + 1));
+        LARGEST.with(|n| n.set(n.get().max(new_size)));
         // SAFETY: the caller's contract is forwarded as is.
         unsafe { System.realloc(ptr, layout, new_size) }
     }
@@ -86,4 +89,27 @@ fn a_blank_or_echoed_prompt_line_allocates_nothing() {
     assert_eq!(cost_of("   "), 0);
     let echo = r#"{"type":"user","message":{"role":"user","content":"Read the file"},"parent_tool_use_id":null,"session_id":"s"}"#;
     assert_eq!(cost_of(echo), 0);
+}
+
+/// The largest single allocation `f` makes.
+fn largest_allocation(f: impl FnOnce()) -> usize {
+    LARGEST.with(|n| n.set(0));
+    f();
+    LARGEST.with(Cell::get)
+}
+
+#[test]
+fn s2_a_huge_non_json_line_is_not_decoded_whole_for_its_1000_character_warning() {
+    // Issue 18 item 8: 8 MB of invalid UTF-8 decoded whole is 24 MB of U+FFFD, for a message
+    // that keeps 1,000 characters.
+    let line = vec![0xff_u8; 8 << 20];
+    let mut normalizer = ClaudeNormalizer::new(NormalizerConfig::default());
+    let mut out = Vec::new();
+    let largest = largest_allocation(|| normalizer.push_line(&line, &mut out));
+    assert!(largest < 64 * 1024, "largest allocation {largest} bytes");
+    let harness_core::EventBody::Warning { message, .. } = &out[0].body else {
+        panic!("{:?}", out[0]);
+    };
+    assert_eq!(message.chars().count(), 1_000);
+    assert!(message.chars().all(|c| c == '\u{fffd}'));
 }

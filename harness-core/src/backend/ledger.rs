@@ -115,7 +115,11 @@ impl Ledger {
 
     /// S2: the current line is not JSON; the warning is the line's own event, counted.
     pub(crate) fn non_json(&mut self, line: &[u8]) -> Event {
-        let text = String::from_utf8_lossy(line);
+        // Only the first MAX_WARNING_TEXT characters are kept, and each comes from at most four
+        // bytes (an invalid byte is one U+FFFD): decoding that much of a huge line suffices,
+        // and a cut in the middle of a character can only touch characters past the kept ones.
+        let prefix = &line[..line.len().min(4 * MAX_WARNING_TEXT + 3)];
+        let text = String::from_utf8_lossy(prefix);
         let body = EventBody::Warning {
             message: truncate_chars(&text, MAX_WARNING_TEXT).to_string(),
             source: WarningSource::NonJson,
