@@ -3,7 +3,6 @@
 use std::collections::{BTreeMap, HashMap};
 
 use harness_core::backend::json::Loose;
-use harness_core::backend::text::truncate_chars;
 use harness_core::backend::{Decoder, Driver, Emitter, NotJson, Summary, parse_value};
 use harness_core::{
     Event, EventBody, LineRange, Metrics, NormalizerConfig, PendingToolUse, ToolRef, ToolStatus,
@@ -74,9 +73,19 @@ struct ResultRef<'a> {
     tool_use_result: ToolUseResult,
     /// The whole line, for raw JSON.
     line: LineValue<'a>,
+    /// The whole line's JSON text.
+    text: &'a str,
 }
 
 impl ResultRef<'_> {
+    /// C10a: the failure text, read without building the block (J6: cut to 1,000 characters).
+    fn error_text(&self) -> Option<String> {
+        match self.raw {
+            Some(raw) => wire::result_error_text(raw, MAX_TEXT),
+            None => wire::line_result_error_text(self.text, self.index, MAX_TEXT),
+        }
+    }
+
     fn value(&self) -> Value {
         block_value(self.raw, self.index, self.line)
     }
@@ -162,21 +171,6 @@ fn add_opt(total: &mut Option<Number>, n: Option<Number>) {
             None => n,
         });
     }
-}
-
-/// The failure text of a tool result (C10a): its string content, or its text blocks joined.
-fn result_text(result: &Value) -> Option<String> {
-    let text = match result.get("content") {
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Array(blocks)) => blocks
-            .iter()
-            .filter(|b| str_field(b, "type") == Some("text"))
-            .filter_map(|b| str_field(b, "text"))
-            .collect::<Vec<_>>()
-            .join("\n"),
-        _ => String::new(),
-    };
-    (!text.is_empty()).then(|| truncate_chars(&text, MAX_TEXT).to_string())
 }
 
 /// An integer as serde_json keeps one, widened so no arithmetic on it can overflow.
@@ -325,7 +319,7 @@ impl ClaudeDecoder {
                 tool_use_result,
             } => {
                 out.consumed_by("C5");
-                self.on_user(content, tool_use_result, &line_value, parent, out);
+                self.on_user(content, tool_use_result, &line_value, text, parent, out);
             }
             Body::System {
                 subtype,
@@ -630,6 +624,7 @@ impl ClaudeDecoder {
         content: Content<'_>,
         tool_use_result: ToolUseResult,
         line: LineValue<'_>,
+        text: &str,
         thread: Thread,
         out: &mut Emitter<'_>,
     ) {
@@ -670,6 +665,7 @@ impl ClaudeDecoder {
                         tool_use_id: view.tool_use_id.as_str(),
                         tool_use_result,
                         line,
+                        text,
                     };
                     self.resolve(&result, view.is_error.is_true(), &thread, out);
                 }
@@ -695,11 +691,7 @@ impl ClaudeDecoder {
         let success = !is_error && !interrupted;
         let status = ToolStatus {
             success,
-            error: if success {
-                None
-            } else {
-                result_text(&result.value())
-            },
+            error: if success { None } else { result.error_text() },
         };
         let id = result.tool_use_id;
         match id.and_then(|id| self.pending.remove(id)) {

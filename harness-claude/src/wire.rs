@@ -660,6 +660,226 @@ pub(crate) fn parse(text: &str) -> Option<LineParts<'_>> {
     })
 }
 
+/// The failure text of a tool result (C10a), read from its block's JSON text without building
+/// it: the string `content`, or the `text` of its text blocks joined with `"\n"`; `None` when
+/// that is empty. Only the first `limit` characters are kept (J6), so a huge result costs no
+/// more than its line.
+pub(crate) fn result_error_text(block: &str, limit: usize) -> Option<String> {
+    let mut reader = serde_json::Deserializer::from_str(block);
+    let text = ErrorTextSeed(limit).deserialize(&mut reader).ok()?;
+    (!text.is_empty()).then_some(text)
+}
+
+/// [`result_error_text`] for the result at `index` in a user line's `message.content`.
+pub(crate) fn line_result_error_text(line: &str, index: usize, limit: usize) -> Option<String> {
+    #[derive(Clone, Copy)]
+    struct Path {
+        index: usize,
+        limit: usize,
+    }
+    impl<'de> DeserializeSeed<'de> for Path {
+        type Value = String;
+        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+            struct LineV(Path);
+            impl<'de> Visitor<'de> for LineV {
+                type Value = String;
+                fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                    f.write_str("a user line")
+                }
+                other_values!(String::new());
+                other_seq!(String::new());
+                fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                    let mut text = String::new();
+                    while let Some(Key(key)) = map.next_key()? {
+                        if key == "message" {
+                            text = map.next_value_seed(MessageText(self.0))?;
+                        } else {
+                            map.next_value::<Checked>()?;
+                        }
+                    }
+                    Ok(text)
+                }
+            }
+            d.deserialize_any(LineV(self))
+        }
+    }
+    /// `message`: its `content`'s block at the index.
+    struct MessageText(Path);
+    impl<'de> DeserializeSeed<'de> for MessageText {
+        type Value = String;
+        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+            struct MessageV(Path);
+            impl<'de> Visitor<'de> for MessageV {
+                type Value = String;
+                fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                    f.write_str("a message")
+                }
+                other_values!(String::new());
+                other_seq!(String::new());
+                fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                    let mut text = String::new();
+                    while let Some(Key(key)) = map.next_key()? {
+                        if key == "content" {
+                            text = map.next_value_seed(NthBlockText(self.0))?;
+                        } else {
+                            map.next_value::<Checked>()?;
+                        }
+                    }
+                    Ok(text)
+                }
+            }
+            d.deserialize_any(MessageV(self.0))
+        }
+    }
+    /// `content`: the failure text of its block at the index.
+    struct NthBlockText(Path);
+    impl<'de> DeserializeSeed<'de> for NthBlockText {
+        type Value = String;
+        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+            struct ContentV(Path);
+            impl<'de> Visitor<'de> for ContentV {
+                type Value = String;
+                fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                    f.write_str("message content")
+                }
+                other_values!(String::new());
+                other_map!(String::new());
+                fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                    let mut text = String::new();
+                    let mut i = 0;
+                    loop {
+                        if i == self.0.index {
+                            match seq.next_element_seed(BlockErrorText(self.0.limit))? {
+                                Some(t) => text = t,
+                                None => break,
+                            }
+                        } else if seq.next_element::<Checked>()?.is_none() {
+                            break;
+                        }
+                        i += 1;
+                    }
+                    Ok(text)
+                }
+            }
+            d.deserialize_any(ContentV(self.0))
+        }
+    }
+    let mut reader = serde_json::Deserializer::from_str(line);
+    let text = Path { index, limit }.deserialize(&mut reader).ok()?;
+    (!text.is_empty()).then_some(text)
+}
+
+/// A `tool_result` block: the failure text of its `content` (the last one, when repeated).
+struct BlockErrorText(usize);
+
+impl<'de> DeserializeSeed<'de> for BlockErrorText {
+    type Value = String;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        ErrorTextSeed(self.0).deserialize(d)
+    }
+}
+
+/// Reads a block's `content` into its failure text, at most `.0` characters.
+struct ErrorTextSeed(usize);
+
+impl<'de> DeserializeSeed<'de> for ErrorTextSeed {
+    type Value = String;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        struct BlockV(usize);
+        impl<'de> Visitor<'de> for BlockV {
+            type Value = String;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a tool result")
+            }
+            other_values!(String::new());
+            other_seq!(String::new());
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut text = String::new();
+                while let Some(Key(key)) = map.next_key()? {
+                    if key == "content" {
+                        text = map.next_value_seed(ContentText(self.0))?;
+                    } else {
+                        map.next_value::<Checked>()?;
+                    }
+                }
+                Ok(text)
+            }
+        }
+        d.deserialize_any(BlockV(self.0))
+    }
+}
+
+/// Appends up to `room` characters of `text` to `out`; returns the room left.
+fn append_capped(out: &mut String, text: &str, room: usize) -> usize {
+    let cut = harness_core::backend::text::truncate_chars(text, room);
+    out.push_str(cut);
+    room - cut.chars().count()
+}
+
+/// A result's `content`: the string, or its text blocks' `text` joined with `"\n"`, capped.
+struct ContentText(usize);
+
+impl<'de> DeserializeSeed<'de> for ContentText {
+    type Value = String;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        struct ContentV(usize);
+        impl<'de> Visitor<'de> for ContentV {
+            type Value = String;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("result content")
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(String::new())
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+                Ok(String::new())
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+                Ok(String::new())
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+                Ok(String::new())
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+                let mut out = String::new();
+                append_capped(&mut out, v, self.0);
+                Ok(out)
+            }
+            other_null!(String::new());
+            other_map!(String::new());
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                let mut out = String::new();
+                let mut room = self.0;
+                let mut first = true;
+                while let Some(view) = seq.next_element_seed(ViewSeed::<TextBlock<'de>>::new())? {
+                    let Some(view) = view else { continue };
+                    let (Some("text"), Some(text)) = (view.kind.as_str(), view.text.as_str())
+                    else {
+                        continue;
+                    };
+                    if !first {
+                        room = append_capped(&mut out, "\n", room);
+                    }
+                    first = false;
+                    room = append_capped(&mut out, text, room);
+                }
+                Ok(out)
+            }
+        }
+        d.deserialize_any(ContentV(self.0))
+    }
+}
+
+harness_core::json_view! {
+    /// A block of a result's `content`.
+    struct TextBlock<'a> {
+        /// `type`.
+        kind: "type",
+        /// `text`.
+        text: "text",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

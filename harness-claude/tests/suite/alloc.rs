@@ -113,3 +113,31 @@ fn s2_a_huge_non_json_line_is_not_decoded_whole_for_its_1000_character_warning()
     assert_eq!(message.chars().count(), 1_000);
     assert!(message.chars().all(|c| c == '\u{fffd}'));
 }
+
+#[test]
+fn c10a_a_huge_failing_tool_result_is_not_copied_for_its_1000_character_error() {
+    // Issue 18 item 8: the error text was made from the whole result block, built as a Value,
+    // then joined, then cut to 1,000 characters.
+    let big = "x".repeat(8 << 20);
+    let use_line = r#"{"type":"assistant","message":{"id":"m","content":[{"type":"tool_use","id":"t","name":"Bash","input":{"command":"make"}}]}}"#;
+    for content in [
+        serde_json::json!(big),
+        serde_json::json!([{"type": "text", "text": "first"}, {"type": "text", "text": big}]),
+    ] {
+        let result = serde_json::json!({"type": "user", "message": {"content": [
+            {"type": "tool_result", "tool_use_id": "t", "is_error": true, "content": content}
+        ]}})
+        .to_string();
+        let mut normalizer = ClaudeNormalizer::new(NormalizerConfig::default());
+        let mut out = Vec::new();
+        normalizer.push_line(use_line.as_bytes(), &mut out);
+        let largest = largest_allocation(|| normalizer.push_line(result.as_bytes(), &mut out));
+        assert!(largest < 64 * 1024, "largest allocation {largest} bytes");
+        let harness_core::EventBody::Command { status, .. } = &out[0].body else {
+            panic!("{:?}", out[0]);
+        };
+        let error = status.error.as_deref().unwrap_or_default();
+        assert_eq!(error.chars().count(), 1_000);
+        assert!(error.ends_with("xxx"), "{}", &error[..20]);
+    }
+}
