@@ -53,6 +53,7 @@
 mod normalizer;
 mod runner;
 mod tools;
+mod wire;
 
 use std::path::Path;
 

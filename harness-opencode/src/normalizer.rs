@@ -8,6 +8,21 @@ use harness_core::{
 use serde_json::{Number, Value};
 
 use crate::tools::{Tools, tool_events};
+use crate::wire;
+
+/// The whole line as a `Value`, for the events that carry it (J8). The line already parsed
+/// (pruned, with the same checks), so this cannot fail.
+fn full(line: &[u8]) -> Value {
+    parse_value(line).unwrap_or(Value::Null)
+}
+
+/// The whole `part` of a line.
+fn full_part(line: &[u8]) -> Value {
+    match full(line) {
+        Value::Object(mut map) => map.remove("part").unwrap_or(Value::Null),
+        _ => Value::Null,
+    }
+}
 
 /// The opencode normalizer: feed it lines, get events (see the crate docs). The core's
 /// [`Driver`] does the bookkeeping; [`OpencodeDecoder`] the P rules.
@@ -135,11 +150,11 @@ impl OpencodeDecoder {
         out.emit_in(body, parent);
     }
 
-    fn on_value(&mut self, value: Value, out: &mut Emitter<'_>) {
+    fn on_value(&mut self, value: Value, line: &[u8], out: &mut Emitter<'_>) {
         let Some(kind) = string(&value, "type") else {
             // S3: not an object, or no string `type`.
             self.flush(out);
-            Self::unknown(out, UnknownReason::NotAnEvent, value, None);
+            Self::unknown(out, UnknownReason::NotAnEvent, full(line), None);
             return;
         };
         // P1: the first session id.
@@ -152,7 +167,7 @@ impl OpencodeDecoder {
         let thread = None;
         let part = value.get("part").filter(|p| p.is_object());
         match (kind, part) {
-            ("text" | "reasoning", Some(part)) => self.on_text(kind, part, &value, thread, out),
+            ("text" | "reasoning", Some(part)) => self.on_text(kind, part, line, thread, out),
             ("step_start", Some(_)) => {
                 self.flush(out);
                 out.consumed_by("P4");
@@ -163,7 +178,7 @@ impl OpencodeDecoder {
             }
             ("tool_use", Some(part)) => {
                 self.flush(out);
-                self.on_tool(part, thread, out);
+                self.on_tool(part, line, thread, out);
             }
             ("error", _) => {
                 self.flush(out);
@@ -171,11 +186,11 @@ impl OpencodeDecoder {
             }
             ("text" | "reasoning" | "step_start" | "step_finish" | "tool_use", None) => {
                 self.flush(out);
-                Self::unknown(out, UnknownReason::MalformedMessage, value, thread);
+                Self::unknown(out, UnknownReason::MalformedMessage, full(line), thread);
             }
             _ => {
                 self.flush(out);
-                Self::unknown(out, UnknownReason::UnknownType, value, thread);
+                Self::unknown(out, UnknownReason::UnknownType, full(line), thread);
             }
         }
     }
@@ -185,13 +200,13 @@ impl OpencodeDecoder {
         &mut self,
         kind: &str,
         part: &Value,
-        line: &Value,
+        line: &[u8],
         thread: Option<String>,
         out: &mut Emitter<'_>,
     ) {
         let Some(text) = string(part, "text") else {
             self.flush(out);
-            Self::unknown(out, UnknownReason::MalformedMessage, line.clone(), thread);
+            Self::unknown(out, UnknownReason::MalformedMessage, full(line), thread);
             return;
         };
         if part.get("synthetic") == Some(&Value::Bool(true)) {
@@ -264,7 +279,13 @@ impl OpencodeDecoder {
     }
 
     /// P5-P9: a tool part.
-    fn on_tool(&mut self, part: &Value, thread: Option<String>, out: &mut Emitter<'_>) {
+    fn on_tool(
+        &mut self,
+        part: &Value,
+        line: &[u8],
+        thread: Option<String>,
+        out: &mut Emitter<'_>,
+    ) {
         let id = string(part, "callID").filter(|id| !id.is_empty());
         let status = part.pointer("/state/status").and_then(Value::as_str);
         let (Some(tool), Some(status)) = (string(part, "tool"), status) else {
@@ -275,7 +296,7 @@ impl OpencodeDecoder {
             };
             let body = EventBody::Unknown {
                 reason: UnknownReason::MalformedToolUse,
-                raw: part.clone(),
+                raw: full_part(line),
                 tool,
             };
             self.settle(id);
@@ -291,7 +312,7 @@ impl OpencodeDecoder {
                 };
                 let known = self.running.iter().position(|r| r.id == id);
                 match known {
-                    Some(i) => self.running[i].part = part.clone(),
+                    Some(i) => self.running[i].part = full_part(line),
                     None => {
                         if out.wants_started() {
                             let would_be = tool_events(&self.tools, tool, part, true);
@@ -305,7 +326,7 @@ impl OpencodeDecoder {
                             id: id.to_string(),
                             tool: tool.to_string(),
                             thread: thread.clone(),
-                            part: part.clone(),
+                            part: full_part(line),
                         });
                     }
                 }
@@ -313,7 +334,18 @@ impl OpencodeDecoder {
             }
             _ => {
                 self.settle(id);
-                for body in tool_events(&self.tools, tool, part, status == "completed") {
+                // The output is read only for a failed shell command's error text and an old
+                // read's `<type>` line (P6a, P6c): then the whole part is parsed again.
+                let whole = needs_output(tool, part).then(|| full_part(line));
+                let completed = status == "completed";
+                let events =
+                    tool_events(&self.tools, tool, whole.as_ref().unwrap_or(part), completed);
+                let mut raw = None;
+                for mut body in events {
+                    if let EventBody::Unknown { raw: slot, .. } = &mut body {
+                        // J8: the part as printed, not its pruned view.
+                        *slot = raw.get_or_insert_with(|| full_part(line)).clone();
+                    }
                     out.emit_in(body, thread.clone());
                 }
             }
@@ -341,6 +373,24 @@ impl OpencodeDecoder {
     }
 }
 
+/// Whether a finished tool's events read its `output`, which the pruned view leaves out: a
+/// shell command that exited non-zero (its output is the error text, P6c) and a successful
+/// `read` without `metadata.display.type` (its `<type>` line, P6a).
+fn needs_output(tool: &str, part: &Value) -> bool {
+    let state = part.get("state");
+    let metadata = |pointer: &str| state.and_then(|s| s.pointer(pointer));
+    match tool {
+        "bash" => {
+            metadata("/metadata/exit")
+                .and_then(Value::as_i64)
+                .is_some_and(|exit| exit != 0)
+                || metadata("/metadata/exit").is_some_and(|e| e.as_u64().is_some_and(|n| n != 0))
+        }
+        "read" => metadata("/metadata/display/type").is_none(),
+        _ => false,
+    }
+}
+
 impl Decoder for OpencodeDecoder {
     fn new(config: &NormalizerConfig) -> Self {
         OpencodeDecoder {
@@ -350,7 +400,7 @@ impl Decoder for OpencodeDecoder {
     }
 
     fn line(&mut self, line: &[u8], out: &mut Emitter<'_>) -> Result<(), NotJson> {
-        self.on_value(parse_value(line)?, out);
+        self.on_value(wire::parse(line, &wire::LINE)?, line, out);
         Ok(())
     }
 
