@@ -209,7 +209,8 @@ fn a_hanging_agent_is_killed_with_its_grandchild_at_the_timeout() {
     let first = first.lines().take(3).collect::<Vec<_>>().join("\n");
     std::fs::write(&stream, format!("{first}\n")).unwrap();
     let mut request = fake.request("hi", &[("FAKE_STREAM", &stream), ("FAKE_PIDS", &pids)]);
-    request.timeout = Some(Duration::from_millis(1500));
+    // Long enough for a loaded machine to start the fake and its grandchild.
+    request.timeout = Some(Duration::from_secs(5));
     let (events, outcome) = run_by_name(request);
 
     let kinds: Vec<&str> = events.iter().map(|e| e.kind().as_str()).collect();
