@@ -32,8 +32,6 @@ pub type OpencodeNormalizer = Driver<OpencodeDecoder>;
 #[derive(Debug, Default)]
 struct Message {
     id: Option<String>,
-    /// The sub-agent thread (P9).
-    thread: Option<String>,
     reasoning: Vec<String>,
     text: Vec<String>,
     /// The last line that added non-empty text (J2).
@@ -45,7 +43,6 @@ struct Message {
 struct Running {
     id: String,
     tool: String,
-    thread: Option<String>,
     /// The last part printed for it.
     part: Value,
 }
@@ -98,7 +95,7 @@ pub struct OpencodeDecoder {
     running: Vec<Running>,
     usage: Usage,
     failed: bool,
-    /// The last `agent` text of the main thread and its message (P12).
+    /// The last `agent` text and its message (P12).
     answer: Option<(Option<String>, String)>,
     final_output: Option<String>,
 }
@@ -116,7 +113,6 @@ impl OpencodeDecoder {
         };
         let Message {
             id,
-            thread,
             reasoning,
             text,
             last_line,
@@ -125,36 +121,30 @@ impl OpencodeDecoder {
             let body = EventBody::Reasoning {
                 text: reasoning.join("\n\n"),
             };
-            out.event(
-                Event::new(body)
-                    .at_line(last_line)
-                    .with_parent(thread.clone()),
-            );
+            out.event(Event::new(body).at_line(last_line));
         }
         if !text.is_empty() {
             let text = text.join("\n\n");
-            if thread.is_none() {
-                self.answer = Some((id, text.clone()));
-            }
+            self.answer = Some((id, text.clone()));
             let body = EventBody::Agent { text };
-            out.event(Event::new(body).at_line(last_line).with_parent(thread));
+            out.event(Event::new(body).at_line(last_line));
         }
     }
 
-    fn unknown(out: &mut Emitter<'_>, reason: UnknownReason, raw: Value, parent: Option<String>) {
+    fn unknown(out: &mut Emitter<'_>, reason: UnknownReason, raw: Value) {
         let body = EventBody::Unknown {
             reason,
             raw,
             tool: ToolRef::default(),
         };
-        out.emit_in(body, parent);
+        out.emit(body);
     }
 
     fn on_value(&mut self, value: Value, line: &[u8], out: &mut Emitter<'_>) {
         let Some(kind) = string(&value, "type") else {
             // S3: not an object, or no string `type`.
             self.flush(out);
-            Self::unknown(out, UnknownReason::NotAnEvent, full(line), None);
+            Self::unknown(out, UnknownReason::NotAnEvent, full(line));
             return;
         };
         // P1: the first session id.
@@ -163,11 +153,11 @@ impl OpencodeDecoder {
                 .filter(|s| !s.is_empty())
                 .map(str::to_string);
         }
-        // P9: `opencode run` prints only its own session's parts; nothing is in a sub-agent.
-        let thread = None;
+        // P9: `opencode run` prints only its own session's parts: no event is in a sub-agent
+        // (no `parent_tool_use_id`).
         let part = value.get("part").filter(|p| p.is_object());
         match (kind, part) {
-            ("text" | "reasoning", Some(part)) => self.on_text(kind, part, line, thread, out),
+            ("text" | "reasoning", Some(part)) => self.on_text(kind, part, line, out),
             ("step_start", Some(_)) => {
                 self.flush(out);
                 out.consumed_by("P4");
@@ -178,35 +168,28 @@ impl OpencodeDecoder {
             }
             ("tool_use", Some(part)) => {
                 self.flush(out);
-                self.on_tool(part, line, thread, out);
+                self.on_tool(part, line, out);
             }
             ("error", _) => {
                 self.flush(out);
-                self.on_error(&value, thread, out);
+                self.on_error(&value, out);
             }
             ("text" | "reasoning" | "step_start" | "step_finish" | "tool_use", None) => {
                 self.flush(out);
-                Self::unknown(out, UnknownReason::MalformedMessage, full(line), thread);
+                Self::unknown(out, UnknownReason::MalformedMessage, full(line));
             }
             _ => {
                 self.flush(out);
-                Self::unknown(out, UnknownReason::UnknownType, full(line), thread);
+                Self::unknown(out, UnknownReason::UnknownType, full(line));
             }
         }
     }
 
     /// P2, P3: a whole text or reasoning part joins the message being assembled.
-    fn on_text(
-        &mut self,
-        kind: &str,
-        part: &Value,
-        line: &[u8],
-        thread: Option<String>,
-        out: &mut Emitter<'_>,
-    ) {
+    fn on_text(&mut self, kind: &str, part: &Value, line: &[u8], out: &mut Emitter<'_>) {
         let Some(text) = string(part, "text") else {
             self.flush(out);
-            Self::unknown(out, UnknownReason::MalformedMessage, full(line), thread);
+            Self::unknown(out, UnknownReason::MalformedMessage, full(line));
             return;
         };
         if part.get("synthetic") == Some(&Value::Bool(true)) {
@@ -219,13 +202,12 @@ impl OpencodeDecoder {
         let same = self
             .message
             .as_ref()
-            .is_some_and(|m| id.is_some() && m.id == id && m.thread == thread);
+            .is_some_and(|m| id.is_some() && m.id == id);
         if !same {
             self.flush(out);
         }
         let message = self.message.get_or_insert_with(|| Message {
             id,
-            thread,
             ..Message::default()
         });
         if !text.is_empty() {
@@ -263,7 +245,7 @@ impl OpencodeDecoder {
     }
 
     /// P13: an `error` line.
-    fn on_error(&mut self, line: &Value, thread: Option<String>, out: &mut Emitter<'_>) {
+    fn on_error(&mut self, line: &Value, out: &mut Emitter<'_>) {
         let error = line.get("error");
         fn text(v: Option<&Value>) -> Option<&str> {
             v.and_then(Value::as_str).filter(|s| !s.is_empty())
@@ -275,17 +257,11 @@ impl OpencodeDecoder {
             .to_string();
         self.failed = true;
         out.terminal();
-        out.emit_in(EventBody::Error { message }, thread);
+        out.emit(EventBody::Error { message });
     }
 
     /// P5-P9: a tool part.
-    fn on_tool(
-        &mut self,
-        part: &Value,
-        line: &[u8],
-        thread: Option<String>,
-        out: &mut Emitter<'_>,
-    ) {
+    fn on_tool(&mut self, part: &Value, line: &[u8], out: &mut Emitter<'_>) {
         let id = string(part, "callID").filter(|id| !id.is_empty());
         let status = part.pointer("/state/status").and_then(Value::as_str);
         let (Some(tool), Some(status)) = (string(part, "tool"), status) else {
@@ -300,7 +276,7 @@ impl OpencodeDecoder {
                 tool,
             };
             self.settle(id);
-            out.emit_in(body, thread);
+            out.emit(body);
             return;
         };
         match status {
@@ -320,12 +296,11 @@ impl OpencodeDecoder {
                                 tool: Some(tool.to_string()),
                                 tool_use_id: Some(id.to_string()),
                             };
-                            out.started_from(tool_ref, &would_be, thread.clone());
+                            out.started_from(tool_ref, &would_be, None);
                         }
                         self.running.push(Running {
                             id: id.to_string(),
                             tool: tool.to_string(),
-                            thread: thread.clone(),
                             part: full_part(line),
                         });
                     }
@@ -346,7 +321,7 @@ impl OpencodeDecoder {
                         // J8: the part as printed, not its pruned view.
                         *slot = raw.get_or_insert_with(|| full_part(line)).clone();
                     }
-                    out.emit_in(body, thread.clone());
+                    out.emit(body);
                 }
             }
         }
@@ -415,7 +390,7 @@ impl Decoder for OpencodeDecoder {
                     tool_use_id: Some(running.id),
                 },
             };
-            out.emit_in(body, running.thread);
+            out.emit(body);
         }
     }
 
@@ -437,7 +412,7 @@ impl Decoder for OpencodeDecoder {
             .map(|r| PendingToolUse {
                 id: r.id.clone(),
                 tool: Some(r.tool.clone()),
-                thread: r.thread.clone(),
+                thread: None,
             })
             .collect()
     }
