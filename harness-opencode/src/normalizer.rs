@@ -349,18 +349,17 @@ impl OpencodeDecoder {
 }
 
 /// Whether a finished tool's events read its `output`, which the pruned view leaves out: a
-/// shell command that exited non-zero (its output is the error text, P6c) and a successful
+/// shell command that exited non-zero or was killed (its output is the error text, P6c) and a successful
 /// `read` without `metadata.display.type` (its `<type>` line, P6a).
 fn needs_output(tool: &str, part: &Value) -> bool {
     let state = part.get("state");
     let metadata = |pointer: &str| state.and_then(|s| s.pointer(pointer));
     match tool {
-        "bash" => {
-            metadata("/metadata/exit")
-                .and_then(Value::as_i64)
-                .is_some_and(|exit| exit != 0)
-                || metadata("/metadata/exit").is_some_and(|e| e.as_u64().is_some_and(|n| n != 0))
-        }
+        "bash" => match metadata("/metadata/exit") {
+            Some(Value::Number(exit)) => exit.as_i64() != Some(0),
+            Some(Value::Null) => true,
+            _ => false,
+        },
         "read" => metadata("/metadata/display/type").is_none(),
         _ => false,
     }

@@ -357,11 +357,14 @@ fn mapped(
     known.then_some(events)
 }
 
-/// P6c: a shell command that exited non-zero failed, though opencode calls it `completed`; its
-/// error text is then the command's output.
+/// P6c: a shell command that exited non-zero, or that opencode killed (`metadata.exit` is
+/// `null`), failed, though opencode calls it `completed`; its error text is then the command's
+/// output.
 fn shell_status(status: ToolStatus, exit: Option<&Number>, state: Option<&Value>) -> ToolStatus {
     let nonzero = exit.is_some_and(|n| n.as_i64() != Some(0));
-    if !status.success || !nonzero {
+    // An exit status present but `null`: opencode ended the command (its timeout, an abort).
+    let killed = state.and_then(|s| s.pointer("/metadata/exit")) == Some(&Value::Null);
+    if !status.success || !(nonzero || killed) {
         return status;
     }
     let output = state

@@ -323,7 +323,7 @@ fn issue13_auto_detects_every_opencode_recording_and_gives_its_expected_events()
         }
         checked += 1;
     }
-    assert_eq!(checked, 40);
+    assert_eq!(checked, 45);
 }
 
 const CODEX: &str = concat!(

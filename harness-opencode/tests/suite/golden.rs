@@ -14,7 +14,7 @@ fn opencode() -> Box<dyn Normalizer> {
 
 #[test]
 fn every_opencode_recording_gives_its_expected_events() {
-    if let Err(failures) = check_folder("opencode", 40, opencode) {
+    if let Err(failures) = check_folder("opencode", 45, opencode) {
         panic!("{failures}");
     }
 }

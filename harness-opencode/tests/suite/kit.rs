@@ -76,7 +76,7 @@ fn the_kit_holds_on_every_recording() {
         }
         checked += 1;
     }
-    assert_eq!(checked, 40);
+    assert_eq!(checked, 45);
 }
 
 mod generated {

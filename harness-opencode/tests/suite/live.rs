@@ -133,7 +133,7 @@ fn every_recording_replayed_live_gives_its_expected_events_and_exit_code() {
         }
         checked += 1;
     }
-    assert_eq!(checked, 40);
+    assert_eq!(checked, 45);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 

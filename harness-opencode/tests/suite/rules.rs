@@ -316,3 +316,54 @@ fn p1_other_types_and_malformed_lines_are_unknown() {
     );
     assert_eq!(outcome["session_id"], "ses_9");
 }
+
+#[test]
+fn p6c_a_command_that_exits_non_zero_or_is_killed_failed_with_its_output_as_error() {
+    let failed = tool(
+        "bash",
+        "t1",
+        "completed",
+        json!({"command": "make"}),
+        json!({"output": "boom", "metadata": {"exit": 2}}),
+    );
+    let killed = tool(
+        "bash",
+        "t2",
+        "completed",
+        json!({"command": "sleep 5", "timeout": 1000}),
+        json!({"output": "terminated", "metadata": {"exit": null}}),
+    );
+    let ok = tool(
+        "bash",
+        "t3",
+        "completed",
+        json!({"command": "true", "workdir": "sub"}),
+        json!({"output": "", "metadata": {"exit": 0}}),
+    );
+    let (events, _) = run(&[failed, killed, ok, finish("msg_1", "stop")]);
+    assert_eq!(
+        events,
+        [
+            json!({"kind": "command", "command": "make", "exit_code": 2, "success": false, "error": "boom", "tool": "bash", "tool_use_id": "t1", "line": 1}),
+            json!({"kind": "command", "command": "sleep 5", "success": false, "error": "terminated", "tool": "bash", "tool_use_id": "t2", "line": 2}),
+            json!({"kind": "command", "command": "true", "exit_code": 0, "success": true, "tool": "bash", "tool_use_id": "t3", "line": 3}),
+        ]
+    );
+}
+
+#[test]
+fn s2_a_line_is_json_exactly_when_a_value_parse_says_so_even_in_fields_no_rule_reads() {
+    let surrogate = r#"{"type":"tool_use","sessionID":"s","part":{"type":"tool","tool":"read","callID":"t","state":{"status":"completed","input":{"filePath":"a"},"output":"\ud800"}}}"#;
+    let huge =
+        r#"{"type":"step_start","sessionID":"s","timestamp":1e400,"part":{"type":"step-start"}}"#;
+    let mut normalizer = harness_opencode::OpencodeNormalizer::new(super::config());
+    let mut events = Vec::new();
+    use harness_core::Normalizer;
+    normalizer.push_line(surrogate.as_bytes(), &mut events);
+    normalizer.push_line(huge.as_bytes(), &mut events);
+    let kinds: Vec<Value> = events
+        .iter()
+        .map(|e| serde_json::to_value(e).unwrap()["source"].clone())
+        .collect();
+    assert_eq!(kinds, [json!("non_json"), json!("non_json")]);
+}

@@ -324,17 +324,20 @@ pub(super) fn record(options: &Options) -> Result<()> {
     let mut failures = Vec::new();
     for name in &names {
         let scenario = Scenario::load(&scenario_dir.join(format!("{name}.json")))?;
+        // The committed recording, read before a new one may replace it (its ids neutralize
+        // the expected file's).
+        let old_raw = read(&dir.join(format!("{name}.jsonl")));
+        let old_stderr = read(&dir.join(format!("{name}.stderr")));
         let mut problems = run(name, &scenario, &binary, &rg, &out)
             .with_context(|| format!("recording {name}"))?;
         let raw = read(&out.join(format!("{name}.jsonl")));
         let stderr = read(&out.join(format!("{name}.stderr")));
         let events = normalize(&raw, &stderr);
         if options.check {
-            let old_raw = read(&dir.join(format!("{name}.jsonl")));
             if old_raw.is_empty() {
                 problems.push(format!("no committed recording of {name}"));
             }
-            let old_events = normalize(&old_raw, &read(&dir.join(format!("{name}.stderr"))));
+            let old_events = normalize(&old_raw, &old_stderr);
             problems.extend(shape_drift(&old_raw, &raw));
             problems.extend(
                 drift::event_drift(&old_events, &old_raw, &events, &raw)
@@ -344,7 +347,6 @@ pub(super) fn record(options: &Options) -> Result<()> {
         } else {
             let expected = dir.join(format!("{name}.expected.jsonl"));
             if expected.exists() {
-                let old_raw = read(&dir.join(format!("{name}.jsonl")));
                 problems.extend(
                     drift::event_drift(&read(&expected), &old_raw, &events, &raw)
                         .into_iter()
