@@ -140,8 +140,8 @@ impl<'de> Visitor<'de> for PrunedVisitor {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         let mut kept = Map::new();
-        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
-            match self.0.iter().find(|(name, _)| *name == key) {
+        while let Some(field) = map.next_key_seed(Field(self.0))? {
+            match field {
                 Some((name, keep)) => {
                     let value = map.next_value_seed(Pruned(keep))?;
                     kept.insert((*name).to_string(), value);
@@ -152,6 +152,33 @@ impl<'de> Visitor<'de> for PrunedVisitor {
             }
         }
         Ok(Value::Object(kept))
+    }
+}
+
+/// A key, looked up among the selected fields without being copied (serde_json hands a key
+/// without escapes over borrowed from the line).
+#[derive(Clone, Copy)]
+struct Field(&'static [(&'static str, Keep)]);
+
+type Selected = Option<&'static (&'static str, Keep)>;
+
+impl<'de> DeserializeSeed<'de> for Field {
+    type Value = Selected;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Selected, D::Error> {
+        deserializer.deserialize_str(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Field {
+    type Value = Selected;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an object key")
+    }
+
+    fn visit_str<E>(self, key: &str) -> Result<Selected, E> {
+        Ok(self.0.iter().find(|(name, _)| *name == key))
     }
 }
 
