@@ -70,9 +70,10 @@ impl Output {
 enum Command {
     /// Run an agent live and print its events as they happen, then the outcome.
     ///
-    /// The prompt is written to the agent's standard input, never its command line. Exit
-    /// status: 0 success, 1 error or incomplete, 2 usage error, 126 agent not executable,
-    /// 127 agent not found, 128+N stopped by signal N (129 SIGHUP, 130 Ctrl-C, 143 SIGTERM).
+    /// The prompt is written to the agent's standard input (for opencode, the last argument
+    /// after `--`), never where it could be read as an option. Exit status: 0 success, 1 error
+    /// or incomplete, 2 usage error, 126 agent not executable, 127 agent not found, 128+N
+    /// stopped by signal N (129 SIGHUP, 130 Ctrl-C, 143 SIGTERM).
     #[command(after_help = "Examples:\n  \
         harness run 'Fix the failing test'\n  \
         harness run --cwd ~/project --timeout 10m --arg --max-turns --arg 5 'Add a README'\n  \
@@ -90,7 +91,8 @@ enum Command {
         #[arg(long, value_name = "MODEL")]
         model: Option<String>,
         /// The permission mode to ask for: Claude Code's `--permission-mode`; for Codex, its
-        /// `--sandbox` (Claude's `plan`, `acceptEdits`, `bypassPermissions` are translated).
+        /// `--sandbox`; for opencode, its `--agent` or `--auto` (Claude's `plan`, `acceptEdits`,
+        /// `bypassPermissions` are translated).
         #[arg(long, value_name = "MODE")]
         permission_mode: Option<String>,
         /// Stop the agent (its whole process group) after this long: seconds (`90`, `1.5`) or
@@ -103,7 +105,7 @@ enum Command {
         )]
         timeout: Option<Duration>,
         /// The agent's binary [default: the backend's: $CLAUDE_BIN or `claude` on PATH,
-        /// $CODEX_BIN or `codex` on PATH].
+        /// $CODEX_BIN or `codex` on PATH, $OPENCODE_BIN or `opencode` on PATH].
         #[arg(long, value_name = "PATH")]
         binary: Option<PathBuf>,
         /// An extra argument for the agent's command line (repeatable).

@@ -219,10 +219,15 @@ impl Decoder<'_> {
                 lines,
             } => {
                 if let Some(number) = line.filter(|_| backend.name() != "claude") {
+                    let name = backend.name();
+                    let article = if name.starts_with(['a', 'e', 'i', 'o', 'u']) {
+                        "an"
+                    } else {
+                        "a"
+                    };
                     eprintln!(
-                        "harness: detected a {} stream (line {number}); --backend NAME chooses \
-                         another",
-                        backend.name()
+                        "harness: detected {article} {name} stream (line {number}); --backend \
+                         NAME chooses another"
                     );
                 }
                 self.start(backend, lines, writer)

@@ -46,7 +46,7 @@
 //! # }
 //! ```
 //!
-//! Cargo features: one per backend (`claude`, `codex`; all on by default) and `schema` (the
+//! Cargo features: one per backend (`claude`, `codex`, `opencode`; all on by default) and `schema` (the
 //! JSON Schema of the output lines). Writing a backend is `harness_core::backend`'s business.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
@@ -70,12 +70,16 @@ pub use harness_claude::ClaudeHarness;
 #[cfg(feature = "codex")]
 #[cfg_attr(docsrs, doc(cfg(feature = "codex")))]
 pub use harness_codex::CodexHarness;
+#[cfg(feature = "opencode")]
+#[cfg_attr(docsrs, doc(cfg(feature = "opencode")))]
+pub use harness_opencode::OpencodeHarness;
 
-/// A registry of every backend this build enables, in a fixed order (`claude`, `codex`).
+/// A registry of every backend this build enables, in a fixed order (`claude`, `codex`,
+/// `opencode`).
 ///
 /// ```
 /// let names: Vec<&str> = harness::registry().names().collect();
-/// assert_eq!(names, ["claude", "codex"]);
+/// assert_eq!(names, ["claude", "codex", "opencode"]);
 /// ```
 pub fn registry() -> Registry {
     let mut registry = Registry::new();
@@ -83,6 +87,8 @@ pub fn registry() -> Registry {
     registry.register(Box::new(ClaudeHarness));
     #[cfg(feature = "codex")]
     registry.register(Box::new(CodexHarness));
+    #[cfg(feature = "opencode")]
+    registry.register(Box::new(OpencodeHarness));
     registry
 }
 

@@ -9,9 +9,9 @@
 //!   and `small.jsonl` (at least 200,000 short `--include-partial-messages` lines).
 //! - `cargo xtask bench`: the corpora, the criterion benches, the peak RSS of the release binary,
 //!   and a table of every figure with its target.
-//! - `cargo xtask record [--backend claude|codex] [--check] [SCENARIO...]`: re-records the
-//!   Claude Code (or Codex) corpus from the real binary against a scripted API stand-in, or
-//!   reports drift (`record`).
+//! - `cargo xtask record [--backend claude|codex|opencode] [--check] [SCENARIO...]`: re-records
+//!   the Claude Code (or Codex, or opencode) corpus from the real binary against a scripted API
+//!   stand-in, or reports drift (`record`).
 //! - `cargo xtask fuzz TARGET [--time SECS]`: a cargo-fuzz target (`claude_normalizer`,
 //!   `codex_normalizer`, `classifier`) seeded from `fixtures/`, for SECS s (default 600).
 //! - `cargo xtask stress [--scale F]`: hostile sizes through the release `harness` binary (a
@@ -40,7 +40,7 @@ fn main() -> ExitCode {
         Some("stress") => stress::stress(&args[1..]),
         _ => {
             eprintln!(
-                "usage: cargo xtask <ci | conformance [DIR] | corpus [--force] | bench | record [--backend claude|codex] [--check] [SCENARIO...] | fuzz TARGET [--time SECS] | stress [--scale F]>"
+                "usage: cargo xtask <ci | conformance [DIR] | corpus [--force] | bench | record [--backend claude|codex|opencode] [--check] [SCENARIO...] | fuzz TARGET [--time SECS] | stress [--scale F]>"
             );
             return ExitCode::from(2);
         }

@@ -5,6 +5,7 @@ mod normalize;
 mod options;
 mod run;
 mod run_codex;
+mod run_opencode;
 mod schema;
 
 use std::path::Path;

@@ -298,6 +298,34 @@ fn issue18_14_auto_detects_every_fixture_as_its_explicit_backend() {
     assert_eq!(checked, 47 + 9 + 50 + 2);
 }
 
+/// Issue 13: every opencode recording is detected as opencode, and gives its expected events
+/// through the binary, named or detected.
+#[test]
+fn issue13_auto_detects_every_opencode_recording_and_gives_its_expected_events() {
+    let mut checked = 0;
+    for fixture in fixtures::streams("opencode").unwrap() {
+        let cwd = ["--cwd", "/home/oc/project"];
+        let explicit =
+            normalize_fixture(&fixture, &[&["--backend", "opencode"], &cwd[..]].concat());
+        let auto = normalize_fixture(&fixture, &cwd);
+        assert!(auto.2, "{}: {}", fixture.name, auto.1);
+        assert_eq!(auto.0, explicit.0, "{}", fixture.name);
+        assert!(
+            auto.1
+                .starts_with("harness: detected an opencode stream (line "),
+            "{}: {}",
+            fixture.name,
+            auto.1
+        );
+        let expected = std::fs::read_to_string(&fixture.expected).unwrap();
+        if let Err(problems) = fixtures::compare(&expected, &auto.0) {
+            panic!("{}: {}", fixture.name, problems.join("; "));
+        }
+        checked += 1;
+    }
+    assert_eq!(checked, 45);
+}
+
 const CODEX: &str = concat!(
     "Reading prompt from stdin...\n",
     "\n",

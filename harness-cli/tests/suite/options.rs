@@ -126,12 +126,12 @@ fn issue18_14_an_unknown_backend_names_auto_where_it_may_be_given() {
     assert_eq!(output.status.code(), Some(2));
     assert_eq!(
         String::from_utf8_lossy(&output.stderr),
-        "harness: unknown backend 'gemini' (known: auto, claude, codex)\n"
+        "harness: unknown backend 'gemini' (known: auto, claude, codex, opencode)\n"
     );
     let output = run(&["run", "--backend", "gemini", "hi"], b"");
     assert_eq!(output.status.code(), Some(2));
     assert_eq!(
         String::from_utf8_lossy(&output.stderr),
-        "harness: unknown backend 'gemini' (known: claude, codex)\n"
+        "harness: unknown backend 'gemini' (known: claude, codex, opencode)\n"
     );
 }

@@ -40,12 +40,18 @@
 //! `--codex PATH` names a `codex` binary (and implies `--backend codex`); `--version` then
 //! picks the `@openai/codex` version (default [`codex::CODEX_VERSION`]).
 //!
+//! `--backend opencode` records `opencode run` (see [`opencode`]) through the same Anthropic
+//! stand-in: scenarios in `fixtures/opencode/scenarios/`, recordings (the corpus itself) in
+//! `fixtures/opencode/`; `--claude PATH` then names an `opencode` binary, `--version`
+//! the `opencode-ai` version (default [`opencode::OPENCODE_VERSION`]), `--rg PATH` the ripgrep.
+//!
 //! The HTTP part ([`server`]) knows nothing of either API: each stand-in is a handler on it.
 
 pub mod anthropic;
 pub mod codex;
 pub mod drift;
 pub mod openai;
+pub mod opencode;
 pub mod scenario;
 pub mod server;
 
@@ -86,6 +92,10 @@ struct Options {
     out: Option<PathBuf>,
     check: bool,
     codex: bool,
+    /// `--backend opencode` (see [`opencode`]).
+    opencode: bool,
+    /// `--rg PATH`: the ripgrep the opencode runs get.
+    rg: Option<PathBuf>,
     names: Vec<String>,
 }
 
@@ -107,13 +117,15 @@ fn parse(args: &[String]) -> Result<Options> {
             "--version" => options.version = Some(value("--version")?),
             "--out" => options.out = Some(PathBuf::from(value("--out")?)),
             "--check" => options.check = true,
+            "--rg" => options.rg = Some(PathBuf::from(value("--rg")?)),
             "--backend" => match value("--backend")?.as_str() {
                 "claude" => options.codex = false,
                 "codex" => options.codex = true,
-                other => bail!("backend {other:?}: `claude` or `codex`"),
+                "opencode" => options.opencode = true,
+                other => bail!("backend {other:?}: `claude`, `codex` or `opencode`"),
             },
             flag if flag.starts_with('-') => bail!(
-                "unknown option {flag}\nusage: cargo xtask record [--backend claude|codex] [--check] [--claude PATH | --codex PATH] [--version V] [--out DIR] [SCENARIO...]"
+                "unknown option {flag}\nusage: cargo xtask record [--backend claude|codex|opencode] [--check] [--claude PATH | --codex PATH] [--rg PATH] [--version V] [--out DIR] [SCENARIO...]"
             ),
             name => options.names.push(name.to_string()),
         }
@@ -124,6 +136,9 @@ fn parse(args: &[String]) -> Result<Options> {
 /// Entry point of `cargo xtask record ARGS`.
 pub fn record(args: &[String]) -> Result<()> {
     let options = parse(args)?;
+    if options.opencode {
+        return opencode::record(&options);
+    }
     if options.codex {
         return codex::record(&options);
     }

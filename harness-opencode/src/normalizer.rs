@@ -1,0 +1,418 @@
+//! The incremental normalizer for `opencode run --format json` (the S rules and the P rules of
+//! `docs/opencode.md`).
+
+use harness_core::backend::{Decoder, Driver, Emitter, NotJson, Summary, parse_value};
+use harness_core::{
+    Event, EventBody, Metrics, NormalizerConfig, PendingToolUse, ToolRef, UnknownReason,
+};
+use serde_json::{Number, Value};
+
+use crate::tools::{Tools, tool_events};
+use crate::wire;
+
+/// The whole line as a `Value`, for the events that carry it (J8). The line already parsed
+/// (pruned, with the same checks), so this cannot fail.
+fn full(line: &[u8]) -> Value {
+    parse_value(line).unwrap_or(Value::Null)
+}
+
+/// The whole `part` of a line.
+fn full_part(line: &[u8]) -> Value {
+    match full(line) {
+        Value::Object(mut map) => map.remove("part").unwrap_or(Value::Null),
+        _ => Value::Null,
+    }
+}
+
+/// The opencode normalizer: feed it lines, get events (see the crate docs). The core's
+/// [`Driver`] does the bookkeeping; [`OpencodeDecoder`] the P rules.
+pub type OpencodeNormalizer = Driver<OpencodeDecoder>;
+
+/// The text being assembled for one message (P3): its reasoning and text parts so far.
+#[derive(Debug, Default)]
+struct Message {
+    id: Option<String>,
+    reasoning: Vec<String>,
+    text: Vec<String>,
+    /// The last line that added non-empty text (J2).
+    last_line: u64,
+}
+
+/// A tool use printed while still running (P7), waiting for its finished line.
+#[derive(Debug)]
+struct Running {
+    id: String,
+    tool: String,
+    /// The last part printed for it.
+    part: Value,
+}
+
+/// Token and cost sums over every `step_finish` (P11).
+#[derive(Debug, Default, Clone)]
+struct Usage {
+    input: Option<Number>,
+    output: Option<Number>,
+    reasoning: Option<Number>,
+    cache_read: Option<Number>,
+    cache_write: Option<Number>,
+    cost: Option<Number>,
+    steps: u64,
+}
+
+fn add(sum: &mut Option<Number>, value: Option<&Value>) {
+    if let Some(Value::Number(n)) = value {
+        *sum = Some(match sum {
+            Some(s) => harness_core::add_numbers(s, n),
+            None => n.clone(),
+        });
+    }
+}
+
+impl Usage {
+    fn add_step(&mut self, part: &Value) {
+        self.steps += 1;
+        let tokens = part.get("tokens");
+        let token = |key: &str| tokens.and_then(|t| t.get(key));
+        add(&mut self.input, token("input"));
+        add(&mut self.output, token("output"));
+        add(&mut self.reasoning, token("reasoning"));
+        let cache = token("cache");
+        add(&mut self.cache_read, cache.and_then(|c| c.get("read")));
+        add(&mut self.cache_write, cache.and_then(|c| c.get("write")));
+        add(&mut self.cost, part.get("cost"));
+    }
+}
+
+/// The decoding of `opencode run --format json` lines (P rules).
+///
+/// Its state is the message being assembled (at most one), the tool uses printed as running
+/// and not finished, the sub-agent sessions seen, and the outcome's figures.
+#[derive(Debug, Default)]
+pub struct OpencodeDecoder {
+    tools: Tools,
+    session_id: Option<String>,
+    message: Option<Message>,
+    running: Vec<Running>,
+    usage: Usage,
+    failed: bool,
+    /// The last `agent` text and its message (P12).
+    answer: Option<(Option<String>, String)>,
+    final_output: Option<String>,
+}
+
+/// A string field, when it is one.
+fn string<'a>(value: &'a Value, key: &str) -> Option<&'a str> {
+    value.get(key).and_then(Value::as_str)
+}
+
+impl OpencodeDecoder {
+    /// P3: emits the message being assembled, reasoning first, then text.
+    fn flush(&mut self, out: &mut Emitter<'_>) {
+        let Some(message) = self.message.take() else {
+            return;
+        };
+        let Message {
+            id,
+            reasoning,
+            text,
+            last_line,
+        } = message;
+        if !reasoning.is_empty() {
+            let body = EventBody::Reasoning {
+                text: reasoning.join("\n\n"),
+            };
+            out.event(Event::new(body).at_line(last_line));
+        }
+        if !text.is_empty() {
+            let text = text.join("\n\n");
+            self.answer = Some((id, text.clone()));
+            let body = EventBody::Agent { text };
+            out.event(Event::new(body).at_line(last_line));
+        }
+    }
+
+    fn unknown(out: &mut Emitter<'_>, reason: UnknownReason, raw: Value) {
+        let body = EventBody::Unknown {
+            reason,
+            raw,
+            tool: ToolRef::default(),
+        };
+        out.emit(body);
+    }
+
+    fn on_value(&mut self, value: Value, line: &[u8], out: &mut Emitter<'_>) {
+        let Some(kind) = string(&value, "type") else {
+            // S3: not an object, or no string `type`.
+            self.flush(out);
+            Self::unknown(out, UnknownReason::NotAnEvent, full(line));
+            return;
+        };
+        // P1: the first session id.
+        if self.session_id.is_none() {
+            self.session_id = string(&value, "sessionID")
+                .filter(|s| !s.is_empty())
+                .map(str::to_string);
+        }
+        // P9: `opencode run` prints only its own session's parts: no event is in a sub-agent
+        // (no `parent_tool_use_id`).
+        let part = value.get("part").filter(|p| p.is_object());
+        match (kind, part) {
+            ("text" | "reasoning", Some(part)) => self.on_text(kind, part, line, out),
+            ("step_start", Some(_)) => {
+                self.flush(out);
+                out.consumed_by("P4");
+            }
+            ("step_finish", Some(part)) => {
+                self.flush(out);
+                self.on_step_finish(part, out);
+            }
+            ("tool_use", Some(part)) => {
+                self.flush(out);
+                self.on_tool(part, line, out);
+            }
+            ("error", _) => {
+                self.flush(out);
+                self.on_error(&value, out);
+            }
+            ("text" | "reasoning" | "step_start" | "step_finish" | "tool_use", None) => {
+                self.flush(out);
+                Self::unknown(out, UnknownReason::MalformedMessage, full(line));
+            }
+            _ => {
+                self.flush(out);
+                Self::unknown(out, UnknownReason::UnknownType, full(line));
+            }
+        }
+    }
+
+    /// P2, P3: a whole text or reasoning part joins the message being assembled.
+    fn on_text(&mut self, kind: &str, part: &Value, line: &[u8], out: &mut Emitter<'_>) {
+        let Some(text) = string(part, "text") else {
+            self.flush(out);
+            Self::unknown(out, UnknownReason::MalformedMessage, full(line));
+            return;
+        };
+        if part.get("synthetic") == Some(&Value::Bool(true)) {
+            // P2: text opencode itself injected (after a compaction), not the agent's.
+            self.flush(out);
+            out.consumed_by("P2");
+            return;
+        }
+        let id = string(part, "messageID").map(str::to_string);
+        let same = self
+            .message
+            .as_ref()
+            .is_some_and(|m| id.is_some() && m.id == id);
+        if !same {
+            self.flush(out);
+        }
+        let message = self.message.get_or_insert_with(|| Message {
+            id,
+            ..Message::default()
+        });
+        if !text.is_empty() {
+            let texts = if kind == "reasoning" {
+                &mut message.reasoning
+            } else {
+                &mut message.text
+            };
+            texts.push(text.to_string());
+            message.last_line = out.line().unwrap_or_default();
+        }
+        out.defer();
+    }
+
+    /// P10, P11, P12: a step ends; a reason other than `tool-calls` ends the turn.
+    fn on_step_finish(&mut self, part: &Value, out: &mut Emitter<'_>) {
+        self.usage.add_step(part);
+        let reason = string(part, "reason");
+        if reason == Some("tool-calls") {
+            out.consumed_by("P10");
+            return;
+        }
+        out.terminal();
+        let message = string(part, "messageID");
+        self.final_output = match &self.answer {
+            Some((id, text)) if id.is_some() && id.as_deref() == message => Some(text.clone()),
+            _ => None,
+        };
+        if reason == Some("error") {
+            self.failed = true;
+            out.emit(EventBody::Error {
+                message: "step finished with reason error".to_string(),
+            });
+        }
+    }
+
+    /// P13: an `error` line.
+    fn on_error(&mut self, line: &Value, out: &mut Emitter<'_>) {
+        let error = line.get("error");
+        fn text(v: Option<&Value>) -> Option<&str> {
+            v.and_then(Value::as_str).filter(|s| !s.is_empty())
+        }
+        let message = text(error.and_then(|e| e.pointer("/data/message")))
+            .or_else(|| text(error.and_then(|e| e.get("message"))))
+            .or_else(|| text(error.and_then(|e| e.get("name"))))
+            .unwrap_or("error")
+            .to_string();
+        self.failed = true;
+        out.terminal();
+        out.emit(EventBody::Error { message });
+    }
+
+    /// P5-P9: a tool part.
+    fn on_tool(&mut self, part: &Value, line: &[u8], out: &mut Emitter<'_>) {
+        let id = string(part, "callID").filter(|id| !id.is_empty());
+        let status = part.pointer("/state/status").and_then(Value::as_str);
+        let (Some(tool), Some(status)) = (string(part, "tool"), status) else {
+            // P5: no tool name or no state: nothing to pair or map.
+            let tool = ToolRef {
+                tool: string(part, "tool").map(str::to_string),
+                tool_use_id: id.map(str::to_string),
+            };
+            let body = EventBody::Unknown {
+                reason: UnknownReason::MalformedToolUse,
+                raw: full_part(line),
+                tool,
+            };
+            self.settle(id);
+            out.emit(body);
+            return;
+        };
+        match status {
+            "pending" | "running" => {
+                // P7: still running: recorded, announced (L1), emitted when it finishes.
+                let Some(id) = id else {
+                    out.consumed_by("P7");
+                    return;
+                };
+                let known = self.running.iter().position(|r| r.id == id);
+                match known {
+                    Some(i) => self.running[i].part = full_part(line),
+                    None => {
+                        if out.wants_started() {
+                            let would_be = tool_events(&self.tools, tool, part, true);
+                            let tool_ref = ToolRef {
+                                tool: Some(tool.to_string()),
+                                tool_use_id: Some(id.to_string()),
+                            };
+                            out.started_from(tool_ref, &would_be, None);
+                        }
+                        self.running.push(Running {
+                            id: id.to_string(),
+                            tool: tool.to_string(),
+                            part: full_part(line),
+                        });
+                    }
+                }
+                out.defer();
+            }
+            _ => {
+                self.settle(id);
+                // The output is read only for a failed shell command's error text and an old
+                // read's `<type>` line (P6a, P6c): then the whole part is parsed again.
+                let whole = needs_output(tool, part).then(|| full_part(line));
+                let completed = status == "completed";
+                let events =
+                    tool_events(&self.tools, tool, whole.as_ref().unwrap_or(part), completed);
+                let mut raw = None;
+                for mut body in events {
+                    if let EventBody::Unknown { raw: slot, .. } = &mut body {
+                        // J8: the part as printed, not its pruned view.
+                        *slot = raw.get_or_insert_with(|| full_part(line)).clone();
+                    }
+                    out.emit(body);
+                }
+            }
+        }
+    }
+
+    /// A finished tool part settles the running use of its id, if any (P7).
+    fn settle(&mut self, id: Option<&str>) {
+        if let Some(id) = id {
+            self.running.retain(|r| r.id != id);
+        }
+    }
+
+    fn metrics(&self) -> Metrics {
+        let usage = self.usage.clone();
+        let mut metrics = Metrics::default();
+        metrics.input_tokens = usage.input;
+        metrics.output_tokens = usage.output;
+        metrics.reasoning_output_tokens = usage.reasoning;
+        metrics.cache_read_input_tokens = usage.cache_read;
+        metrics.cache_creation_input_tokens = usage.cache_write;
+        metrics.total_cost_usd = usage.cost;
+        metrics.num_turns = (usage.steps > 0).then(|| Number::from(usage.steps));
+        metrics
+    }
+}
+
+/// Whether a finished tool's events read its `output`, which the pruned view leaves out: a
+/// shell command that exited non-zero or was killed (its output is the error text, P6c) and a successful
+/// `read` without `metadata.display.type` (its `<type>` line, P6a).
+fn needs_output(tool: &str, part: &Value) -> bool {
+    let state = part.get("state");
+    let metadata = |pointer: &str| state.and_then(|s| s.pointer(pointer));
+    match tool {
+        "bash" => match metadata("/metadata/exit") {
+            Some(Value::Number(exit)) => exit.as_i64() != Some(0),
+            Some(Value::Null) => true,
+            _ => false,
+        },
+        "read" => metadata("/metadata/display/type").is_none(),
+        _ => false,
+    }
+}
+
+impl Decoder for OpencodeDecoder {
+    fn new(config: &NormalizerConfig) -> Self {
+        OpencodeDecoder {
+            tools: Tools::new(config),
+            ..OpencodeDecoder::default()
+        }
+    }
+
+    fn line(&mut self, line: &[u8], out: &mut Emitter<'_>) -> Result<(), NotJson> {
+        self.on_value(wire::parse(line, &wire::LINE)?, line, out);
+        Ok(())
+    }
+
+    fn end(&mut self, out: &mut Emitter<'_>) {
+        self.flush(out);
+        for running in std::mem::take(&mut self.running) {
+            let body = EventBody::Unknown {
+                reason: UnknownReason::UnresolvedToolUse,
+                raw: running.part,
+                tool: ToolRef {
+                    tool: Some(running.tool),
+                    tool_use_id: Some(running.id),
+                },
+            };
+            out.emit(body);
+        }
+    }
+
+    fn summary(&self) -> Summary {
+        let mut summary = Summary::default();
+        summary.failed = self.failed;
+        summary.final_output = self.final_output.clone();
+        summary.metrics = self.metrics();
+        summary
+    }
+
+    fn session_id(&self) -> Option<&str> {
+        self.session_id.as_deref()
+    }
+
+    fn pending_tool_uses(&self) -> Vec<PendingToolUse> {
+        self.running
+            .iter()
+            .map(|r| PendingToolUse {
+                id: r.id.clone(),
+                tool: Some(r.tool.clone()),
+                thread: None,
+            })
+            .collect()
+    }
+}

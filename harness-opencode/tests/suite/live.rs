@@ -1,0 +1,249 @@
+//! Live runs against the fake `opencode` in `fixtures/fake-agent/`: a shell script that records
+//! its argv and working directory, replays a recorded stream and its stderr, then exits as the
+//! recording did, or hangs with a grandchild. No test runs the real `opencode` (the recorder
+//! does: `cargo xtask record --backend opencode` starts it with this very command line).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use futures::StreamExt;
+use harness_core::{
+    Event, Harness, NormalizerConfig, Outcome, OutcomeLine, Registry, RunError, RunItem,
+    RunRequest, RunStream,
+};
+use harness_opencode::{INSTALL, OpencodeHarness};
+use serde_json::json;
+
+use super::CWD;
+
+fn agent() -> PathBuf {
+    fixtures::root().join("fake-agent").join("opencode")
+}
+
+/// A temporary folder for what the fake records, removed on drop; the run's directory.
+struct Fake {
+    dir: PathBuf,
+}
+
+impl Fake {
+    fn new(name: &str) -> Self {
+        let dir = std::env::temp_dir().join(format!(
+            "harness-opencode-live-{name}-{}",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Fake { dir }
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.join(name)
+    }
+
+    fn request(&self, prompt: &str, env: &[(&str, &Path)]) -> RunRequest {
+        let mut request = RunRequest::new(prompt);
+        request.cwd = Some(self.dir.clone());
+        request.binary = Some(agent());
+        request.env = env
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.display().to_string()))
+            .collect::<BTreeMap<_, _>>();
+        request
+    }
+}
+
+impl Drop for Fake {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+async fn collect(stream: RunStream) -> (Vec<Event>, Outcome) {
+    let items: Vec<RunItem> = tokio::time::timeout(Duration::from_secs(60), stream.collect())
+        .await
+        .expect("hang guard");
+    let mut events = Vec::new();
+    let mut outcome = None;
+    for item in items {
+        assert!(outcome.is_none(), "the outcome is the last item");
+        match item {
+            RunItem::Event(event) => events.push(event),
+            RunItem::Outcome(o) => outcome = Some(o),
+        }
+    }
+    (events, outcome.expect("an outcome"))
+}
+
+/// Runs `request` through the registry, as callers choosing a backend by name do.
+fn run_by_name(request: RunRequest) -> (Vec<Event>, Outcome) {
+    let mut registry = Registry::new();
+    registry.register(Box::new(OpencodeHarness));
+    let opencode = registry.get("opencode").unwrap();
+    runtime().block_on(async { collect(opencode.run(request).await.unwrap()).await })
+}
+
+#[test]
+fn every_recording_replayed_live_gives_its_expected_events_and_exit_code() {
+    let fake = Fake::new("golden");
+    let mut config = NormalizerConfig::default();
+    config.cwd = Some(CWD.into());
+    let runtime = runtime();
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for fixture in fixtures::streams("opencode").unwrap() {
+        let exit = fixture.recorded_exit_code();
+        let exit_text = PathBuf::from(exit.to_string());
+        let mut env = vec![
+            ("FAKE_STREAM", fixture.stream.as_path()),
+            ("FAKE_EXIT", exit_text.as_path()),
+        ];
+        if let Some(stderr) = &fixture.stderr {
+            env.push(("FAKE_STDERR_FILE", stderr));
+        }
+        let mut request = fake.request("hello", &env);
+        request.normalizer = config.clone();
+        let (events, outcome) =
+            runtime.block_on(async { collect(OpencodeHarness.run(request).await.unwrap()).await });
+        assert_eq!(
+            outcome.exit_code,
+            Some(i32::try_from(exit).ok()),
+            "{}",
+            fixture.name
+        );
+        let mut actual = String::new();
+        for event in &events {
+            actual.push_str(&serde_json::to_string(event).unwrap());
+            actual.push('\n');
+        }
+        actual.push_str(&serde_json::to_string(&OutcomeLine::new(&outcome)).unwrap());
+        let expected = std::fs::read_to_string(&fixture.expected).unwrap();
+        if let Err(problems) = fixtures::compare(
+            &fixtures::recording_order(&expected).unwrap(),
+            &fixtures::recording_order(&actual).unwrap(),
+        ) {
+            failures.push(format!("{}: {}", fixture.name, problems.join("; ")));
+        }
+        checked += 1;
+    }
+    assert_eq!(checked, 45);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn p14_the_prompt_goes_last_after_a_double_dash_and_the_flags_are_opencode_s() {
+    let fake = Fake::new("argv");
+    let (argv, stdin, pwd) = (fake.path("argv"), fake.path("stdin"), fake.path("pwd"));
+    let prompt = "--auto\n-m evil\r\n\u{e9} -";
+    let mut request = fake.request(
+        prompt,
+        &[
+            ("FAKE_ARGV", &argv),
+            ("FAKE_STDIN", &stdin),
+            ("FAKE_PWD", &pwd),
+        ],
+    );
+    request.model = Some("anthropic/claude-sonnet-4-5".into());
+    request.permission_mode = Some("plan".into());
+    request.extra_args = vec!["--pure".into()];
+    let (events, outcome) = run_by_name(request);
+
+    let argv = std::fs::read_to_string(&argv).unwrap();
+    let argv: Vec<&str> = argv.split_inclusive('\n').collect();
+    // The prompt is one argument: its own newlines make it several lines of the file.
+    let joined: String = argv[7..].concat();
+    assert_eq!(
+        argv[..7],
+        [
+            "run\n",
+            "--format=json\n",
+            "--thinking\n",
+            "--model=anthropic/claude-sonnet-4-5\n",
+            "--agent=plan\n",
+            "--pure\n",
+            "--\n",
+        ]
+    );
+    assert_eq!(joined, format!("{prompt}\n"));
+    assert_eq!(std::fs::read_to_string(&stdin).unwrap(), "");
+    assert_eq!(
+        std::fs::read_to_string(&pwd).unwrap().trim_end(),
+        fake.dir.display().to_string()
+    );
+    // No stream at all: S9's error, incomplete, exit 0.
+    assert_eq!(
+        serde_json::to_value(&events).unwrap(),
+        json!([{"kind": "error", "message": "stream ended without a result"}])
+    );
+    assert_eq!(outcome.exit_code, Some(Some(0)));
+}
+
+#[test]
+fn relative_paths_resolve_against_the_run_s_directory() {
+    let fake = Fake::new("cwd");
+    let stream = fake.path("stream");
+    let line = json!({"type": "tool_use", "sessionID": "ses_1", "part": {"type": "tool",
+        "tool": "bash", "callID": "t1", "state": {"status": "completed",
+        "input": {"command": "cat README.md"}, "output": "", "metadata": {"exit": 0}}}});
+    std::fs::write(&stream, format!("{line}\n")).unwrap();
+    let (events, outcome) = run_by_name(fake.request("hi", &[("FAKE_STREAM", &stream)]));
+    let event = serde_json::to_value(&events[0]).unwrap();
+    assert_eq!(event["kind"], "read");
+    assert_eq!(event["path"], format!("{}/README.md", fake.dir.display()));
+    assert_eq!(outcome.session_id.as_deref(), Some("ses_1"));
+}
+
+#[test]
+fn a_hanging_agent_is_killed_with_its_grandchild_at_the_timeout() {
+    let fake = Fake::new("hang");
+    let (pids, stream) = (fake.path("pids"), fake.path("stream"));
+    let fixture = fixtures::root().join("opencode/c01_read.jsonl");
+    let first = std::fs::read_to_string(&fixture).unwrap();
+    let first = first.lines().take(3).collect::<Vec<_>>().join("\n");
+    std::fs::write(&stream, format!("{first}\n")).unwrap();
+    let mut request = fake.request("hi", &[("FAKE_STREAM", &stream), ("FAKE_PIDS", &pids)]);
+    // Long enough for a loaded machine to start the fake and its grandchild.
+    request.timeout = Some(Duration::from_secs(5));
+    let (events, outcome) = run_by_name(request);
+
+    let kinds: Vec<&str> = events.iter().map(|e| e.kind().as_str()).collect();
+    assert_eq!(kinds, ["agent", "read", "error", "error"]);
+    let timeout = serde_json::to_value(&events[2]).unwrap();
+    assert!(
+        timeout["message"].as_str().unwrap().contains("timed out"),
+        "{timeout}"
+    );
+    assert_eq!(
+        serde_json::to_value(&events[3]).unwrap()["message"],
+        "stream ended without a result"
+    );
+    assert_eq!(outcome.exit_code, Some(None), "ended by a signal");
+    let pids = std::fs::read_to_string(&pids).unwrap();
+    for pid in pids.lines() {
+        let alive = std::path::Path::new(&format!("/proc/{pid}")).exists()
+            && !std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .unwrap_or_default()
+                .contains(") Z ");
+        assert!(!alive, "process {pid} survived the timeout");
+    }
+}
+
+#[test]
+fn a_missing_binary_is_binary_not_found_saying_it_does_not_exist() {
+    let mut request = RunRequest::new("hi");
+    request.binary = Some("/nonexistent/opencode".into());
+    let Err(err) = runtime().block_on(OpencodeHarness.run(request)) else {
+        panic!("spawned a missing binary");
+    };
+    assert!(matches!(err, RunError::BinaryNotFound { .. }), "{err:?}");
+    // A path named explicitly: no install hint (issue 18 item 12).
+    assert_eq!(err.to_string(), "/nonexistent/opencode does not exist");
+    assert_eq!(INSTALL, "npm install -g opencode-ai");
+}
