@@ -11,7 +11,10 @@ use super::{harness, run};
 fn every_recorded_stream_prints_exactly_its_expected_events() {
     let mut checked = 0;
     let mut failures = Vec::new();
-    for folder in ["claude", "claude-edges", "codex", "codex-edges"] {
+    for folder in fixtures::CLAUDE_FOLDERS
+        .into_iter()
+        .chain(fixtures::CODEX_FOLDERS)
+    {
         for fixture in fixtures::streams(folder).unwrap() {
             let mut cmd = harness();
             cmd.arg("normalize").arg(&fixture.stream);
@@ -32,7 +35,8 @@ fn every_recorded_stream_prints_exactly_its_expected_events() {
             checked += 1;
         }
     }
-    assert_eq!(checked, 47 + 9 + 50 + 2);
+    // Claude 2.1.332, 2.1.197 and edges; Codex 0.171.0, 0.163.0 and edges.
+    assert_eq!(checked, 49 + 47 + 9 + 50 + 50 + 2);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 

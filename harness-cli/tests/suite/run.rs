@@ -118,7 +118,7 @@ fn every_recorded_stream_run_live_prints_its_expected_events_and_exit_code() {
     let fake = Fake::new("golden");
     let mut checked = 0;
     let mut failures = Vec::new();
-    for folder in ["claude", "claude-edges"] {
+    for folder in fixtures::CLAUDE_FOLDERS {
         for fixture in fixtures::streams(folder).unwrap() {
             let text = std::fs::read_to_string(&fixture.stream).unwrap_or_default();
             // A stream without an init line resolves paths against the run's directory,
@@ -139,7 +139,7 @@ fn every_recorded_stream_run_live_prints_its_expected_events_and_exit_code() {
             checked += 1;
         }
     }
-    assert!(checked >= 47, "only {checked} streams checked");
+    assert!(checked >= 49 + 47, "only {checked} streams checked");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 

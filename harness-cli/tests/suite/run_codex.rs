@@ -126,7 +126,7 @@ fn every_codex_recording_run_live_prints_its_expected_events_and_exit_code() {
     let root = root.display().to_string();
     let mut checked = 0;
     let mut failures = Vec::new();
-    for folder in ["codex", "codex-edges"] {
+    for folder in fixtures::CODEX_FOLDERS {
         for fixture in fixtures::streams(folder).unwrap() {
             let exit = fixture.recorded_exit_code();
             let exit_text = PathBuf::from(exit.to_string());
@@ -161,7 +161,7 @@ fn every_codex_recording_run_live_prints_its_expected_events_and_exit_code() {
             checked += 1;
         }
     }
-    assert_eq!(checked, 52);
+    assert_eq!(checked, 50 + 50 + 2);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 

@@ -389,7 +389,7 @@ fn recorded_lines(path: Option<&std::path::Path>) -> Vec<Vec<u8>> {
 #[test]
 fn the_kit_holds_on_every_recording() {
     let mut checked = 0;
-    for folder in ["codex", "codex-edges"] {
+    for folder in fixtures::CODEX_FOLDERS {
         for fixture in fixtures::streams(folder).unwrap() {
             let input = Input {
                 stdout: recorded_lines(Some(&fixture.stream)),
@@ -407,5 +407,5 @@ fn the_kit_holds_on_every_recording() {
             checked += 1;
         }
     }
-    assert!(checked >= 50, "only {checked} streams found");
+    assert!(checked >= 100, "only {checked} streams found");
 }
