@@ -68,15 +68,14 @@ fn j9_reads_stdin_when_no_file_or_dash_is_given() {
 
 #[test]
 fn s10_stderr_file_is_read_after_the_stream() {
-    let dir = std::env::temp_dir().join(format!("harness-cli-s10-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let err = dir.join("run.stderr");
+    let dir = tempfile::tempdir().unwrap();
+    let err = dir.path().join("run.stderr");
     std::fs::write(&err, "careful\r\n\nlast").unwrap();
     let output = run(
         &["normalize", "--stderr", err.to_str().unwrap()],
         SMALL.as_bytes(),
     );
-    std::fs::remove_dir_all(&dir).unwrap();
+    drop(dir);
     let text = String::from_utf8(output.stdout).unwrap();
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), 4, "{text}");

@@ -40,15 +40,15 @@ const CUT: &str = concat!(
 
 /// A temporary folder for what the fake records, removed on drop; the run's directory.
 struct Fake {
-    dir: PathBuf,
+    dir: tempfile::TempDir,
 }
 
 impl Fake {
     fn new(name: &str) -> Self {
-        let dir =
-            std::env::temp_dir().join(format!("harness-run-codex-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = tempfile::Builder::new()
+            .prefix(&format!("harness-run-codex-{name}-"))
+            .tempdir()
+            .unwrap();
         Fake { dir }
     }
 
@@ -59,7 +59,7 @@ impl Fake {
     }
 
     fn path(&self, name: &str) -> PathBuf {
-        self.dir.join(name)
+        self.dir.path().join(name)
     }
 
     /// `harness run --backend codex` with `args`, the fake's environment, and neither
@@ -83,15 +83,9 @@ impl Fake {
         cmd.arg("--binary")
             .arg(self.agent())
             .arg("--cwd")
-            .arg(&self.dir)
+            .arg(self.dir.path())
             .args(args);
         guarded(cmd)
-    }
-}
-
-impl Drop for Fake {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 
@@ -185,7 +179,7 @@ fn a_prompt_starting_with_dashes_reaches_stdin_and_appears_nowhere_in_argv() {
     );
     assert_eq!(std::fs::read_to_string(&stdin).unwrap(), prompt);
     let args = std::fs::read_to_string(&argv).unwrap();
-    let dir = fake.dir.display().to_string();
+    let dir = fake.dir.path().display().to_string();
     assert_eq!(
         args.lines().collect::<Vec<_>>(),
         [

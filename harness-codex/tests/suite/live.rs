@@ -33,27 +33,27 @@ fn agent() -> PathBuf {
 
 /// A temporary folder for what the fake records, removed on drop; the run's directory.
 struct Fake {
-    dir: PathBuf,
+    dir: tempfile::TempDir,
 }
 
 impl Fake {
     fn new(name: &str) -> Self {
-        let dir =
-            std::env::temp_dir().join(format!("harness-codex-live-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = tempfile::Builder::new()
+            .prefix(&format!("harness-codex-live-{name}-"))
+            .tempdir()
+            .unwrap();
         Fake { dir }
     }
 
     fn path(&self, name: &str) -> PathBuf {
-        self.dir.join(name)
+        self.dir.path().join(name)
     }
 
     /// A request for the fake, run in its folder, with `env` for the script.
     fn request(&self, prompt: &str, env: &[(&str, &Path)]) -> RunRequest {
         RunRequest {
             prompt: prompt.into(),
-            cwd: Some(self.dir.clone()),
+            cwd: Some(self.dir.path().to_path_buf()),
             binary: Some(agent()),
             env: env
                 .iter()
@@ -61,12 +61,6 @@ impl Fake {
                 .collect::<BTreeMap<_, _>>(),
             ..RunRequest::default()
         }
-    }
-}
-
-impl Drop for Fake {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 
@@ -174,7 +168,7 @@ fn a_run_by_name_starts_in_its_directory_and_resolves_relative_paths_against_it(
     );
     let (events, outcome) = run_by_name(request);
 
-    let dir = fake.dir.display().to_string();
+    let dir = fake.dir.path().display().to_string();
     assert_eq!(std::fs::read_to_string(&pwd).unwrap().trim_end(), dir);
     let argv = std::fs::read_to_string(&argv).unwrap();
     assert_eq!(
@@ -223,7 +217,7 @@ fn the_prompt_goes_to_stdin_and_never_into_argv() {
     let (_, outcome) = run_by_name(request);
 
     assert_eq!(std::fs::read_to_string(&stdin).unwrap(), prompt);
-    let dir = fake.dir.display().to_string();
+    let dir = fake.dir.path().display().to_string();
     let argv = std::fs::read_to_string(&argv).unwrap();
     assert_eq!(
         argv.lines().collect::<Vec<_>>(),
