@@ -189,6 +189,7 @@ impl Anthropic {
                 status: 200,
                 headers: Vec::new(),
                 body: Vec::new(),
+                delay: std::time::Duration::ZERO,
             },
             ("POST", "/v1/messages/count_tokens") => {
                 Reply::json(200, &json!({"input_tokens": 120}))
@@ -222,6 +223,7 @@ impl Anthropic {
             text_turn(&self.side_answer)
         };
         let mut reply = self.answer(&turn, &model, stream);
+        reply.delay = std::time::Duration::from_millis(turn.delay_ms.unwrap_or(0));
         let request_id = format!("req_mock_{}", self.hex(16));
         reply.headers.push(("request-id".into(), request_id));
         reply

@@ -132,6 +132,11 @@ pub struct Turn {
     /// Several turns with the same step answer the first, second, ... request at that step.
     #[serde(default)]
     pub step: Option<usize>,
+    /// Answer this long after the request came (the other requests meanwhile are answered at
+    /// once): puts a background sub-agent's output after the main thread's, where the two
+    /// would otherwise race.
+    #[serde(default)]
+    pub delay_ms: Option<u64>,
 }
 
 /// An HTTP error answer.
@@ -204,6 +209,9 @@ impl Scenario {
         {
             if turn.step.is_some_and(|s| s > 1000) {
                 bail!("turn {}: step out of range", i + 1);
+            }
+            if turn.delay_ms.is_some_and(|d| d > 60_000) {
+                bail!("turn {}: delay_ms above a minute", i + 1);
             }
             for block in turn.values() {
                 let kind = block.get("type").and_then(Value::as_str).unwrap_or("");
