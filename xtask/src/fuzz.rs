@@ -31,7 +31,7 @@ fn seeds(target: &str) -> Result<PathBuf> {
     };
     match target {
         "claude_normalizer" => {
-            for folder in fixtures::CLAUDE_FOLDERS {
+            for folder in ["claude", "claude-edges"] {
                 for path in crate::recorded_streams(&root().join("fixtures").join(folder))? {
                     let bytes = std::fs::read(&path)?;
                     // The first byte picks the chunk size; the stream follows.

@@ -226,6 +226,38 @@ fn send_signal(pid: u32, which: &str) {
     };
 }
 
+/// The standard command PATH of a run.
+const PATH: &str = "/usr/local/bin:/usr/bin:/bin";
+/// Where the bundled `rg` is linked for a run.
+const BIN: &str = "/home/dev2/bin";
+
+/// The PATH of a run. Codex ships `rg` in `codex-path/` beside its binary and means its
+/// commands to find it, but 0.171.0 does not always put that folder on their PATH: a command
+/// then fails with `rg: command not found` in one run and not the next. Its commands run in a
+/// login shell (`bash -lc`), where `/etc/profile` resets the PATH. So when the binary has a
+/// bundled `rg`, it is linked into `/home/dev2/bin` (a path of the recordings, not of this
+/// machine), which leads the PATH of the run, and `/home/dev2/.profile` puts it back in front
+/// after `/etc/profile`.
+fn command_path(codex: &Path) -> Result<&'static str> {
+    let bundled = codex
+        .parent()
+        .and_then(Path::parent)
+        .map(|triple| triple.join("codex-path").join("rg"));
+    match bundled {
+        Some(rg) if rg.exists() => {
+            std::fs::create_dir_all(BIN)?;
+            std::os::unix::fs::symlink(&rg, Path::new(BIN).join("rg"))
+                .with_context(|| format!("linking {}", rg.display()))?;
+            std::fs::write(
+                Path::new(HOME).join(".profile"),
+                format!("PATH=\"{BIN}:$PATH\"\n"),
+            )?;
+            Ok("/home/dev2/bin:/usr/local/bin:/usr/bin:/bin")
+        }
+        _ => Ok(PATH),
+    }
+}
+
 fn run(name: &str, scenario: &Scenario, codex: &Path, out: &Path) -> Result<Vec<String>> {
     clean()?;
     std::fs::create_dir_all(PROJECT)?;
@@ -235,6 +267,7 @@ fn run(name: &str, scenario: &Scenario, codex: &Path, out: &Path) -> Result<Vec<
     )?;
     write_files(Path::new(PROJECT), &scenario.files)?;
     write_files(Path::new(HOME), &scenario.home_files)?;
+    let path = command_path(codex)?;
     let api = Arc::new(Mutex::new(Responses::new(&scenario.turns)));
     let handler_api = Arc::clone(&api);
     // With RECORD_DUMP_REQUESTS set, every request body goes to NAME.requests.jsonl (for
@@ -262,7 +295,7 @@ fn run(name: &str, scenario: &Scenario, codex: &Path, out: &Path) -> Result<Vec<
     std::fs::create_dir_all(&codex_home)?;
     std::fs::write(codex_home.join("config.toml"), &config)?;
     let mut env: BTreeMap<String, String> = [
-        ("PATH", "/usr/local/bin:/usr/bin:/bin"),
+        ("PATH", path),
         ("LANG", "C.UTF-8"),
         ("TERM", "dumb"),
         ("MOCK_OPENAI_API_KEY", "sk-mock-loopback-only"),
