@@ -25,12 +25,9 @@
 //! registry.register(Box::new(ClaudeHarness));
 //! let harness = registry.get("claude").expect("registered above");
 //!
-//! let request = RunRequest {
-//!     prompt: "Explain src/main.rs".into(),
-//!     cwd: Some("/path/to/project".into()),
-//!     timeout: Some(Duration::from_secs(600)),
-//!     ..RunRequest::default()
-//! };
+//! let mut request = RunRequest::new("Explain src/main.rs");
+//! request.cwd = Some("/path/to/project".into());
+//! request.timeout = Some(Duration::from_secs(600));
 //! let mut stream = harness.run(request).await?;
 //! while let Some(item) = stream.next().await {
 //!     match item {
@@ -71,13 +68,12 @@ mod runner;
 mod tools;
 mod wire;
 
-use harness_core::{
-    Capabilities, Harness, Normalizer, NormalizerConfig, OrchestrationSource, RunError, RunRequest,
-    RunStream,
-};
+use std::path::Path;
 
-pub use normalizer::ClaudeNormalizer;
-pub use runner::{CLAUDE_BIN, INSTALL};
+use harness_core::{Harness, Launch, Normalizer, NormalizerConfig, RunRequest};
+
+pub use normalizer::{ClaudeDecoder, ClaudeNormalizer};
+pub use runner::{CLAUDE_BIN, INSTALL, LAUNCH};
 
 /// The Claude Code backend, registered as `"claude"`.
 ///
@@ -88,27 +84,44 @@ pub use runner::{CLAUDE_BIN, INSTALL};
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ClaudeHarness;
 
-#[async_trait::async_trait]
 impl Harness for ClaudeHarness {
     fn name(&self) -> &'static str {
         "claude"
-    }
-
-    /// Claude Code reports no exit codes (C16) and has no orchestration source (C17).
-    fn capabilities(&self) -> Capabilities {
-        Capabilities {
-            exit_codes: false,
-            orchestration_source: OrchestrationSource::None,
-        }
     }
 
     fn normalizer(&self, config: NormalizerConfig) -> Box<dyn Normalizer> {
         Box::new(ClaudeNormalizer::new(config))
     }
 
-    /// Runs `claude` live. Fails with [`RunError::BinaryNotFound`] (naming the binary and
-    /// [`INSTALL`]) when it is not installed.
-    async fn run(&self, request: RunRequest) -> Result<RunStream, RunError> {
-        runner::run(request)
+    /// C14: `StructuredOutput` gives no event at all; its output reaches the outcome.
+    fn eventless_tools(&self) -> &'static [&'static str] {
+        &["StructuredOutput"]
+    }
+
+    /// A line whose top-level `type` is one Claude Code prints: `system`, `assistant`, `user`,
+    /// `result`, `stream_event` or `rate_limit_event` (C1-C8).
+    ///
+    /// ```
+    /// use harness_core::Harness;
+    /// use serde_json::json;
+    ///
+    /// let claude = harness_claude::ClaudeHarness;
+    /// assert!(claude.recognizes(&json!({"type": "system", "subtype": "init"})));
+    /// assert!(!claude.recognizes(&json!({"type": "thread.started"})));
+    /// assert!(!claude.recognizes(&json!({"type": "error", "message": "x"})));
+    /// ```
+    fn recognizes(&self, line: &serde_json::Value) -> bool {
+        matches!(
+            line.get("type").and_then(serde_json::Value::as_str),
+            Some("system" | "assistant" | "user" | "result" | "stream_event" | "rate_limit_event")
+        )
+    }
+
+    fn launch(&self) -> Option<Launch> {
+        Some(LAUNCH)
+    }
+
+    fn args(&self, request: &RunRequest, _dir: &Path) -> Vec<String> {
+        runner::args(request)
     }
 }

@@ -2,12 +2,12 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use harness_core::json::Loose;
-use harness_core::text::truncate_chars;
+use harness_core::backend::json::Loose;
+use harness_core::backend::text::truncate_chars;
+use harness_core::backend::{Decoder, Driver, Emitter, NotJson, Summary, parse_value};
 use harness_core::{
-    Disposition, Event, EventBody, Ledger, LineRange, Metrics, Normalizer, NormalizerConfig,
-    Outcome, PendingToolUse, Status, ToolRef, ToolStatus, UnknownReason, WarningSource,
-    add_numbers,
+    Event, EventBody, LineRange, Metrics, NormalizerConfig, PendingToolUse, ToolRef, ToolStatus,
+    UnknownReason, WarningSource, add_numbers,
 };
 use serde_json::{Map, Number, Value};
 
@@ -105,12 +105,17 @@ struct Tokens {
     cache_creation: Option<Number>,
 }
 
-/// The Claude Code normalizer: feed it lines, get events (see the crate docs).
+/// The Claude Code normalizer: feed it lines, get events (see the crate docs). The core's
+/// [`Driver`] does the bookkeeping; [`ClaudeDecoder`] the S and C rules.
+pub type ClaudeNormalizer = Driver<ClaudeDecoder>;
+
+/// The decoding of Claude Code's `stream-json` lines (S and C rules, O2).
 #[derive(Debug, Default)]
-pub struct ClaudeNormalizer {
-    config: NormalizerConfig,
-    /// Line numbers, counts and dispositions.
-    ledger: Ledger,
+pub struct ClaudeDecoder {
+    /// The working directory when the stream names none (C14a).
+    config_cwd: Option<String>,
+    /// Where skills live (C14a).
+    workspace: Option<String>,
     session_id: Option<String>,
     init_cwd: Option<String>,
 
@@ -127,7 +132,6 @@ pub struct ClaudeNormalizer {
     pending: HashMap<String, Pending>,
     next_use: u64,
 
-    results: u64,
     any_error: bool,
     final_output: Option<String>,
     structured_output: Option<Value>,
@@ -187,26 +191,14 @@ fn to_u64(n: i128) -> u64 {
     u64::try_from(n).unwrap_or(u64::MAX)
 }
 
-impl ClaudeNormalizer {
-    /// A normalizer with the given settings.
-    pub fn new(config: NormalizerConfig) -> Self {
-        ClaudeNormalizer {
-            config,
-            ..ClaudeNormalizer::default()
-        }
-    }
-
-    fn emit(&mut self, out: &mut Vec<Event>, event: Event) {
-        self.ledger.emit(out, event);
-    }
-
-    fn emit_here(&mut self, out: &mut Vec<Event>, body: EventBody, parent: &Thread) {
-        self.ledger.emit_here(out, body, parent.clone());
+impl ClaudeDecoder {
+    fn emit_here(&mut self, out: &mut Emitter<'_>, body: EventBody, parent: &Thread) {
+        out.emit_in(body, parent.clone());
     }
 
     fn unknown_here(
         &mut self,
-        out: &mut Vec<Event>,
+        out: &mut Emitter<'_>,
         reason: UnknownReason,
         raw: Value,
         parent: &Thread,
@@ -220,7 +212,7 @@ impl ClaudeNormalizer {
     }
 
     fn current_cwd(&self) -> Option<&str> {
-        self.init_cwd.as_deref().or(self.config.cwd.as_deref())
+        self.init_cwd.as_deref().or(self.config_cwd.as_deref())
     }
 
     // ---- messages (C3, C4) ----
@@ -243,7 +235,7 @@ impl ClaudeNormalizer {
     }
 
     /// Flushes the given messages in the order they were first seen (C4).
-    fn flush(&mut self, mut seqs: Vec<u64>, out: &mut Vec<Event>) {
+    fn flush(&mut self, mut seqs: Vec<u64>, out: &mut Emitter<'_>) {
         seqs.sort_unstable();
         seqs.dedup();
         for seq in seqs {
@@ -253,13 +245,13 @@ impl ClaudeNormalizer {
         }
     }
 
-    fn flush_all(&mut self, out: &mut Vec<Event>) {
+    fn flush_all(&mut self, out: &mut Emitter<'_>) {
         while let Some((seq, message)) = self.messages.pop_first() {
             self.close(seq, message, out);
         }
     }
 
-    fn close(&mut self, seq: u64, message: Message, out: &mut Vec<Event>) {
+    fn close(&mut self, seq: u64, message: Message, out: &mut Emitter<'_>) {
         if self.open_by_thread.get(&message.thread) == Some(&seq) {
             self.open_by_thread.remove(&message.thread);
         }
@@ -277,13 +269,13 @@ impl ClaudeNormalizer {
             })
             .at_line(line)
             .with_parent(message.thread.clone());
-            self.emit(out, event);
+            out.event(event);
         }
         if let Some(line) = message.text_line {
             let event = Event::new(EventBody::Agent { text: message.text })
                 .at_line(line)
                 .with_parent(message.thread);
-            self.emit(out, event);
+            out.event(event);
         }
     }
 
@@ -294,7 +286,7 @@ impl ClaudeNormalizer {
     // ---- lines ----
 
     /// A line that `serde_json` parsed (the exact path, S2).
-    fn on_value(&mut self, value: Value, out: &mut Vec<Event>) {
+    fn on_value(&mut self, value: Value, out: &mut Emitter<'_>) {
         if !value.is_object() {
             self.unknown_here(out, UnknownReason::NotAnEvent, value, &None);
             return;
@@ -314,7 +306,7 @@ impl ClaudeNormalizer {
         parts: LineParts<'_>,
         text: &str,
         value: Option<Value>,
-        out: &mut Vec<Event>,
+        out: &mut Emitter<'_>,
     ) {
         if self.session_id.is_none() {
             if let Some(id) = parts.session_id.non_empty_str() {
@@ -325,14 +317,14 @@ impl ClaudeNormalizer {
         let line_value = || value.clone().unwrap_or_else(|| reparse(text));
         match parts.body {
             Body::Assistant { id, content } => {
-                self.ledger.consumed_by("C2");
+                out.consumed_by("C2");
                 self.on_assistant(&id, content, &line_value, parent, out);
             }
             Body::User {
                 content,
                 tool_use_result,
             } => {
-                self.ledger.consumed_by("C5");
+                out.consumed_by("C5");
                 self.on_user(content, tool_use_result, &line_value, parent, out);
             }
             Body::System {
@@ -340,7 +332,7 @@ impl ClaudeNormalizer {
                 cwd,
                 tool_use_id,
             } => {
-                self.ledger.consumed_by("C1");
+                out.consumed_by("C1");
                 let mut set = Vec::new();
                 self.flush_for_parent(&parent, &mut set);
                 if subtype.as_str() == Some("task_notification") {
@@ -366,11 +358,11 @@ impl ClaudeNormalizer {
                 }
             }
             Body::StreamEvent => {
-                self.ledger.consumed_by("C8");
+                out.consumed_by("C8");
                 self.flush_line_default(&parent, out);
             }
             Body::Result(result) => {
-                self.ledger.terminal();
+                out.terminal();
                 self.flush_all(out);
                 self.on_result(&result, &parent, out);
             }
@@ -378,7 +370,7 @@ impl ClaudeNormalizer {
                 let line = line_value();
                 match line.get("type").and_then(Value::as_str) {
                     Some("rate_limit_event") => {
-                        self.ledger.consumed_by("C6");
+                        out.consumed_by("C6");
                         self.flush_line_default(&parent, out);
                         self.on_rate_limit(&line, &parent, out);
                     }
@@ -396,7 +388,7 @@ impl ClaudeNormalizer {
     }
 
     /// The only flush a line other than assistant, user and result can cause (C4).
-    fn flush_line_default(&mut self, parent: &Thread, out: &mut Vec<Event>) {
+    fn flush_line_default(&mut self, parent: &Thread, out: &mut Emitter<'_>) {
         let mut set = Vec::new();
         self.flush_for_parent(parent, &mut set);
         if !set.is_empty() {
@@ -404,7 +396,7 @@ impl ClaudeNormalizer {
         }
     }
 
-    fn on_rate_limit(&mut self, line: &Value, parent: &Thread, out: &mut Vec<Event>) {
+    fn on_rate_limit(&mut self, line: &Value, parent: &Thread, out: &mut Emitter<'_>) {
         let info = line.get("rate_limit_info");
         let status = info.and_then(|i| i.get("status"));
         if status.and_then(Value::as_str) == Some("allowed") {
@@ -431,8 +423,7 @@ impl ClaudeNormalizer {
         self.emit_here(out, body, parent);
     }
 
-    fn on_result(&mut self, line: &ResultFields<'_>, parent: &Thread, out: &mut Vec<Event>) {
-        self.results += 1;
+    fn on_result(&mut self, line: &ResultFields<'_>, parent: &Thread, out: &mut Emitter<'_>) {
         let subtype = line.subtype.as_str();
         let is_error = line.is_error.is_true() || subtype.is_some_and(|s| s.starts_with("error"));
 
@@ -483,7 +474,7 @@ impl ClaudeNormalizer {
         content: Content<'_>,
         line: LineValue<'_>,
         thread: Thread,
-        out: &mut Vec<Event>,
+        out: &mut Emitter<'_>,
     ) {
         let id = id.as_str();
         let mut set = Vec::new();
@@ -523,7 +514,7 @@ impl ClaudeNormalizer {
             }
         };
 
-        let line_no = self.ledger.line();
+        let line_no = out.line().unwrap_or_default();
         for (index, Block { view, raw }) in blocks.into_iter().enumerate() {
             let view = view.unwrap_or_default();
             let text = raw;
@@ -535,7 +526,7 @@ impl ClaudeNormalizer {
                             append(&mut m.text, &mut m.text_line, text, line_no);
                         }
                         if !text.is_empty() {
-                            self.ledger.defer();
+                            out.defer();
                         }
                     }
                     None => self.unknown_block(raw(), &thread, out),
@@ -546,7 +537,7 @@ impl ClaudeNormalizer {
                             append(&mut m.reasoning, &mut m.reasoning_line, text, line_no);
                         }
                         if !text.is_empty() {
-                            self.ledger.defer();
+                            out.defer();
                         }
                     }
                     None => self.unknown_block(raw(), &thread, out),
@@ -565,7 +556,7 @@ impl ClaudeNormalizer {
     }
 
     /// C2: a block this backend does not know, emitted at once.
-    fn unknown_block(&mut self, raw: Value, thread: &Thread, out: &mut Vec<Event>) {
+    fn unknown_block(&mut self, raw: Value, thread: &Thread, out: &mut Emitter<'_>) {
         self.unknown_here(out, UnknownReason::UnknownBlock, raw, thread);
     }
 
@@ -576,7 +567,7 @@ impl ClaudeNormalizer {
         text: Box<str>,
         seq: u64,
         thread: &Thread,
-        out: &mut Vec<Event>,
+        out: &mut Emitter<'_>,
     ) {
         let name = block.name.as_str().map(str::to_string);
         let Some(id) = block.id.as_str() else {
@@ -597,7 +588,14 @@ impl ClaudeNormalizer {
         }
         self.owners.entry(id.to_string()).or_default().push(seq);
 
-        self.ledger.defer();
+        out.defer();
+        if out.wants_started() {
+            let tool = ToolRef {
+                tool: name.clone(),
+                tool_use_id: Some(id.to_string()),
+            };
+            self.started(&text, tool, thread, out);
+        }
         let use_seq = self.next_use;
         self.next_use += 1;
         self.uses.insert(
@@ -633,7 +631,7 @@ impl ClaudeNormalizer {
         tool_use_result: ToolUseResult,
         line: LineValue<'_>,
         thread: Thread,
-        out: &mut Vec<Event>,
+        out: &mut Emitter<'_>,
     ) {
         let results: Vec<(usize, &wire::BlockView<'_>, Option<&str>)> = match &content {
             Content::List(blocks) => blocks
@@ -688,7 +686,7 @@ impl ClaudeNormalizer {
         result: &ResultRef<'_>,
         is_error: bool,
         thread: &Thread,
-        out: &mut Vec<Event>,
+        out: &mut Emitter<'_>,
     ) {
         let interrupted = matches!(
             result.tool_use_result,
@@ -741,7 +739,7 @@ impl ClaudeNormalizer {
         result: &ResultRef<'_>,
         status: ToolStatus,
         thread: &Thread,
-        out: &mut Vec<Event>,
+        out: &mut Emitter<'_>,
     ) {
         let tool_use_id = result.tool_use_id.map(str::to_string);
         let tool_use_result = result.tool_use_result_value();
@@ -764,7 +762,7 @@ impl ClaudeNormalizer {
                     _ => None,
                 };
                 EventBody::Read {
-                    path: harness_core::paths::resolve(path, self.current_cwd()),
+                    path: harness_core::backend::paths::resolve(path, self.current_cwd()),
                     range,
                     command: None,
                     status,
@@ -786,29 +784,49 @@ impl ClaudeNormalizer {
         self.emit_here(out, body, thread);
     }
 
+    /// What a tool use block maps to (C13-C15), with the working directory now in effect.
+    fn mapping(&self, block: &str, status: &ToolStatus, tool: &ToolRef) -> Mapping {
+        let input = wire::tool_input(block);
+        match (tool.tool.as_deref(), &input) {
+            (Some(name), Some(input)) => {
+                let cx = Context {
+                    cwd: self.current_cwd(),
+                    workspace: self.workspace.as_deref(),
+                };
+                map_tool(name, input, status, tool, &cx)
+            }
+            _ => Mapping::Malformed,
+        }
+    }
+
+    /// L1: the `started` event of a tool use just recorded, from what it would give on
+    /// success (nothing expected of `StructuredOutput`, an unmapped or a malformed use).
+    fn started(&self, block: &str, tool: ToolRef, thread: &Thread, out: &mut Emitter<'_>) {
+        let ok = ToolStatus {
+            success: true,
+            error: None,
+        };
+        match self.mapping(block, &ok, &tool) {
+            Mapping::Events(bodies) => out.started_from(tool, &bodies, thread.clone()),
+            Mapping::Nothing | Mapping::UnknownTool | Mapping::Malformed => {
+                out.started(tool, None, Vec::new(), thread.clone())
+            }
+        }
+    }
+
     /// Emits the events of a resolved tool use (C13-C15), on the result's line.
     fn emit_tool(
         &mut self,
         tool_use: ToolUse,
         result: &ResultRef<'_>,
         status: ToolStatus,
-        out: &mut Vec<Event>,
+        out: &mut Emitter<'_>,
     ) {
         let tool = ToolRef {
             tool: tool_use.name.clone(),
             tool_use_id: Some(tool_use.id.clone()),
         };
-        let input = wire::tool_input(&tool_use.block);
-        let mapping = match (tool_use.name.as_deref(), &input) {
-            (Some(name), Some(input)) => {
-                let cx = Context {
-                    cwd: self.current_cwd(),
-                    workspace: self.config.workspace.as_deref(),
-                };
-                map_tool(name, input, &status, &tool, &cx)
-            }
-            _ => Mapping::Malformed,
-        };
+        let mapping = self.mapping(&tool_use.block, &status, &tool);
         let reason = match mapping {
             Mapping::Events(bodies) => {
                 for body in bodies {
@@ -829,37 +847,21 @@ impl ClaudeNormalizer {
         self.emit_here(out, body, &tool_use.thread);
     }
 
-    fn outcome(&self) -> Outcome {
+    fn metrics(&self) -> Metrics {
         let tokens = self
             .model_tokens
             .clone()
             .unwrap_or_else(|| self.usage_tokens.clone());
-        let status = if self.any_error {
-            Status::Error
-        } else if self.results > 0 {
-            Status::Success
-        } else {
-            Status::Incomplete
-        };
-        Outcome {
-            session_id: self.session_id.clone(),
-            status,
-            final_output: self.final_output.clone(),
-            structured_output: self.structured_output.clone(),
-            metrics: Metrics {
-                input_tokens: tokens.input,
-                output_tokens: tokens.output,
-                cache_read_input_tokens: tokens.cache_read,
-                cache_creation_input_tokens: tokens.cache_creation,
-                reasoning_output_tokens: None,
-                total_cost_usd: self.total_cost_usd.clone(),
-                duration_api_ms: self.duration_api_ms.clone(),
-                duration_ms: self.duration_ms.clone(),
-                num_turns: self.num_turns.clone(),
-            },
-            counts: self.ledger.counts().clone(),
-            exit_code: None,
-        }
+        let mut metrics = Metrics::default();
+        metrics.input_tokens = tokens.input;
+        metrics.output_tokens = tokens.output;
+        metrics.cache_read_input_tokens = tokens.cache_read;
+        metrics.cache_creation_input_tokens = tokens.cache_creation;
+        metrics.total_cost_usd = self.total_cost_usd.clone();
+        metrics.duration_api_ms = self.duration_api_ms.clone();
+        metrics.duration_ms = self.duration_ms.clone();
+        metrics.num_turns = self.num_turns.clone();
+        metrics
     }
 }
 
@@ -887,11 +889,16 @@ fn tool_raw(tool_use: Value, tool_result: Value, tool_use_result: Option<Value>)
     Value::Object(raw)
 }
 
-impl Normalizer for ClaudeNormalizer {
-    fn push_line(&mut self, line: &[u8], out: &mut Vec<Event>) {
-        let Some(line) = self.ledger.begin_line(line) else {
-            return;
-        };
+impl Decoder for ClaudeDecoder {
+    fn new(config: &NormalizerConfig) -> Self {
+        ClaudeDecoder {
+            config_cwd: config.cwd.clone(),
+            workspace: config.workspace.clone(),
+            ..ClaudeDecoder::default()
+        }
+    }
+
+    fn line(&mut self, line: &[u8], out: &mut Emitter<'_>) -> Result<(), NotJson> {
         // The fast path: a borrowed view, which exists exactly when the line parses into a
         // `Value` (S2). Other lines (not UTF-8, not an object) take the `Value` path.
         let fast = std::str::from_utf8(line)
@@ -900,51 +907,36 @@ impl Normalizer for ClaudeNormalizer {
         let parts = fast.and_then(|text| Some((text, wire::parse(text)?)));
         match parts {
             Some((text, parts)) => self.on_parts(parts, text, None, out),
-            None => match serde_json::from_slice::<Value>(line) {
-                Ok(value) => self.on_value(value, out),
-                Err(_) => self.ledger.non_json(line, out),
-            },
+            None => self.on_value(parse_value(line)?, out),
         }
-        self.ledger.end_line();
+        Ok(())
     }
 
-    fn push_stderr(&mut self, line: &[u8], out: &mut Vec<Event>) {
-        self.ledger.push_stderr(line, out);
-    }
-
-    fn finish(&mut self, out: &mut Vec<Event>) -> Outcome {
-        self.finish_each(&mut |event| out.push(event))
-    }
-
-    fn finish_each(&mut self, emit: &mut dyn FnMut(Event)) -> Outcome {
-        if self.ledger.finish() {
-            let mut flushed = Vec::new();
-            self.flush_all(&mut flushed);
-            flushed.into_iter().for_each(&mut *emit);
-            // One use at a time, its memory freed as its event goes out (S7, S9).
-            while let Some((_, tool_use)) = self.uses.pop_first() {
-                self.pending.remove(&tool_use.id);
-                let body = EventBody::Unknown {
-                    reason: UnknownReason::UnresolvedToolUse,
-                    raw: tool_raw(reparse(&tool_use.block), Value::Null, None),
-                    tool: ToolRef {
-                        tool: tool_use.name,
-                        tool_use_id: Some(tool_use.id),
-                    },
-                };
-                let event = Event::new(body).with_parent(tool_use.thread);
-                self.ledger.emit_each(emit, event);
-            }
-            self.pending.clear();
-            if self.results == 0 {
-                self.ledger.ended_without_result(emit);
-            }
+    fn end(&mut self, out: &mut Emitter<'_>) {
+        self.flush_all(out);
+        // One use at a time, its memory freed as its event goes out (S7, S9).
+        while let Some((_, tool_use)) = self.uses.pop_first() {
+            self.pending.remove(&tool_use.id);
+            let body = EventBody::Unknown {
+                reason: UnknownReason::UnresolvedToolUse,
+                raw: tool_raw(reparse(&tool_use.block), Value::Null, None),
+                tool: ToolRef {
+                    tool: tool_use.name,
+                    tool_use_id: Some(tool_use.id),
+                },
+            };
+            out.emit_in(body, tool_use.thread);
         }
-        self.outcome()
+        self.pending.clear();
     }
 
-    fn last_disposition(&self) -> Disposition {
-        self.ledger.disposition()
+    fn summary(&self) -> Summary {
+        let mut summary = Summary::default();
+        summary.failed = self.any_error;
+        summary.final_output = self.final_output.clone();
+        summary.structured_output = self.structured_output.clone();
+        summary.metrics = self.metrics();
+        summary
     }
 
     fn session_id(&self) -> Option<&str> {
@@ -952,7 +944,7 @@ impl Normalizer for ClaudeNormalizer {
     }
 
     fn cwd(&self) -> Option<&str> {
-        self.current_cwd()
+        self.init_cwd.as_deref()
     }
 
     fn pending_tool_uses(&self) -> Vec<PendingToolUse> {
@@ -969,19 +961,14 @@ impl Normalizer for ClaudeNormalizer {
 
 #[cfg(test)]
 mod tests {
+    use harness_core::{Disposition, Normalizer, Outcome};
+
     use super::*;
 
     /// The disposition of each line of a small session, in order.
     fn dispositions(lines: &[&str]) -> Vec<Disposition> {
         let mut normalizer = ClaudeNormalizer::new(NormalizerConfig::default());
-        let mut out = Vec::new();
-        lines
-            .iter()
-            .map(|line| {
-                normalizer.push_line(line.as_bytes(), &mut out);
-                normalizer.last_disposition()
-            })
-            .collect()
+        harness_core::testkit::dispositions(&mut normalizer, lines)
     }
 
     #[test]

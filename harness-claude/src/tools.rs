@@ -1,9 +1,8 @@
 //! The tool map (C13, C14, C15): what one resolved tool use becomes.
 
-use harness_codex_shell::{Classified, ParsedCommand};
-use harness_core::json::Loose;
-use harness_core::paths::resolve;
-use harness_core::reclassify::{ShellPart, shell_events};
+use harness_core::backend::json::Loose;
+use harness_core::backend::paths::resolve;
+use harness_core::backend::reclassify::{ShellInput, shell_events};
 use harness_core::{EventBody, LineRange, ToolRef, ToolStatus};
 
 use crate::wire::InputView;
@@ -169,35 +168,13 @@ fn map_fields(
 }
 
 /// C15: a Bash command becomes read/search/list events when every part Codex finds is one of
-/// those, else one `command` event.
+/// those, else one `command` event (C16: no exit code).
 fn bash_events(
     command: &str,
     status: &ToolStatus,
     tool: &ToolRef,
     cx: &Context<'_>,
 ) -> Vec<EventBody> {
-    let parts = harness_codex_shell::classify_script(command)
-        .into_iter()
-        .map(shell_part);
-    shell_events(command, parts, cx.cwd, status, tool).unwrap_or_else(|| {
-        vec![EventBody::Command {
-            command: command.to_string(),
-            exit_code: None,
-            status: status.clone(),
-            tool: tool.clone(),
-        }]
-    })
-}
-
-/// A classified part as a file operation, with the path C15 puts on its event.
-fn shell_part(Classified { parsed, event_path }: Classified) -> Option<ShellPart> {
-    match parsed {
-        ParsedCommand::Read { path, .. } => Some(ShellPart::Read { path }),
-        ParsedCommand::Search { query, .. } => Some(ShellPart::Search {
-            query,
-            path: event_path,
-        }),
-        ParsedCommand::ListFiles { .. } => Some(ShellPart::List { path: event_path }),
-        ParsedCommand::Unknown { .. } => None,
-    }
+    let input = ShellInput::Script(command);
+    shell_events(input, command, None, cx.cwd, status, tool)
 }

@@ -13,8 +13,10 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use harness_core::json::{Checked, Loose, depth_exceeds};
-use serde::de::{self, Deserialize, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use harness_core::backend::json::{
+    Checked, FieldsSeed, JsonView, Key, Loose, ViewSeed, depth_exceeds,
+};
+use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 
 /// The deepest a content block may nest: `serde_json` allows 127 levels in a line, and a block
@@ -28,31 +30,6 @@ enum BlockMode {
     InPlace,
     /// Each block's text kept, then its view read from that text (assistant lines).
     Kept,
-}
-
-/// A map key, borrowed when it holds no escape.
-struct Key<'a>(Cow<'a, str>);
-
-impl<'de> Deserialize<'de> for Key<'de> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct KeyVisitor;
-        impl<'de> Visitor<'de> for KeyVisitor {
-            type Value = Key<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a key")
-            }
-            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
-                Ok(Key(Cow::Borrowed(v)))
-            }
-            fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
-                Ok(Key(Cow::Owned(v.to_string())))
-            }
-            fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
-                Ok(Key(Cow::Owned(v)))
-            }
-        }
-        deserializer.deserialize_str(KeyVisitor)
-    }
 }
 
 /// Implements the visits of the scalars a visitor is not after: the value is consumed and
@@ -115,88 +92,23 @@ macro_rules! other_map {
     };
 }
 
-/// The fields of a content block that rules read.
-#[derive(Debug, Default)]
-pub(crate) struct BlockView<'a> {
-    /// `type`.
-    pub kind: Loose<'a>,
-    /// `text` of a text block.
-    pub text: Loose<'a>,
-    /// `thinking` of a thinking block.
-    pub thinking: Loose<'a>,
-    /// `id` of a tool use.
-    pub id: Loose<'a>,
-    /// `name` of a tool use.
-    pub name: Loose<'a>,
-    /// `tool_use_id` of a tool result.
-    pub tool_use_id: Loose<'a>,
-    /// `is_error` of a tool result.
-    pub is_error: Loose<'a>,
-}
-
-/// The named fields of an object, each [`Loose`], a repeated key keeping its last value;
-/// `None` when the value is not an object. Other members are skipped, checked.
-struct FieldsSeed<const N: usize>(&'static [&'static str; N]);
-
-impl<'de, const N: usize> DeserializeSeed<'de> for FieldsSeed<N> {
-    type Value = Option<[Loose<'de>; N]>;
-
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
-        struct FieldsVisitor<const N: usize>(&'static [&'static str; N]);
-        impl<'de, const N: usize> Visitor<'de> for FieldsVisitor<N> {
-            type Value = Option<[Loose<'de>; N]>;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an object")
-            }
-            other_values!(None);
-            other_seq!(None);
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-                let mut fields: [Loose<'de>; N] = std::array::from_fn(|_| Loose::Absent);
-                while let Some(Key(key)) = map.next_key()? {
-                    match self.0.iter().position(|name| *name == key) {
-                        Some(i) => fields[i] = map.next_value()?,
-                        None => {
-                            map.next_value::<Checked>()?;
-                        }
-                    }
-                }
-                Ok(Some(fields))
-            }
-        }
-        deserializer.deserialize_any(FieldsVisitor(self.0))
-    }
-}
-
-/// The names [`BlockView`] reads, in the order of its fields.
-const BLOCK_FIELDS: [&str; 7] = [
-    "type",
-    "text",
-    "thinking",
-    "id",
-    "name",
-    "tool_use_id",
-    "is_error",
-];
-
-/// A block's view, or `None` when the block is not an object.
-struct BlockSeed;
-
-impl<'de> DeserializeSeed<'de> for BlockSeed {
-    type Value = Option<BlockView<'de>>;
-
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
-        let fields = FieldsSeed(&BLOCK_FIELDS).deserialize(deserializer)?;
-        Ok(fields.map(
-            |[kind, text, thinking, id, name, tool_use_id, is_error]| BlockView {
-                kind,
-                text,
-                thinking,
-                id,
-                name,
-                tool_use_id,
-                is_error,
-            },
-        ))
+harness_core::json_view! {
+    /// The fields of a content block that rules read.
+    pub(crate) struct BlockView<'a> {
+        /// `type`.
+        kind: "type",
+        /// `text` of a text block.
+        text: "text",
+        /// `thinking` of a thinking block.
+        thinking: "thinking",
+        /// `id` of a tool use.
+        id: "id",
+        /// `name` of a tool use.
+        name: "name",
+        /// `tool_use_id` of a tool result.
+        tool_use_id: "tool_use_id",
+        /// `is_error` of a tool result.
+        is_error: "is_error",
     }
 }
 
@@ -258,7 +170,9 @@ impl<'de> DeserializeSeed<'de> for ContentSeed {
                 let mut blocks = Vec::with_capacity(seq.size_hint().unwrap_or(1));
                 match self.0 {
                     BlockMode::InPlace => {
-                        while let Some(view) = seq.next_element_seed(BlockSeed)? {
+                        while let Some(view) =
+                            seq.next_element_seed(ViewSeed::<BlockView<'de>>::new())?
+                        {
                             blocks.push(Block { view, raw: None });
                         }
                     }
@@ -272,9 +186,7 @@ impl<'de> DeserializeSeed<'de> for ContentSeed {
                                 return Err(de::Error::custom("recursion limit exceeded"));
                             }
                             let mut reader = serde_json::Deserializer::from_str(raw);
-                            let view = BlockSeed
-                                .deserialize(&mut reader)
-                                .map_err(de::Error::custom)?;
+                            let view = BlockView::view(&mut reader).map_err(de::Error::custom)?;
                             blocks.push(Block {
                                 view,
                                 raw: Some(raw),
@@ -371,68 +283,25 @@ impl<'de> DeserializeSeed<'de> for ToolUseResultSeed {
     }
 }
 
-/// The fields of a tool use's `input` that the tool map reads (C13, C14).
-#[derive(Debug, Default)]
-pub(crate) struct InputView<'a> {
-    /// `file_path`.
-    pub file_path: Loose<'a>,
-    /// `notebook_path`.
-    pub notebook_path: Loose<'a>,
-    /// `offset`.
-    pub offset: Loose<'a>,
-    /// `limit`.
-    pub limit: Loose<'a>,
-    /// `pattern`.
-    pub pattern: Loose<'a>,
-    /// `path`.
-    pub path: Loose<'a>,
-    /// `command`.
-    pub command: Loose<'a>,
-    /// `skill`.
-    pub skill: Loose<'a>,
-}
-
-/// The names [`InputView`] reads, in the order of its fields.
-const INPUT_FIELDS: [&str; 8] = [
-    "file_path",
-    "notebook_path",
-    "offset",
-    "limit",
-    "pattern",
-    "path",
-    "command",
-    "skill",
-];
-
-/// A tool use block's `input`, when it is an object.
-struct InputSeed;
-
-impl<'de> DeserializeSeed<'de> for InputSeed {
-    type Value = Option<InputView<'de>>;
-
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
-        let fields = FieldsSeed(&INPUT_FIELDS).deserialize(deserializer)?;
-        Ok(fields.map(
-            |[
-                file_path,
-                notebook_path,
-                offset,
-                limit,
-                pattern,
-                path,
-                command,
-                skill,
-            ]| InputView {
-                file_path,
-                notebook_path,
-                offset,
-                limit,
-                pattern,
-                path,
-                command,
-                skill,
-            },
-        ))
+harness_core::json_view! {
+    /// The fields of a tool use's `input` that the tool map reads (C13, C14).
+    pub(crate) struct InputView<'a> {
+        /// `file_path`.
+        file_path: "file_path",
+        /// `notebook_path`.
+        notebook_path: "notebook_path",
+        /// `offset`.
+        offset: "offset",
+        /// `limit`.
+        limit: "limit",
+        /// `pattern`.
+        pattern: "pattern",
+        /// `path`.
+        path: "path",
+        /// `command`.
+        command: "command",
+        /// `skill`.
+        skill: "skill",
     }
 }
 
@@ -455,7 +324,7 @@ pub(crate) fn tool_input(block: &str) -> Option<InputView<'_>> {
                     let mut input = None;
                     while let Some(Key(key)) = map.next_key()? {
                         if key == "input" {
-                            input = map.next_value_seed(InputSeed)?;
+                            input = map.next_value_seed(ViewSeed::<InputView<'de>>::new())?;
                         } else {
                             map.next_value::<Checked>()?;
                         }

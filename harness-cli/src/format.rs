@@ -2,15 +2,32 @@
 //!
 //! `jsonl` writes each event as one JSON object per line, then the outcome line tagged
 //! `"kind": "outcome"` (J9). `human` writes one line per event (`read      src/app.py:4-9`,
-//! `$ cargo build  (failed)`), reasoning dimmed, warnings and errors marked, and a closing
+//! `$ cargo build  (exit 101)`), reasoning dimmed, warnings and errors marked, and a closing
 //! summary of the outcome. Colour is hand-written ANSI, only when asked for.
+//!
+//! The human format is safe to print on a terminal whatever the agent wrote (issue 18 item 2):
+//! every control character of the input (C0 but tab and newline, DEL, C1 such as U+009B, and
+//! the bidirectional overrides) is shown as a visible escape ([`visible`]); text that is
+//! multi-line by nature (agent text, reasoning, commands, warnings, errors) keeps its line
+//! breaks, each further line indented under the label, so that only an event's first line
+//! starts at the left margin and no text can pass for another event. The only escape sequences
+//! written are the printer's own (colours, and on a terminal the rewrite of a running tool's
+//! line).
+//!
+//! A `started` event (L1) is shown as a dimmed line ending in `…` (`read      src/app.py:4-9  …`,
+//! `$ cargo test  …`). On a terminal ([`Printer::live`]) the line is written without its
+//! newline and, when the next event is the tool's own, rewritten in place by it; otherwise the
+//! final event follows on its own line.
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
 use std::io::{self, IsTerminal, Write};
 
 use clap::ValueEnum;
-use harness_core::{Event, EventBody, Kind, LineRange, Outcome, OutcomeLine, Status, ToolStatus};
-use serde_json::Number;
+use harness_core::{
+    Event, EventBody, Expected, Kind, LineRange, Outcome, OutcomeLine, Status, ToolRef, ToolStatus,
+};
+use serde_json::{Number, Value};
 
 /// How events are written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -25,7 +42,8 @@ pub enum Format {
 /// When to colour human output.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Color {
-    /// When stdout is a terminal and `NO_COLOR` is unset or empty.
+    /// When stdout is a terminal that supports colour (`TERM` is not `dumb`), unless
+    /// `NO_COLOR` is set or `CLICOLOR=0`; always when `CLICOLOR_FORCE` is set.
     Auto,
     /// Always.
     Always,
@@ -42,15 +60,29 @@ pub fn choose_format(asked: Option<Format>) -> Format {
     })
 }
 
-/// Whether to colour, per `--color` and the `NO_COLOR` convention.
+/// Whether to colour, per `--color` and the `NO_COLOR`, `CLICOLOR`, `CLICOLOR_FORCE` and
+/// `TERM` conventions (as anstream reads them).
 pub fn choose_color(asked: Color) -> bool {
     match asked {
         Color::Always => true,
         Color::Never => false,
-        Color::Auto => {
-            io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-        }
+        Color::Auto => anstream::AutoStream::choice(&io::stdout()) != anstream::ColorChoice::Never,
     }
+}
+
+/// The width of the terminal on stdout when a running tool's line may be rewritten there: a
+/// terminal whose `TERM` is set and not `dumb`, whose width is known.
+pub fn live_width() -> Option<usize> {
+    let stdout = io::stdout();
+    if !stdout.is_terminal() {
+        return None;
+    }
+    match std::env::var_os("TERM") {
+        Some(term) if !term.is_empty() && term != "dumb" => {}
+        _ => return None,
+    }
+    let size = rustix::termios::tcgetwinsize(&stdout).ok()?;
+    Some(usize::from(size.ws_col)).filter(|&w| w >= 20)
 }
 
 /// Writes events and the outcome in one format.
@@ -60,6 +92,10 @@ pub struct Printer<W: Write> {
     color: bool,
     /// Paths under this directory are shown relative to it (human format).
     pub base: Option<String>,
+    /// The terminal's width when running tools' lines are rewritten in place (human format).
+    live: Option<usize>,
+    /// In live mode, a running tool's line written without its newline: its tool use id.
+    open: Option<Option<String>>,
 }
 
 impl<W: Write> Printer<W> {
@@ -70,7 +106,17 @@ impl<W: Write> Printer<W> {
             format,
             color,
             base: None,
+            live: None,
+            open: None,
         }
+    }
+
+    /// Rewrites a running tool's line in place when its final event comes next: for a
+    /// terminal `width` columns wide that understands `\r` and erase-line (human format).
+    #[must_use]
+    pub fn live(mut self, width: Option<usize>) -> Self {
+        self.live = width;
+        self
     }
 
     /// Whether this printer writes the human format.
@@ -82,13 +128,33 @@ impl<W: Write> Printer<W> {
     pub fn event(&mut self, event: &Event) -> io::Result<()> {
         match self.format {
             Format::Jsonl => {
-                serde_json::to_writer(&mut self.out, event).map_err(io::Error::from)?
+                serde_json::to_writer(&mut self.out, event).map_err(io::Error::from)?;
+                self.out.write_all(b"\n")
             }
-            Format::Human => {
-                let line = human_event(event, self.base.as_deref(), self.color);
-                self.out.write_all(line.as_bytes())?;
+            Format::Human => self.human(event),
+        }
+    }
+
+    fn human(&mut self, event: &Event) -> io::Result<()> {
+        let id = final_tool_use_id(&event.body);
+        if let Some(open) = self.open.take() {
+            if id.is_some() && open.as_deref() == id {
+                // The running tool's own event takes its line.
+                self.out.write_all(b"\r\x1b[K")?;
+            } else {
+                self.out.write_all(b"\n")?;
             }
         }
+        if let (EventBody::Started { tool, .. }, Some(width)) = (&event.body, self.live) {
+            let line = render(event, self.base.as_deref(), self.color, Some(width - 1));
+            if !line.contains('\n') {
+                self.out.write_all(line.as_bytes())?;
+                self.open = Some(tool.tool_use_id.clone());
+                return Ok(());
+            }
+        }
+        let line = human_event(event, self.base.as_deref(), self.color);
+        self.out.write_all(line.as_bytes())?;
         self.out.write_all(b"\n")
     }
 
@@ -98,6 +164,9 @@ impl<W: Write> Printer<W> {
             Format::Jsonl => serde_json::to_writer(&mut self.out, &OutcomeLine::new(outcome))
                 .map_err(io::Error::from)?,
             Format::Human => {
+                if self.open.take().is_some() {
+                    self.out.write_all(b"\n")?;
+                }
                 let line = human_summary(outcome, self.color);
                 self.out.write_all(line.as_bytes())?;
             }
@@ -109,6 +178,72 @@ impl<W: Write> Printer<W> {
     pub fn flush(&mut self) -> io::Result<()> {
         self.out.flush()
     }
+}
+
+/// The tool use a tool's final event (not a `started` one) belongs to.
+fn final_tool_use_id(body: &EventBody) -> Option<&str> {
+    if matches!(body, EventBody::Started { .. }) {
+        return None;
+    }
+    body.tool()?.tool_use_id.as_deref()
+}
+
+/// How [`visible`] treats line breaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Breaks {
+    /// Multi-line text: `\n` (and `\r\n`) stay line breaks and tabs stay tabs; the printer
+    /// indents every further line under the label.
+    Keep,
+    /// A one-line field (a path, a query, a name): `\n` and tab are escaped like the rest.
+    Escape,
+}
+
+/// `text` with every control character shown as a visible escape, so that nothing an agent
+/// writes can move the cursor, retitle or clear the terminal, or start a line of its own:
+/// `\n`, `\r`, `\t` and `\e` (ESC) by name, every other C0 character, DEL, the C1 characters
+/// (U+0080 to U+009F, U+009B included) and the bidirectional controls (U+202A to U+202E,
+/// U+2066 to U+2069) as `\u{..}`. Backslashes are not escaped: `\e` in the output may be an
+/// escape or the agent's own two characters; neither can act on the terminal.
+pub fn visible(text: &str, breaks: Breaks) -> Cow<'_, str> {
+    let unsafe_char = |c: char| {
+        matches!(c, '\0'..='\x1f' | '\x7f'..='\u{9f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+            && !(breaks == Breaks::Keep && (c == '\n' || c == '\t'))
+    };
+    if !text.chars().any(unsafe_char) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if breaks == Breaks::Keep && c == '\r' && chars.peek() == Some(&'\n') {
+            // A CRLF line end is a line end.
+            continue;
+        }
+        if !unsafe_char(c) {
+            out.push(c);
+            continue;
+        }
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\x1b' => out.push_str("\\e"),
+            _ => {
+                let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
+            }
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// One-line text, made safe.
+fn one_line(text: &str) -> Cow<'_, str> {
+    visible(text, Breaks::Escape)
+}
+
+/// Multi-line text, made safe; its line breaks are indented by [`render`].
+fn multi_line(text: &str) -> Cow<'_, str> {
+    visible(text, Breaks::Keep)
 }
 
 const RESET: &str = "\x1b[0m";
@@ -129,15 +264,14 @@ fn paint(color: bool, code: &str, text: &str) -> String {
     }
 }
 
-/// The width of the label column.
+/// The width of the label column: the text of every event starts in the column after it, in
+/// sub-agents too (their `│ ` mark takes two of its columns).
 const LABEL: usize = 10;
 
-/// Indents every line after the first so that text lines up after the label.
-fn indent(text: &str) -> String {
-    text.replace('\n', &format!("\n{:LABEL$}", ""))
-}
+/// The mark in front of every line of an event produced inside a sub-agent (J4).
+const SUB_AGENT: &str = "│ ";
 
-/// A path relative to `base` when it lies under it.
+/// A path relative to `base` when it lies under it, made safe.
 fn show_path(path: &str, base: Option<&str>) -> String {
     if let Some(base) = base.filter(|b| !b.is_empty()) {
         if path == base {
@@ -146,11 +280,11 @@ fn show_path(path: &str, base: Option<&str>) -> String {
         let base = base.strip_suffix('/').unwrap_or(base);
         if let Some(rest) = path.strip_prefix(base).and_then(|r| r.strip_prefix('/')) {
             if !rest.is_empty() {
-                return rest.to_string();
+                return one_line(rest).into_owned();
             }
         }
     }
-    path.to_string()
+    one_line(path).into_owned()
 }
 
 fn show_range(range: Option<LineRange>) -> String {
@@ -170,7 +304,9 @@ fn show_status(status: &ToolStatus, color: bool) -> String {
         return String::new();
     }
     let text = match status.error.as_deref().and_then(|e| e.lines().next()) {
-        Some(first) if !first.trim().is_empty() => format!("(failed: {})", cut(first.trim(), 200)),
+        Some(first) if !first.trim().is_empty() => {
+            format!("(failed: {})", one_line(&cut(first.trim(), 200)))
+        }
         _ => "(failed)".to_string(),
     };
     format!("  {}", paint(color, RED, &text))
@@ -183,72 +319,153 @@ fn cut(text: &str, max: usize) -> String {
     }
 }
 
-fn label(color: bool, code: &str, name: &str) -> String {
-    paint(color, code, &format!("{name:<LABEL$}"))
+/// The columns a character may take: one when ASCII, two otherwise (an upper bound for wide
+/// characters).
+fn char_columns(c: char) -> usize {
+    if c.is_ascii() { 1 } else { 2 }
+}
+
+/// `text` cut so that it takes at most `max` columns (by [`char_columns`]), `…` marking a cut
+/// (counted as two columns: it is twice as wide on some terminals).
+fn fit(text: &str, max: usize) -> String {
+    if text.chars().map(char_columns).sum::<usize>() <= max {
+        return text.to_string();
+    }
+    let mut used = 0;
+    let mut out = String::new();
+    for c in text.chars() {
+        let w = char_columns(c);
+        if used + w + 2 > max {
+            break;
+        }
+        used += w;
+        out.push(c);
+    }
+    out.push('…');
+    out
+}
+
+/// What every line of one event is drawn with.
+struct Style<'a> {
+    base: Option<&'a str>,
+    color: bool,
+    /// The label column's width after the sub-agent mark, if any.
+    label: usize,
+}
+
+impl Style<'_> {
+    /// A label padded to the label column (one space at least after it).
+    fn label(&self, code: &str, name: &str) -> String {
+        paint(self.color, code, &self.plain_label(name))
+    }
+
+    /// A label never coloured on its own (the whole line is).
+    fn plain_label(&self, name: &str) -> String {
+        let width = self.label.max(name.len() + 1);
+        format!("{name:<width$}")
+    }
+
+    fn path(&self, path: &str) -> String {
+        paint(self.color, BOLD, &show_path(path, self.base))
+    }
 }
 
 /// One event as a readable line (several for multi-line text), without the final newline.
 pub fn human_event(event: &Event, base: Option<&str>, color: bool) -> String {
-    let path = |p: &str| paint(color, BOLD, &show_path(p, base));
-    let mut line = match &event.body {
-        EventBody::Agent { text } => format!("{}{}", label(color, CYAN, "agent"), indent(text)),
+    render(event, base, color, None)
+}
+
+/// One event as [`human_event`] draws it; a `started` line is cut to `width` columns when
+/// one is given.
+fn render(event: &Event, base: Option<&str>, color: bool, width: Option<usize>) -> String {
+    let prefix = if event.parent_tool_use_id.is_some() {
+        SUB_AGENT
+    } else {
+        ""
+    };
+    let style = Style {
+        base,
+        color,
+        label: LABEL - prefix.chars().count(),
+    };
+    let body = match (&event.body, width) {
+        (
+            EventBody::Started {
+                command,
+                expect,
+                tool,
+            },
+            Some(width),
+        ) => {
+            let text = started_text(command.as_deref(), expect, tool, &style);
+            // The closing `  …` takes four columns at most.
+            let prefix_columns: usize = prefix.chars().map(char_columns).sum();
+            let text = fit(&text, width.saturating_sub(prefix_columns + 4));
+            paint(color, DIM, &format!("{text}  …"))
+        }
+        (body, _) => body_text(body, &style),
+    };
+    // Only an event's first line starts at the left margin: every further line is indented
+    // to the text column, so no text can pass for an event line.
+    let further = format!("\n{prefix}{:width$}", "", width = style.label);
+    format!("{prefix}{}", body.replace('\n', &further))
+}
+
+fn body_text(body: &EventBody, style: &Style<'_>) -> String {
+    let color = style.color;
+    match body {
+        EventBody::Agent { text } => format!("{}{}", style.label(CYAN, "agent"), multi_line(text)),
         EventBody::Reasoning { text } => paint(
             color,
             DIM,
-            &format!("{}{}", label(false, "", "reasoning"), indent(text)),
+            &format!("{}{}", style.plain_label("reasoning"), multi_line(text)),
         ),
         EventBody::Read {
-            path: p,
+            path,
             range,
             status,
             ..
         } => format!(
             "{}{}{}{}",
-            label(color, BLUE, "read"),
-            path(p),
+            style.label(BLUE, "read"),
+            style.path(path),
             show_range(*range),
             show_status(status, color)
         ),
         EventBody::Write {
-            path: p,
+            path,
             change,
             status,
             ..
         } => {
             let change = change
                 .as_deref()
-                .map(|c| format!("  ({c})"))
+                .map(|c| format!("  ({})", one_line(c)))
                 .unwrap_or_default();
             format!(
                 "{}{}{change}{}",
-                label(color, MAGENTA, "write"),
-                path(p),
+                style.label(MAGENTA, "write"),
+                style.path(path),
                 show_status(status, color)
             )
         }
         EventBody::Search {
             query,
-            path: p,
+            path,
             status,
             ..
-        } => {
-            let mut text = label(color, BLUE, "search");
-            if let Some(query) = query {
-                text.push_str(&serde_json::to_string(query).unwrap_or_default());
-            }
-            if let Some(p) = p {
-                let sep = if query.is_some() { " in " } else { "in " };
-                text.push_str(sep);
-                text.push_str(&path(p));
-            }
-            text + &show_status(status, color)
-        }
-        EventBody::List {
-            path: p, status, ..
         } => format!(
             "{}{}{}",
-            label(color, BLUE, "list"),
-            p.as_deref().map(path).unwrap_or_else(|| ".".to_string()),
+            style.label(BLUE, "search"),
+            search_text(query.as_deref(), path.as_deref(), |p| style.path(p)),
+            show_status(status, color)
+        ),
+        EventBody::List { path, status, .. } => format!(
+            "{}{}{}",
+            style.label(BLUE, "list"),
+            path.as_deref()
+                .map(|p| style.path(p))
+                .unwrap_or_else(|| ".".to_string()),
             show_status(status, color)
         ),
         EventBody::Command {
@@ -257,9 +474,9 @@ pub fn human_event(event: &Event, base: Option<&str>, color: bool) -> String {
             status,
             ..
         } => {
-            let mut text = format!("{} {}", paint(color, GREEN, "$"), indent(command));
+            let mut text = format!("{} {}", paint(color, GREEN, "$"), multi_line(command));
             match exit_code {
-                Some(code) if *code != 0 || !status.success => {
+                Some(code) if code.as_i64() != Some(0) || !status.success => {
                     let note = format!("(exit {code})");
                     let _ = write!(text, "  {}", paint(color, RED, &note));
                 }
@@ -268,30 +485,28 @@ pub fn human_event(event: &Event, base: Option<&str>, color: bool) -> String {
             text
         }
         EventBody::Skill {
-            name,
-            path: p,
-            status,
-            ..
+            name, path, status, ..
         } => format!(
-            "{}{name}  {}{}",
-            label(color, MAGENTA, "skill"),
-            paint(color, DIM, &show_path(p, base)),
+            "{}{}  {}{}",
+            style.label(MAGENTA, "skill"),
+            one_line(name),
+            paint(color, DIM, &show_path(path, style.base)),
             show_status(status, color)
         ),
         EventBody::Plan { items } => {
-            let mut text = label(color, YELLOW, "plan");
+            let mut text = style.label(YELLOW, "plan");
             for (i, item) in items.iter().enumerate() {
-                let mark = if item.completed == serde_json::Value::Bool(true) {
+                let mark = if item.completed == Value::Bool(true) {
                     "[x]"
                 } else {
                     "[ ]"
                 };
                 let item_text = match &item.text {
-                    serde_json::Value::String(s) => s.clone(),
-                    other => other.to_string(),
+                    Value::String(s) => one_line(s).into_owned(),
+                    other => one_line(&other.to_string()).into_owned(),
                 };
                 if i > 0 {
-                    let _ = write!(text, "\n{:LABEL$}", "");
+                    text.push('\n');
                 }
                 let _ = write!(text, "{mark} {item_text}");
             }
@@ -304,49 +519,201 @@ pub fn human_event(event: &Event, base: Option<&str>, color: bool) -> String {
                 .unwrap_or_default();
             format!(
                 "{}{}  {}",
-                label(color, YELLOW, "warning"),
-                indent(message),
+                style.label(YELLOW, "warning"),
+                multi_line(message),
                 paint(color, DIM, &format!("({source})"))
             )
         }
         EventBody::Error { message } => format!(
             "{}{}",
-            label(color, &format!("{BOLD}{RED}"), "error"),
-            paint(color, RED, &indent(message))
+            style.label(&format!("{BOLD}{RED}"), "error"),
+            paint(color, RED, &multi_line(message))
         ),
-        EventBody::Started { command, tool, .. } => {
-            let what = command
-                .as_deref()
-                .map(|c| format!("$ {}", indent(c)))
-                .or_else(|| tool.tool.clone())
-                .unwrap_or_default();
-            paint(
-                color,
-                DIM,
-                &format!("{}{what}", label(false, "", "started")),
-            )
+        EventBody::Started {
+            command,
+            expect,
+            tool,
+        } => {
+            let text = started_text(command.as_deref(), expect, tool, style);
+            paint(color, DIM, &format!("{text}  …"))
         }
-        EventBody::Unknown { reason, tool, .. } => {
+        EventBody::Unknown { reason, raw, tool } => {
             let reason = serde_json::to_value(reason)
                 .ok()
                 .and_then(|v| v.as_str().map(String::from))
                 .unwrap_or_default();
-            let tool = tool
-                .tool
-                .as_deref()
-                .map(|t| format!(" {t}"))
-                .unwrap_or_default();
-            paint(
-                color,
-                DIM,
-                &format!("{}{reason}{tool}", label(false, "", "unknown")),
-            )
+            let mut text = format!("{}{reason}", style.plain_label("unknown"));
+            if let Some(name) = &tool.tool {
+                let _ = write!(text, " {}", one_line(name));
+            }
+            if let Some(what) = unknown_subject(raw) {
+                let _ = write!(text, "  {}", one_line(&cut(&what, SUBJECT)));
+            }
+            paint(color, DIM, &text)
         }
-    };
-    if event.parent_tool_use_id.is_some() {
-        line = format!("{} {line}", paint(color, DIM, "│"));
+        // A kind newer than this printer (the list may grow, J10): its name alone.
+        other => style.label(DIM, other.kind().as_str()),
     }
-    line
+}
+
+/// `"query" in path`, either part optional.
+fn search_text(query: Option<&str>, path: Option<&str>, show: impl Fn(&str) -> String) -> String {
+    let mut text = String::new();
+    if let Some(query) = query {
+        let _ = write!(text, "\"{}\"", one_line(query));
+    }
+    if let Some(path) = path {
+        text.push_str(if query.is_some() { " in " } else { "in " });
+        text.push_str(&show(path));
+    }
+    text
+}
+
+/// A running tool, uncoloured and without its closing `…`: its shell command, else the first
+/// event it is expected to give (and how many more), else its name.
+fn started_text(
+    command: Option<&str>,
+    expect: &[Expected],
+    tool: &ToolRef,
+    style: &Style<'_>,
+) -> String {
+    if let Some(command) = command {
+        return format!("$ {}", multi_line(command));
+    }
+    let name = tool.tool.as_deref().map(one_line).unwrap_or_default();
+    let Some(first) = expect.first() else {
+        return format!("{}{name}", style.plain_label("running"));
+    };
+    let path = |p: &Option<String>| p.as_deref().map(|p| show_path(p, style.base));
+    let mut text = match first.kind {
+        Kind::Read => format!(
+            "{}{}{}",
+            style.plain_label("read"),
+            path(&first.path).unwrap_or_default(),
+            show_range(first.range)
+        ),
+        Kind::Write => format!(
+            "{}{}",
+            style.plain_label("write"),
+            path(&first.path).unwrap_or_default()
+        ),
+        Kind::Search => format!(
+            "{}{}",
+            style.plain_label("search"),
+            search_text(first.query.as_deref(), first.path.as_deref(), |p| {
+                show_path(p, style.base)
+            })
+        ),
+        Kind::List => format!(
+            "{}{}",
+            style.plain_label("list"),
+            path(&first.path).unwrap_or_else(|| ".".to_string())
+        ),
+        Kind::Skill => format!(
+            "{}{}",
+            style.plain_label("skill"),
+            first.name.as_deref().map(one_line).unwrap_or_default()
+        ),
+        // A command's own text is shown above when known; any other kind by its name.
+        other => format!("{}{name}", style.plain_label(other.as_str())),
+    };
+    if expect.len() > 1 {
+        let _ = write!(text, "  (+{} more)", expect.len() - 1);
+    }
+    text
+}
+
+/// What an `unknown` event was about, from its `raw` (J8): a Claude tool use's most telling
+/// input (its URL, query, command, path, pattern, description or prompt) or the id its result
+/// answers; a Codex item's `type` and most telling field; a line's `type` and `subtype`; a
+/// block's `type`; for a value that is not an object, its JSON.
+fn unknown_subject(raw: &Value) -> Option<String> {
+    const TELLING: [&str; 9] = [
+        "url",
+        "query",
+        "command",
+        "file_path",
+        "path",
+        "pattern",
+        "description",
+        "subject",
+        "prompt",
+    ];
+    let Value::Object(map) = raw else {
+        return Some(json_start(raw, SUBJECT));
+    };
+    let telling = |input: &Value| {
+        TELLING
+            .iter()
+            .find_map(|key| {
+                input
+                    .get(key)
+                    .and_then(Value::as_str)
+                    .filter(|s| !s.is_empty())
+            })
+            .map(|s| cut(s, SUBJECT))
+    };
+    if let (Some(tool_use), Some(tool_result)) = (map.get("tool_use"), map.get("tool_result")) {
+        let tool_use = match tool_use {
+            Value::Array(uses) => uses.first(),
+            other => Some(other),
+        };
+        return tool_use
+            .and_then(|u| u.get("input"))
+            .and_then(telling)
+            .or_else(|| {
+                tool_result
+                    .get("tool_use_id")
+                    .and_then(Value::as_str)
+                    .map(|id| format!("result of {id}"))
+            });
+    }
+    let kind = map.get("type").and_then(Value::as_str);
+    if let Some(found) = telling(raw) {
+        return Some(match kind {
+            Some(kind) => format!("{kind}: {found}"),
+            None => found,
+        });
+    }
+    let kind = kind?;
+    Some(match map.get("subtype").and_then(Value::as_str) {
+        Some(subtype) => format!("{kind}/{subtype}"),
+        None => kind.to_string(),
+    })
+}
+
+/// The most characters of an `unknown` event's subject shown.
+const SUBJECT: usize = 120;
+
+/// The start of `value`'s compact JSON, at most about `max` characters, without writing out
+/// the whole of a large value.
+fn json_start(value: &Value, max: usize) -> String {
+    /// Takes bytes until it holds `limit`, then refuses more (which stops serde_json).
+    struct Bounded {
+        bytes: Vec<u8>,
+        limit: usize,
+    }
+    impl Write for Bounded {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            let room = self.limit - self.bytes.len();
+            if room == 0 {
+                return Err(io::Error::other("enough"));
+            }
+            let n = buf.len().min(room);
+            self.bytes.extend_from_slice(&buf[..n]);
+            Ok(n)
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+    // Four bytes per character at most, one more to know that there was more.
+    let mut out = Bounded {
+        bytes: Vec::new(),
+        limit: max * 4 + 1,
+    };
+    let _ = serde_json::to_writer(&mut out, value);
+    cut(&String::from_utf8_lossy(&out.bytes), max)
 }
 
 fn number(n: &Number) -> String {
@@ -368,12 +735,14 @@ fn thousands(digits: &str) -> String {
     out
 }
 
-/// The outcome as one summary line: status, turns, tokens, cost, duration, counts, exit code.
+/// The outcome as one summary line: status, turns, tokens, cost (as the agent reported it),
+/// duration, counts, exit code.
 pub fn human_summary(outcome: &Outcome, color: bool) -> String {
     let (name, code) = match outcome.status {
         Status::Success => ("success", GREEN),
         Status::Error => ("error", RED),
         Status::Incomplete => ("incomplete", YELLOW),
+        _ => ("ended", YELLOW),
     };
     let mut parts = vec![paint(color, &format!("{BOLD}{code}"), name)];
     let m = &outcome.metrics;
@@ -402,8 +771,9 @@ pub fn human_summary(outcome: &Outcome, color: bool) -> String {
     if !tokens.is_empty() {
         parts.push(format!("tokens {}", tokens.join(", ")));
     }
-    if let Some(cost) = m.total_cost_usd.as_ref().and_then(Number::as_f64) {
-        parts.push(format!("${cost:.4}"));
+    // Exactly the number the agent wrote (serde_json's `float_roundtrip`), not rounded.
+    if let Some(cost) = &m.total_cost_usd {
+        parts.push(format!("${cost}"));
     }
     if let Some(ms) = m.duration_ms.as_ref().and_then(Number::as_f64) {
         parts.push(format!("{:.1}s", ms / 1000.0));
@@ -421,7 +791,302 @@ pub fn human_summary(outcome: &Outcome, color: bool) -> String {
         None => {}
     }
     if let Some(session) = &outcome.session_id {
-        parts.push(paint(color, DIM, &format!("session {session}")));
+        parts.push(paint(color, DIM, &format!("session {}", one_line(session))));
     }
     format!("{} {}", paint(color, DIM, "──"), parts.join(" · "))
+}
+
+#[cfg(test)]
+mod tests {
+    //! The human printer on hand-made events: running tools (L1, issue 18 item 1) and the
+    //! visible escapes (item 2). The binary's tests cover the rest through real streams.
+
+    use harness_core::{Event, EventBody, Expected, Kind, LineRange, Outcome, ToolRef, ToolStatus};
+
+    use super::{Breaks, Format, Printer, visible};
+
+    fn tool(name: &str, id: &str) -> ToolRef {
+        ToolRef {
+            tool: Some(name.to_string()),
+            tool_use_id: Some(id.to_string()),
+        }
+    }
+
+    fn started_read(id: &str, path: &str) -> Event {
+        let mut read = Expected::new(Kind::Read);
+        read.path = Some(path.to_string());
+        read.range = Some(LineRange {
+            start: 4,
+            end: Some(9),
+        });
+        Event::new(EventBody::Started {
+            command: None,
+            expect: vec![read],
+            tool: tool("Read", id),
+        })
+    }
+
+    fn read(id: &str, path: &str) -> Event {
+        Event::new(EventBody::Read {
+            path: path.to_string(),
+            range: Some(LineRange {
+                start: 4,
+                end: Some(9),
+            }),
+            command: None,
+            status: ToolStatus {
+                success: true,
+                error: None,
+            },
+            tool: tool("Read", id),
+        })
+    }
+
+    fn started_command(id: &str, command: &str) -> Event {
+        Event::new(EventBody::Started {
+            command: Some(command.to_string()),
+            expect: vec![Expected::new(Kind::Command)],
+            tool: tool("Bash", id),
+        })
+    }
+
+    fn command(id: &str, command: &str, exit: i64) -> Event {
+        Event::new(EventBody::Command {
+            command: command.to_string(),
+            exit_code: Some(exit.into()),
+            status: ToolStatus {
+                success: exit == 0,
+                error: None,
+            },
+            tool: tool("Bash", id),
+        })
+    }
+
+    fn agent(text: &str) -> Event {
+        Event::new(EventBody::Agent {
+            text: text.to_string(),
+        })
+    }
+
+    /// What a human printer writes for `events` then an empty outcome, on a terminal
+    /// `width` columns wide (`None`: not a terminal).
+    fn print(events: &[Event], width: Option<usize>, color: bool) -> String {
+        let mut out = Vec::new();
+        let mut printer = Printer::new(&mut out, Format::Human, color).live(width);
+        printer.base = Some("/repo".to_string());
+        for event in events {
+            printer.event(event).unwrap();
+        }
+        printer.outcome(&Outcome::empty()).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    const SUMMARY: &str = "── incomplete\n";
+
+    #[test]
+    fn l1_off_a_terminal_the_final_event_follows_the_running_line() {
+        let events = [
+            started_read("t1", "/repo/src/app.py"),
+            agent("reading"),
+            read("t1", "/repo/src/app.py"),
+            started_command("t2", "cargo test"),
+            command("t2", "cargo test", 101),
+        ];
+        assert_eq!(
+            print(&events, None, false),
+            [
+                "read      src/app.py:4-9  …\n",
+                "agent     reading\n",
+                "read      src/app.py:4-9\n",
+                "$ cargo test  …\n",
+                "$ cargo test  (exit 101)\n",
+                SUMMARY,
+            ]
+            .concat()
+        );
+    }
+
+    #[test]
+    fn l1_on_a_terminal_the_final_event_rewrites_the_running_line() {
+        let events = [
+            started_command("t2", "cargo test"),
+            command("t2", "cargo test", 0),
+        ];
+        assert_eq!(
+            print(&events, Some(80), false),
+            ["$ cargo test  …", "\r\x1b[K", "$ cargo test\n", SUMMARY].concat()
+        );
+    }
+
+    #[test]
+    fn l1_on_a_terminal_other_events_follow_the_running_line() {
+        // Two tools run at once: each final event follows; only the last running line could
+        // have been rewritten, and its tool is not the next to finish.
+        let events = [
+            started_read("a", "/repo/a.rs"),
+            started_read("b", "/repo/b.rs"),
+            read("a", "/repo/a.rs"),
+            read("b", "/repo/b.rs"),
+            started_command("c", "sleep 9"),
+        ];
+        assert_eq!(
+            print(&events, Some(80), false),
+            [
+                "read      a.rs:4-9  …",
+                "\n",
+                "read      b.rs:4-9  …",
+                "\n",
+                "read      a.rs:4-9\n",
+                "read      b.rs:4-9\n",
+                "$ sleep 9  …",
+                // The stream ended with the tool still running: its line is kept.
+                "\n",
+                SUMMARY,
+            ]
+            .concat()
+        );
+    }
+
+    #[test]
+    fn l1_on_a_terminal_a_running_line_fits_in_one_row() {
+        let long = format!("cargo test {}", "x".repeat(200));
+        let shown = print(&[started_command("t", &long)], Some(40), false);
+        let line = shown.lines().next().unwrap();
+        // Less than 40 columns, even where `…` is two columns wide, so the cursor never
+        // wraps to a second row.
+        assert_eq!(line, format!("$ cargo test {}…  …", "x".repeat(20)));
+        assert_eq!(line.chars().count() + 2, 39);
+        // Wide characters count double.
+        let wide = print(&[started_command("t", &"語".repeat(40))], Some(40), false);
+        assert_eq!(
+            wide.lines().next().unwrap(),
+            format!("$ {}…  …", "語".repeat(15))
+        );
+    }
+
+    #[test]
+    fn l1_a_multi_line_running_command_is_never_rewritten() {
+        let events = [
+            started_command("t", "cat <<EOF\nhi\nEOF"),
+            command("t", "cat <<EOF\nhi\nEOF", 0),
+        ];
+        let expected = [
+            "$ cat <<EOF\n          hi\n          EOF  …\n",
+            "$ cat <<EOF\n          hi\n          EOF\n",
+            SUMMARY,
+        ]
+        .concat();
+        assert_eq!(print(&events, Some(80), false), expected);
+        assert_eq!(print(&events, None, false), expected);
+    }
+
+    #[test]
+    fn l1_running_lines_say_what_is_known() {
+        let mut search = Expected::new(Kind::Search);
+        search.query = Some("fn main".to_string());
+        search.path = Some("/repo/src".to_string());
+        let mut second = Expected::new(Kind::Read);
+        second.path = Some("/repo/b".to_string());
+        let mut skill = Expected::new(Kind::Skill);
+        skill.name = Some("pdf".to_string());
+        let events = [
+            Event::new(EventBody::Started {
+                command: None,
+                expect: vec![search, second],
+                tool: tool("Grep", "g"),
+            }),
+            Event::new(EventBody::Started {
+                command: None,
+                expect: Vec::new(),
+                tool: tool("WebFetch", "w"),
+            }),
+            Event::new(EventBody::Started {
+                command: None,
+                expect: vec![skill],
+                tool: tool("Skill", "s"),
+            }),
+            Event::new(EventBody::Started {
+                command: None,
+                expect: vec![Expected::new(Kind::List)],
+                tool: tool("LS", "l"),
+            }),
+            started_read("r", "/repo/x.rs").with_parent(Some("task".to_string())),
+        ];
+        assert_eq!(
+            print(&events, None, false),
+            [
+                "search    \"fn main\" in src  (+1 more)  …\n",
+                "running   WebFetch  …\n",
+                "skill     pdf  …\n",
+                "list      .  …\n",
+                "│ read    x.rs:4-9  …\n",
+                SUMMARY,
+            ]
+            .concat()
+        );
+    }
+
+    #[test]
+    fn l1_running_lines_are_dim() {
+        let shown = print(&[started_command("t", "make")], None, true);
+        assert!(shown.starts_with("\x1b[2m$ make  …\x1b[0m\n"), "{shown:?}");
+    }
+
+    #[test]
+    fn l1_a_running_line_is_made_safe_too() {
+        let shown = print(
+            &[started_command("t", "echo \x1b]0;x\x07\rok")],
+            Some(80),
+            false,
+        );
+        assert!(
+            shown.starts_with("$ echo \\e]0;x\\u{7}\\rok  …\n"),
+            "{shown:?}"
+        );
+    }
+
+    #[test]
+    fn an_unknown_subject_is_short_whatever_the_raw_size() {
+        let big = serde_json::Value::Array(vec![serde_json::Value::from("x".repeat(1 << 20))]);
+        let subject = super::unknown_subject(&big).unwrap();
+        assert_eq!(subject, format!("[\"{}…", "x".repeat(118)));
+        let small = serde_json::json!(["a list"]);
+        assert_eq!(super::unknown_subject(&small).unwrap(), r#"["a list"]"#);
+        let command = serde_json::json!({"tool_use": {"input": {"command": "y".repeat(500)}}, "tool_result": null});
+        assert_eq!(
+            super::unknown_subject(&command).unwrap(),
+            format!("{}…", "y".repeat(120))
+        );
+    }
+
+    #[test]
+    fn visible_escapes_every_control_character() {
+        let table = [
+            ("plain text", Breaks::Escape, "plain text"),
+            ("a\nb\tc", Breaks::Keep, "a\nb\tc"),
+            ("a\nb\tc", Breaks::Escape, "a\\nb\\tc"),
+            ("crlf\r\nline", Breaks::Keep, "crlf\nline"),
+            ("crlf\r\nline", Breaks::Escape, "crlf\\r\\nline"),
+            ("lone\rcr", Breaks::Keep, "lone\\rcr"),
+            ("\x1b]0;title\x07", Breaks::Keep, "\\e]0;title\\u{7}"),
+            ("\x1b[2J\x1b[H", Breaks::Keep, "\\e[2J\\e[H"),
+            ("\u{9b}31m", Breaks::Keep, "\\u{9b}31m"),
+            ("\u{85}\u{80}\u{9f}", Breaks::Keep, "\\u{85}\\u{80}\\u{9f}"),
+            ("del\x7f", Breaks::Keep, "del\\u{7f}"),
+            (
+                "nul\0bs\x08vt\x0bff\x0c",
+                Breaks::Keep,
+                "nul\\u{0}bs\\u{8}vt\\u{b}ff\\u{c}",
+            ),
+            (
+                "\u{202e}evil\u{2066}",
+                Breaks::Keep,
+                "\\u{202e}evil\\u{2066}",
+            ),
+            ("ünïcödé → 語 \\e", Breaks::Keep, "ünïcödé → 語 \\e"),
+        ];
+        for (input, breaks, expected) in table {
+            assert_eq!(visible(input, breaks), expected, "{input:?}");
+        }
+    }
 }

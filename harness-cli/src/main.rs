@@ -16,15 +16,15 @@ mod normalize;
 mod run;
 
 use std::collections::BTreeMap;
-use std::io::{self, BufWriter, Read, Write};
+use std::io::{self, BufWriter, IsTerminal, Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
-use harness_core::{NormalizerConfig, OrchestrationSource, Registry, RunRequest};
+use harness_core::{NormalizerConfig, Registry, RunRequest};
 
-use crate::format::{Color, Format, Printer, choose_color, choose_format};
+use crate::format::{Color, Format, Printer, choose_color, choose_format, live_width};
 
 /// Normalized events from coding-agent CLIs.
 #[derive(Debug, Parser)]
@@ -40,14 +40,29 @@ struct Output {
     /// Output format [default: human on a terminal, jsonl otherwise].
     #[arg(long, value_enum, value_name = "FORMAT")]
     format: Option<Format>,
-    /// When to colour human output (`auto` honours NO_COLOR).
+    /// When to colour human output (`auto` honours NO_COLOR, CLICOLOR, CLICOLOR_FORCE and
+    /// TERM=dumb).
     #[arg(long, value_enum, value_name = "WHEN", default_value = "auto")]
     color: Color,
+    /// Also write a `started` event as soon as a tool use is recorded (SPEC L1); its final
+    /// event follows with the result. `run --format human` always shows running tools.
+    #[arg(long)]
+    started: bool,
 }
 
 impl Output {
+    fn format(&self) -> Format {
+        choose_format(self.format)
+    }
+
     fn printer<W: Write>(&self, out: W) -> Printer<W> {
-        Printer::new(out, choose_format(self.format), choose_color(self.color))
+        let format = self.format();
+        let live = if format == Format::Human {
+            live_width()
+        } else {
+            None
+        };
+        Printer::new(out, format, choose_color(self.color)).live(live)
     }
 }
 
@@ -56,11 +71,11 @@ enum Command {
     /// Run an agent live and print its events as they happen, then the outcome.
     ///
     /// The prompt is written to the agent's standard input, never its command line. Exit
-    /// status: 0 success, 1 error or incomplete, 2 usage error, 127 agent not installed,
-    /// 130 interrupted (Ctrl-C).
+    /// status: 0 success, 1 error or incomplete, 2 usage error, 126 agent not executable,
+    /// 127 agent not found, 128+N stopped by signal N (129 SIGHUP, 130 Ctrl-C, 143 SIGTERM).
     #[command(after_help = "Examples:\n  \
         harness run 'Fix the failing test'\n  \
-        harness run --cwd ~/project --timeout 600 --arg --max-turns --arg 5 'Add a README'\n  \
+        harness run --cwd ~/project --timeout 10m --arg --max-turns --arg 5 'Add a README'\n  \
         harness run --backend codex --cwd ~/project --permission-mode workspace-write 'Add a README'\n  \
         echo 'Summarize the repo' | harness run -\n  \
         harness run -- '--a prompt that starts with a dash'")]
@@ -78,8 +93,14 @@ enum Command {
         /// `--sandbox` (Claude's `plan`, `acceptEdits`, `bypassPermissions` are translated).
         #[arg(long, value_name = "MODE")]
         permission_mode: Option<String>,
-        /// Stop the agent (its whole process group) after this many seconds.
-        #[arg(long, value_name = "SECS", value_parser = parse_timeout)]
+        /// Stop the agent (its whole process group) after this long: seconds (`90`, `1.5`) or
+        /// a duration with units (`90s`, `10m`, `1h30m`).
+        #[arg(
+            long,
+            value_name = "DURATION",
+            value_parser = parse_timeout,
+            allow_hyphen_values = true
+        )]
         timeout: Option<Duration>,
         /// The agent's binary [default: the backend's: $CLAUDE_BIN or `claude` on PATH,
         /// $CODEX_BIN or `codex` on PATH].
@@ -99,8 +120,9 @@ enum Command {
     },
     /// Normalize a recorded stream: its events, then the outcome.
     Normalize {
-        /// The backend that produced the stream.
-        #[arg(long, default_value = "claude")]
+        /// The backend that produced the stream; `auto` detects it from the first line only
+        /// one backend prints (Claude when none does).
+        #[arg(long, default_value = "auto")]
         backend: String,
         /// The recorded standard error of the same run, read after the stream (S10).
         #[arg(long, value_name = "FILE")]
@@ -132,14 +154,77 @@ enum Command {
     Schema,
 }
 
+/// A `--timeout`: plain seconds (`90`, `1.5`) or a duration with units (`90s`, `10m`,
+/// `1h 30m`), more than zero.
 fn parse_timeout(text: &str) -> Result<Duration, String> {
-    let secs: f64 = text
-        .parse()
-        .map_err(|_| format!("'{text}' is not a number of seconds"))?;
-    if secs <= 0.0 {
-        return Err("the timeout must be more than 0 seconds".to_string());
+    const HOW: &str = "give seconds (90) or a duration with units (90s, 10m, 1h30m)";
+    let text = text.trim();
+    let plain = !text.is_empty()
+        && text.bytes().all(|b| b.is_ascii_digit() || b == b'.')
+        && text.bytes().filter(|&b| b == b'.').count() <= 1
+        && text != ".";
+    let duration = if plain {
+        let secs: f64 = text
+            .parse()
+            .map_err(|_| format!("'{text}' is not a duration: {HOW}"))?;
+        Duration::try_from_secs_f64(secs)
+            .map_err(|_| format!("'{text}' seconds is too long a timeout"))?
+    } else if text
+        .strip_prefix('-')
+        .is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_digit() || c == '.'))
+    {
+        return Err(format!(
+            "'{text}' is negative: the timeout must be more than 0"
+        ));
+    } else {
+        humantime::parse_duration(text).map_err(|e| match e {
+            humantime::DurationError::NumberOverflow => format!("'{text}' is too long a timeout"),
+            _ => format!("'{text}' is not a duration: {HOW}"),
+        })?
+    };
+    if duration.is_zero() {
+        return Err("the timeout must be more than 0".to_string());
     }
-    Duration::try_from_secs_f64(secs).map_err(|e| e.to_string())
+    Ok(duration)
+}
+
+/// What a command waits for on standard input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Waiting {
+    /// `run -`: the prompt.
+    Prompt,
+    /// `normalize` without FILE: a recorded stream.
+    Stream,
+    /// `classify` without SCRIPT or --argv: commands, one per line.
+    Commands,
+}
+
+impl Waiting {
+    /// What to say on stderr when standard input is a terminal, so that the user does not
+    /// stare at a blank screen.
+    fn message(self) -> &'static str {
+        match self {
+            Waiting::Prompt => {
+                "harness: reading the prompt from standard input; end it with Ctrl-D \
+                 (or give it as an argument)"
+            }
+            Waiting::Stream => {
+                "harness: reading a recorded stream from standard input, one JSON line at a \
+                 time; end with Ctrl-D (or give a FILE, or pipe one in)"
+            }
+            Waiting::Commands => {
+                "harness: reading commands from standard input, one JSON string (a script) or \
+                 array (an argv) per line; end with Ctrl-D (or give a SCRIPT or --argv)"
+            }
+        }
+    }
+}
+
+/// Says what standard input is read for, when it is a terminal.
+fn waiting(what: Waiting) {
+    if io::stdin().is_terminal() {
+        eprintln!("{}", what.message());
+    }
 }
 
 fn parse_env(text: &str) -> Result<(String, String), String> {
@@ -149,16 +234,19 @@ fn parse_env(text: &str) -> Result<(String, String), String> {
     }
 }
 
-/// Every backend this binary knows.
+/// Every backend this binary knows: those of the `harness` facade.
 fn registry() -> Registry {
-    let mut registry = Registry::new();
-    registry.register(Box::new(harness_claude::ClaudeHarness));
-    registry.register(Box::new(harness_codex::CodexHarness));
-    registry
+    harness::registry()
 }
 
-fn unknown_backend(registry: &Registry, backend: &str) -> ExitCode {
-    let known: Vec<_> = registry.names().collect();
+/// Says that `backend` is not known, naming those that are (`auto` first when `auto` may be
+/// given); the exit status of a usage error.
+fn unknown_backend(registry: &Registry, backend: &str, auto: bool) -> ExitCode {
+    let known: Vec<_> = auto
+        .then_some("auto")
+        .into_iter()
+        .chain(registry.names())
+        .collect();
     eprintln!(
         "harness: unknown backend '{backend}' (known: {})",
         known.join(", ")
@@ -183,9 +271,10 @@ fn main() -> ExitCode {
             prompt,
         } => {
             let Some(harness) = registry.get(&backend) else {
-                return unknown_backend(&registry, &backend);
+                return unknown_backend(&registry, &backend, false);
             };
             let prompt = if prompt == "-" {
+                waiting(Waiting::Prompt);
                 let mut text = String::new();
                 if let Err(e) = io::stdin().read_to_string(&mut text) {
                     eprintln!("harness: cannot read the prompt from standard input: {e}");
@@ -195,19 +284,18 @@ fn main() -> ExitCode {
             } else {
                 prompt
             };
-            let request = RunRequest {
-                prompt,
-                cwd,
-                binary,
-                model,
-                permission_mode,
-                extra_args: args,
-                env: env.into_iter().collect::<BTreeMap<_, _>>(),
-                timeout,
-                normalizer: NormalizerConfig::default(),
-                stop: None,
-            };
-            let out = BufWriter::with_capacity(64 * 1024, io::stdout().lock());
+            let mut request = RunRequest::new(prompt);
+            request.cwd = cwd;
+            request.binary = binary;
+            request.model = model;
+            request.permission_mode = permission_mode;
+            request.extra_args = args;
+            request.env = env.into_iter().collect::<BTreeMap<_, _>>();
+            request.timeout = timeout;
+            // The human view always shows running tools (L1); JSON Lines only when asked.
+            request.normalizer.started = output.started || output.format() == Format::Human;
+            // Not locked: `run` writes from a thread of its own.
+            let out = BufWriter::with_capacity(64 * 1024, io::stdout());
             run::run(harness, request, output.printer(out))
         }
         Command::Normalize {
@@ -218,20 +306,32 @@ fn main() -> ExitCode {
             output,
             file,
         } => {
-            let Some(harness) = registry.get(&backend) else {
-                return unknown_backend(&registry, &backend);
+            let backend = if backend == "auto" {
+                let Some(default) = registry.get("claude") else {
+                    return unknown_backend(&registry, "claude", false);
+                };
+                normalize::Backend::Auto {
+                    candidates: registry.names().filter_map(|n| registry.get(n)).collect(),
+                    default,
+                }
+            } else {
+                match registry.get(&backend) {
+                    Some(harness) => normalize::Backend::Named(harness),
+                    None => return unknown_backend(&registry, &backend, true),
+                }
             };
-            let config = NormalizerConfig {
-                cwd: cwd.map(|p| p.display().to_string()),
-                workspace: workspace.map(|p| p.display().to_string()),
-                started: false,
-            };
-            let mut normalizer = harness.normalizer(config);
+            let mut config = NormalizerConfig::default();
+            config.cwd = cwd.map(|p| p.display().to_string());
+            config.workspace = workspace.map(|p| p.display().to_string());
+            config.started = output.started;
             let stdout = normalize::Source::from_arg(file);
             let stderr = stderr.map(|p| normalize::Source::from_arg(Some(p)));
+            if matches!(stdout, normalize::Source::Stdin) {
+                waiting(Waiting::Stream);
+            }
             let out = BufWriter::with_capacity(64 * 1024, io::stdout().lock());
             let printer = output.printer(out);
-            match normalize::run(normalizer.as_mut(), &stdout, stderr.as_ref(), printer) {
+            match normalize::run(backend, config, &stdout, stderr.as_ref(), printer) {
                 Ok(()) | Err(normalize::Failure::OutputClosed) => ExitCode::SUCCESS,
                 Err(normalize::Failure::Input(name, e)) => {
                     eprintln!("harness: cannot read {name}: {e}");
@@ -244,6 +344,9 @@ fn main() -> ExitCode {
             }
         }
         Command::Classify { script, argv } => {
+            if script.is_none() && argv.is_none() {
+                waiting(Waiting::Commands);
+            }
             let mut input = io::stdin().lock();
             let mut out = BufWriter::new(io::stdout().lock());
             let done = classify::run(script, argv, &mut input, &mut out).and_then(|()| out.flush());
@@ -263,10 +366,7 @@ fn main() -> ExitCode {
                     continue;
                 };
                 let caps = backend.capabilities();
-                let plan = match caps.orchestration_source {
-                    OrchestrationSource::None => "none",
-                    OrchestrationSource::Plan => "plan",
-                };
+                let plan = caps.orchestration_source.as_str();
                 let line = serde_json::json!({
                     "name": name,
                     "exit_codes": caps.exit_codes,
@@ -293,6 +393,35 @@ fn main() -> ExitCode {
                     ExitCode::from(1)
                 }
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::parse_timeout;
+
+    #[test]
+    fn issue18_12_timeouts_in_seconds_or_with_units() {
+        let table = [
+            ("90", 90_000),
+            ("1.5", 1_500),
+            (".5", 500),
+            ("90s", 90_000),
+            ("10m", 600_000),
+            ("1h30m", 5_400_000),
+            ("1h 30m", 5_400_000),
+            ("250ms", 250),
+            (" 7 ", 7_000),
+        ];
+        for (text, millis) in table {
+            assert_eq!(
+                parse_timeout(text),
+                Ok(Duration::from_millis(millis)),
+                "{text}"
+            );
         }
     }
 }

@@ -1,11 +1,18 @@
 //! `harness normalize`: a recorded stream in, one event per line out (JSON Lines or the human
 //! format), then the outcome.
+//!
+//! Without `--backend` the stream's backend is detected ([`Detector`]): the first JSON line
+//! that exactly one backend recognizes ([`Harness::recognizes`]) decides it, and the lines read
+//! before it are then replayed into that backend's normalizer, so line numbers are as if the
+//! backend had been named. At most [`Detector::MAX_LINES`] lines or [`Detector::MAX_BYTES`]
+//! bytes are held back; past that, and at the end of a stream no line decided, the default
+//! backend (Claude) is taken.
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 
-use harness_core::{Event, Normalizer};
+use harness_core::{Event, Harness, Normalizer, NormalizerConfig};
 
 use crate::format::Printer;
 
@@ -41,6 +48,98 @@ impl Source {
                 Err(e) => Err(Failure::Input(self.name(), e)),
             },
         }
+    }
+}
+
+/// Which backend decodes the stream.
+pub enum Backend<'a> {
+    /// The one named with `--backend`.
+    Named(&'a dyn Harness),
+    /// Detected from the stream among `candidates`; `default` when no line decides.
+    Auto {
+        /// Every backend that may be detected.
+        candidates: Vec<&'a dyn Harness>,
+        /// The backend taken when no line decides.
+        default: &'a dyn Harness,
+    },
+}
+
+/// Picks a stream's backend from its first lines: the first JSON line that exactly one
+/// candidate recognizes decides; lines that decide nothing (not JSON, blank, recognized by no
+/// candidate or by several) are held back, within bounds, to be replayed.
+pub struct Detector<'a> {
+    candidates: Vec<&'a dyn Harness>,
+    default: &'a dyn Harness,
+    held: Vec<Vec<u8>>,
+    held_bytes: usize,
+}
+
+/// What a [`Detector`] made of one more line.
+pub enum Detection<'a> {
+    /// Not decided yet: the line is held back.
+    Undecided,
+    /// Decided: the backend, whether the default was taken for want of a deciding line, and
+    /// every line so far (the last one included) in order, to replay.
+    Decided {
+        /// The backend.
+        backend: &'a dyn Harness,
+        /// The line number that decided, or `None` when the bounds were reached first.
+        line: Option<u64>,
+        /// The lines read so far, to push into the backend's normalizer.
+        lines: Vec<Vec<u8>>,
+    },
+}
+
+impl<'a> Detector<'a> {
+    /// At most this many lines are held back before the default is taken.
+    pub const MAX_LINES: usize = 100;
+    /// At most this many bytes are held back (a longer line is not parsed for detection).
+    pub const MAX_BYTES: usize = 1 << 20;
+
+    /// A detector choosing among `candidates`, else `default`.
+    pub fn new(candidates: Vec<&'a dyn Harness>, default: &'a dyn Harness) -> Self {
+        Detector {
+            candidates,
+            default,
+            held: Vec::new(),
+            held_bytes: 0,
+        }
+    }
+
+    /// The backend one line decides, if any: the only candidate that recognizes it.
+    pub fn decides(&self, line: &[u8]) -> Option<&'a dyn Harness> {
+        let value: serde_json::Value = serde_json::from_slice(line).ok()?;
+        let mut found = self.candidates.iter().filter(|h| h.recognizes(&value));
+        match (found.next(), found.next()) {
+            (Some(only), None) => Some(*only),
+            _ => None,
+        }
+    }
+
+    /// Takes one more line (without its `\n`).
+    pub fn push(&mut self, line: &[u8]) -> Detection<'a> {
+        let fits = self.held_bytes + line.len() <= Self::MAX_BYTES;
+        let decided = if fits { self.decides(line) } else { None };
+        self.held.push(line.to_vec());
+        self.held_bytes += line.len();
+        match decided {
+            Some(backend) => Detection::Decided {
+                backend,
+                line: Some(self.held.len() as u64),
+                lines: std::mem::take(&mut self.held),
+            },
+            None if !fits || self.held.len() >= Self::MAX_LINES => Detection::Decided {
+                backend: self.default,
+                line: None,
+                lines: std::mem::take(&mut self.held),
+            },
+            None => Detection::Undecided,
+        }
+    }
+
+    /// The end of the stream: the default, with the lines held back.
+    pub fn finish(&mut self) -> (&'a dyn Harness, Vec<Vec<u8>>) {
+        (self.default, std::mem::take(&mut self.held))
     }
 }
 
@@ -90,12 +189,81 @@ fn output_error(e: io::Error) -> Failure {
     }
 }
 
-/// Feeds every line of `source` to `push`, writing events as they come.
+/// The normalizer, and the detector while the backend is not known yet.
+struct Decoder<'a> {
+    /// The chosen backend's normalizer (the default's while detecting; nothing is pushed to it
+    /// until the backend is known).
+    normalizer: Box<dyn Normalizer>,
+    /// Holds lines back until the backend is known.
+    detecting: Option<Detector<'a>>,
+    config: NormalizerConfig,
+}
+
+impl Decoder<'_> {
+    /// Pushes one stdout line, detecting the backend first if need be.
+    fn push_line<W: Write>(
+        &mut self,
+        line: &[u8],
+        writer: &mut EventWriter<W>,
+    ) -> Result<(), Failure> {
+        let Some(detector) = &mut self.detecting else {
+            self.normalizer.push_line(line, &mut writer.buf);
+            writer.follow_cwd(self.normalizer.as_ref());
+            return writer.write_events();
+        };
+        match detector.push(line) {
+            Detection::Undecided => Ok(()),
+            Detection::Decided {
+                backend,
+                line,
+                lines,
+            } => {
+                if let Some(number) = line.filter(|_| backend.name() != "claude") {
+                    eprintln!(
+                        "harness: detected a {} stream (line {number}); --backend NAME chooses \
+                         another",
+                        backend.name()
+                    );
+                }
+                self.start(backend, lines, writer)
+            }
+        }
+    }
+
+    /// Decodes with `backend` from now on, replaying `lines` into it.
+    fn start<W: Write>(
+        &mut self,
+        backend: &dyn Harness,
+        lines: Vec<Vec<u8>>,
+        writer: &mut EventWriter<W>,
+    ) -> Result<(), Failure> {
+        self.detecting = None;
+        self.normalizer = backend.normalizer(self.config.clone());
+        for line in lines {
+            self.push_line(&line, writer)?;
+        }
+        Ok(())
+    }
+
+    /// The normalizer, deciding for the default backend if no line decided.
+    fn ready<W: Write>(
+        &mut self,
+        writer: &mut EventWriter<W>,
+    ) -> Result<&mut dyn Normalizer, Failure> {
+        if let Some(mut detector) = self.detecting.take() {
+            let (backend, lines) = detector.finish();
+            self.start(backend, lines, writer)?;
+        }
+        Ok(self.normalizer.as_mut())
+    }
+}
+
+/// Feeds every line of `source` to the decoder, writing events as they come.
 fn feed<W: Write>(
     source: &Source,
     input: Box<dyn Read>,
     writer: &mut EventWriter<W>,
-    normalizer: &mut dyn Normalizer,
+    decoder: &mut Decoder<'_>,
     stderr: bool,
 ) -> Result<(), Failure> {
     let mut reader = BufReader::with_capacity(64 * 1024, input);
@@ -113,18 +281,21 @@ fn feed<W: Write>(
         }
         let content = line.strip_suffix(b"\n").unwrap_or(&line);
         if stderr {
+            let normalizer = decoder.ready(writer)?;
             normalizer.push_stderr(content, &mut writer.buf);
+            writer.follow_cwd(normalizer);
+            writer.write_events()?;
         } else {
-            normalizer.push_line(content, &mut writer.buf);
+            decoder.push_line(content, writer)?;
         }
-        writer.follow_cwd(normalizer);
-        writer.write_events()?;
     }
 }
 
-/// Normalizes `stdout` (then `stderr`, S10) and writes the events and the outcome to `out`.
+/// Normalizes `stdout` (then `stderr`, S10) with `backend` and writes the events and the
+/// outcome to `out`.
 pub fn run<W: Write>(
-    normalizer: &mut dyn Normalizer,
+    backend: Backend<'_>,
+    config: NormalizerConfig,
     stdout: &Source,
     stderr: Option<&Source>,
     out: Printer<W>,
@@ -136,10 +307,26 @@ pub fn run<W: Write>(
         out,
         buf: Vec::new(),
     };
-    feed(stdout, stdout_input, &mut writer, normalizer, false)?;
+    let mut decoder = match backend {
+        Backend::Named(harness) => Decoder {
+            normalizer: harness.normalizer(config.clone()),
+            detecting: None,
+            config,
+        },
+        Backend::Auto {
+            candidates,
+            default,
+        } => Decoder {
+            normalizer: default.normalizer(config.clone()),
+            detecting: Some(Detector::new(candidates, default)),
+            config,
+        },
+    };
+    feed(stdout, stdout_input, &mut writer, &mut decoder, false)?;
     if let Some((source, input)) = stderr_input {
-        feed(source, input, &mut writer, normalizer, true)?;
+        feed(source, input, &mut writer, &mut decoder, true)?;
     }
+    let normalizer = decoder.ready(&mut writer)?;
     // End-of-input events are written as they are made: a stream that ends with a million
     // pending tool uses never holds all their events at once.
     let mut failure = None;

@@ -1,22 +1,46 @@
 //! `harness run`: drive a live agent and print its events as they happen, then the outcome.
 //!
 //! Exit status: 0 when the outcome is `success`, 1 when it is `error` or `incomplete`, 2 for
-//! usage errors, 127 when the agent's binary is missing, 130 after Ctrl-C (SIGINT) and 143
-//! after SIGTERM: the agent's process group is killed, and the outcome is still printed.
+//! usage errors, 126 when the agent's binary is not executable, 127 when it is missing, and
+//! 128 + N after a stopping signal N: 129 SIGHUP, 130 SIGINT (Ctrl-C), 131 SIGQUIT, 138 SIGUSR1,
+//! 140 SIGUSR2, 143 SIGTERM. On such a signal the agent's process group is killed at once, and
+//! the outcome is still printed.
+//!
+//! Output is written by a thread of its own: a reader that does not keep up (`harness run ... |
+//! slow-reader`) slows the run down but never delays a timeout or a signal. After the first
+//! signal, whatever is left is printed as the reader takes it; a second signal exits at once.
 
 use std::io::{self, Write};
 use std::process::ExitCode;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicI32, Ordering};
 
-use futures::{FutureExt, StreamExt};
+use futures::StreamExt;
 use harness_core::{Harness, RunError, RunItem, RunRequest, Status, StopSignal};
 use tokio::signal::unix::{SignalKind, signal};
+use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::format::Printer;
 
+/// How many items may wait for the output thread.
+const QUEUE: usize = 64;
+
+/// The signals that stop a run, each with the exit status it gives (128 + its number). They
+/// all end `harness` by default; caught, they kill the agent's whole process group, which the
+/// agent's parent-death signal alone would not (it reaches the agent, not what it started).
+const STOPPING: [(SignalKind, u8); 6] = [
+    (SignalKind::hangup(), 129),
+    (SignalKind::interrupt(), 130),
+    (SignalKind::quit(), 131),
+    (SignalKind::user_defined1(), 138),
+    (SignalKind::user_defined2(), 140),
+    (SignalKind::terminate(), 143),
+];
+
 /// Runs `request` on `harness`, printing with `printer`; returns the process's exit status.
-pub fn run<W: Write>(harness: &dyn Harness, request: RunRequest, printer: Printer<W>) -> ExitCode {
+pub fn run<W: Write + Send + 'static>(
+    harness: &dyn Harness,
+    request: RunRequest,
+    printer: Printer<W>,
+) -> ExitCode {
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -30,31 +54,63 @@ pub fn run<W: Write>(harness: &dyn Harness, request: RunRequest, printer: Printe
     runtime.block_on(drive(harness, request, printer))
 }
 
-async fn drive<W: Write>(
+/// The stopping signals caught so far: how many, and the exit status of the first.
+#[derive(Debug, Clone, Copy, Default)]
+struct Caught {
+    count: u32,
+    code: u8,
+}
+
+/// Catches the stopping signals from now on (so none is lost to its default action), counting
+/// them in the returned channel.
+fn catch_signals() -> io::Result<watch::Receiver<Caught>> {
+    let mut signals = Vec::new();
+    for (kind, code) in STOPPING {
+        signals.push((signal(kind)?, code));
+    }
+    let (tx, rx) = watch::channel(Caught::default());
+    tokio::spawn(async move {
+        loop {
+            let next = signals.iter_mut().map(|(signal, code)| {
+                let code = *code;
+                Box::pin(async move { signal.recv().await.map(|()| code) })
+            });
+            let (Some(code), _, _) = futures::future::select_all(next).await else {
+                // The runtime is shutting down.
+                return;
+            };
+            tx.send_modify(|caught| {
+                if caught.count == 0 {
+                    caught.code = code;
+                }
+                caught.count += 1;
+            });
+        }
+    });
+    Ok(rx)
+}
+
+/// Completes once `count` stopping signals have been caught.
+async fn caught(mut signals: watch::Receiver<Caught>, count: u32) {
+    // An error means the sender is gone: no signal will come any more.
+    if signals.wait_for(|c| c.count >= count).await.is_err() {
+        std::future::pending::<()>().await;
+    }
+}
+
+async fn drive<W: Write + Send + 'static>(
     harness: &dyn Harness,
     mut request: RunRequest,
     mut printer: Printer<W>,
 ) -> ExitCode {
-    // Signals are caught from before the agent starts, so none is lost to the default action.
-    let (mut interrupt, mut terminate) = match (
-        signal(SignalKind::interrupt()),
-        signal(SignalKind::terminate()),
-    ) {
-        (Ok(i), Ok(t)) => (i, t),
-        (Err(e), _) | (_, Err(e)) => {
+    let signals = match catch_signals() {
+        Ok(signals) => signals,
+        Err(e) => {
             eprintln!("harness: cannot catch signals: {e}");
             return ExitCode::from(1);
         }
     };
-    let caught = Arc::new(AtomicI32::new(0));
-    let flag = Arc::clone(&caught);
-    request.stop = Some(StopSignal::new(async move {
-        let code = tokio::select! {
-            _ = interrupt.recv() => 130,
-            _ = terminate.recv() => 143,
-        };
-        flag.store(code, Ordering::SeqCst);
-    }));
+    request.stop = Some(StopSignal::new(caught(signals.clone(), 1)));
     if printer.is_human() {
         printer.base = request
             .cwd
@@ -70,45 +126,99 @@ async fn drive<W: Write>(
             eprintln!("harness: {e}");
             return ExitCode::from(match e {
                 RunError::BinaryNotFound { .. } => 127,
+                RunError::BinaryNotExecutable { .. } => 126,
                 RunError::Unsupported { .. } | RunError::WorkingDirectory { .. } => 2,
                 RunError::Io { .. } => 1,
             });
         }
     };
 
-    let mut status = Status::Incomplete;
-    loop {
-        // Flush only when the agent has nothing more ready, so bursts are written in one go.
-        let item = match stream.next().now_or_never() {
-            Some(item) => item,
-            None => {
-                if let Err(e) = printer.flush() {
-                    return output_failed(&e);
-                }
-                stream.next().await
+    let (items, pending) = mpsc::channel(QUEUE);
+    let (done, written) = oneshot::channel();
+    let output = std::thread::Builder::new()
+        .name("harness-output".into())
+        .spawn(move || {
+            let _ = done.send(write_all(printer, pending));
+        });
+    if let Err(e) = output {
+        eprintln!("harness: cannot start the output thread: {e}");
+        return ExitCode::from(1);
+    }
+    let forward = async move {
+        loop {
+            tokio::select! {
+                item = stream.next() => match item {
+                    Some(item) => {
+                        if items.send(item).await.is_err() {
+                            break;
+                        }
+                    }
+                    None => break,
+                },
+                // The output failed: stop waiting for the agent.
+                () = items.closed() => break,
             }
-        };
-        let written = match &item {
-            Some(RunItem::Event(event)) => printer.event(event),
-            Some(RunItem::Outcome(outcome)) => {
-                status = outcome.status;
-                printer.outcome(outcome)
-            }
-            None => break,
-        };
-        if let Err(e) = written {
-            // Dropping the stream stops the agent.
-            return output_failed(&e);
+        }
+        // Dropping the stream stops the agent (when the output failed before it ended).
+        drop(stream);
+        drop(items);
+        written.await
+    };
+    let written = tokio::select! {
+        written = forward => written,
+        () = caught(signals.clone(), 2) => {
+            // Asked twice: what the reader has not taken yet is dropped.
+            return ExitCode::from(signals.borrow().code);
+        }
+    };
+    let signal = signals.borrow().code;
+    let stopped = (signal != 0).then(|| ExitCode::from(signal));
+    match written {
+        Ok(Ok(status)) => stopped.unwrap_or(if status == Status::Success {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::from(1)
+        }),
+        Ok(Err(e)) => {
+            let code = output_failed(&e);
+            stopped.unwrap_or(code)
+        }
+        Err(_) => {
+            eprintln!("harness: the output thread failed");
+            ExitCode::from(1)
         }
     }
-    if let Err(e) = printer.flush() {
-        return output_failed(&e);
+}
+
+/// Writes every item it is given, flushing when none is ready, so bursts are written in one
+/// go; returns the outcome's status (`incomplete` when none came).
+fn write_all<W: Write>(
+    mut printer: Printer<W>,
+    mut items: mpsc::Receiver<RunItem>,
+) -> io::Result<Status> {
+    let mut status = Status::Incomplete;
+    loop {
+        let item = match items.try_recv() {
+            Ok(item) => item,
+            Err(mpsc::error::TryRecvError::Empty) => {
+                printer.flush()?;
+                match items.blocking_recv() {
+                    Some(item) => item,
+                    None => break,
+                }
+            }
+            Err(mpsc::error::TryRecvError::Disconnected) => break,
+        };
+        match item {
+            RunItem::Event(event) => printer.event(&event)?,
+            RunItem::Outcome(outcome) => {
+                status = outcome.status;
+                printer.outcome(&outcome)?;
+            }
+        }
     }
-    match caught.load(Ordering::SeqCst) {
-        0 if status == Status::Success => ExitCode::SUCCESS,
-        0 => ExitCode::from(1),
-        signal => ExitCode::from(u8::try_from(signal).unwrap_or(1)),
-    }
+    printer.flush()?;
+    Ok(status)
 }
 
 /// A closed pipe (`harness run ... | head`) ends quietly; other write errors are reported.

@@ -2,9 +2,8 @@
 
 use std::path::Path;
 
-use harness_codex_shell::{Classified, ParsedCommand};
-use harness_core::paths::resolve;
-use harness_core::reclassify::{ShellPart, shell_events};
+use harness_core::backend::paths::resolve;
+use harness_core::backend::reclassify::{ShellInput, shell_events};
 use harness_core::{EventBody, PlanItem, ToolRef, ToolStatus, UnknownReason, WarningSource};
 use serde_json::Value;
 
@@ -119,54 +118,22 @@ fn wrapped_script(argv: &[String]) -> Option<&str> {
 }
 
 /// X4: a `command_execution` item: read/search/list events when every part Codex finds is one
-/// of those, else one `command` event.
+/// of those, else one `command` event with its `exit_code` (i64 or u64, as serde_json keeps an
+/// integer).
 fn command_events(item: &Value, cwd: Option<&str>) -> Vec<EventBody> {
     let tool = tool_ref("command_execution", item);
     let Some(line) = item.get("command").and_then(Value::as_str) else {
         return vec![unknown(UnknownReason::MalformedToolUse, item, tool)];
     };
-    let status = status_of(item);
     let argv = shlex::split(line).unwrap_or_else(|| vec![line.to_string()]);
     let command = wrapped_script(&argv).unwrap_or(line);
-    if !argv.is_empty() {
-        if let Some(events) = reclassified(&argv, command, &status, &tool, cwd) {
-            return events;
-        }
-    }
-    let exit_code = item.get("exit_code").and_then(Value::as_i64);
-    vec![EventBody::Command {
-        command: command.to_string(),
-        exit_code,
-        status,
-        tool,
-    }]
-}
-
-/// The read/search/list events of argv, or `None` when some part is not one of those (C15).
-fn reclassified(
-    argv: &[String],
-    command: &str,
-    status: &ToolStatus,
-    tool: &ToolRef,
-    cwd: Option<&str>,
-) -> Option<Vec<EventBody>> {
-    let parts = harness_codex_shell::classify(argv)
-        .into_iter()
-        .map(shell_part);
-    shell_events(command, parts, cwd, status, tool)
-}
-
-/// A classified part as a file operation, with the path C15 puts on its event.
-fn shell_part(Classified { parsed, event_path }: Classified) -> Option<ShellPart> {
-    match parsed {
-        ParsedCommand::Read { path, .. } => Some(ShellPart::Read { path }),
-        ParsedCommand::Search { query, .. } => Some(ShellPart::Search {
-            query,
-            path: event_path,
-        }),
-        ParsedCommand::ListFiles { .. } => Some(ShellPart::List { path: event_path }),
-        ParsedCommand::Unknown { .. } => None,
-    }
+    let exit_code = item
+        .get("exit_code")
+        .and_then(Value::as_number)
+        .filter(|n| n.is_i64() || n.is_u64())
+        .cloned();
+    let input = ShellInput::Argv(&argv);
+    shell_events(input, command, exit_code, cwd, &status_of(item), &tool)
 }
 
 /// X6: one `write` per change, each entry without a non-empty string `path` a

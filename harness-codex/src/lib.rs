@@ -23,7 +23,7 @@
 //! is bounded by the items still open.
 //!
 //! [`CodexHarness`] also runs Codex live, through the [`Harness`] trait: it spawns
-//! `codex exec --json --skip-git-repo-check -C DIR -`, writes the prompt to its standard input
+//! `codex exec --json --skip-git-repo-check --cd=DIR -`, writes the prompt to its standard input
 //! (never its command line) and streams the events as they happen, then the outcome with the
 //! exit status. The code is the same as for any other backend; only the name changes:
 //!
@@ -38,14 +38,11 @@
 //! registry.register(Box::new(harness_codex::CodexHarness));
 //! let harness = registry.get("codex").expect("registered above");
 //!
-//! let request = RunRequest {
-//!     prompt: "Explain src/main.rs".into(),
-//!     cwd: Some("/path/to/project".into()),
-//!     // Claude Code's names work too: `plan` is `--sandbox read-only`.
-//!     permission_mode: Some("read-only".into()),
-//!     timeout: Some(Duration::from_secs(600)),
-//!     ..RunRequest::default()
-//! };
+//! let mut request = RunRequest::new("Explain src/main.rs");
+//! request.cwd = Some("/path/to/project".into());
+//! // Claude Code's names work too: `plan` is `--sandbox=read-only`.
+//! request.permission_mode = Some("read-only".into());
+//! request.timeout = Some(Duration::from_secs(600));
 //! let mut stream = harness.run(request).await?;
 //! while let Some(item) = stream.next().await {
 //!     match item {
@@ -61,7 +58,8 @@
 //! use harness_codex::CodexNormalizer;
 //! use harness_core::{EventBody, Normalizer, NormalizerConfig, Status};
 //!
-//! let config = NormalizerConfig { cwd: Some("/repo".into()), ..NormalizerConfig::default() };
+//! let mut config = NormalizerConfig::default();
+//! config.cwd = Some("/repo".into());
 //! let mut normalizer = CodexNormalizer::new(config);
 //! let mut events = Vec::new();
 //! for line in [
@@ -89,18 +87,19 @@ mod items;
 mod normalizer;
 mod runner;
 
+use std::path::Path;
+
 use harness_core::{
-    Capabilities, Harness, Normalizer, NormalizerConfig, OrchestrationSource, RunError, RunRequest,
-    RunStream,
+    Capabilities, Harness, Launch, Normalizer, NormalizerConfig, OrchestrationSource, RunRequest,
 };
 
-pub use normalizer::CodexNormalizer;
-pub use runner::{CODEX_BIN, INSTALL};
+pub use normalizer::{CodexDecoder, CodexNormalizer};
+pub use runner::{CODEX_BIN, INSTALL, LAUNCH};
 
 /// The Codex backend, registered as `"codex"`.
 ///
-/// [`Harness::run`] starts `codex exec --json --skip-git-repo-check -C DIR [-m MODEL]
-/// [--sandbox MODE] [extra args] -` and writes the prompt to its standard input (the final `-`
+/// [`Harness::run`] starts `codex exec --json --skip-git-repo-check --cd=DIR [--model=MODEL]
+/// [--sandbox=MODE] [extra args] -` and writes the prompt to its standard input (the final `-`
 /// makes Codex read it there). `DIR` is the request's `cwd` (made absolute), else the caller's
 /// current directory; the agent is also started in it, and the normalizer resolves relative
 /// paths against it (X9). The binary is the request's, else `$CODEX_BIN`, else `codex` on
@@ -112,10 +111,10 @@ pub use runner::{CODEX_BIN, INSTALL};
 /// | `permission_mode` | Codex flags |
 /// |---|---|
 /// | `default` | none (Codex's own default) |
-/// | `plan` | `--sandbox read-only` |
-/// | `acceptEdits` | `--sandbox workspace-write` |
-/// | `bypassPermissions` | `--sandbox danger-full-access` |
-/// | anything else, e.g. `read-only`, `workspace-write` | `--sandbox VALUE` |
+/// | `plan` | `--sandbox=read-only` |
+/// | `acceptEdits` | `--sandbox=workspace-write` |
+/// | `bypassPermissions` | `--sandbox=danger-full-access` |
+/// | anything else, e.g. `read-only`, `workspace-write` | `--sandbox=VALUE` |
 ///
 /// `codex exec` never stops to ask for approval, so the sandbox is the whole permission
 /// model. To also drop the sandbox, pass `--dangerously-bypass-approvals-and-sandbox` in
@@ -133,27 +132,59 @@ pub use runner::{CODEX_BIN, INSTALL};
 #[derive(Debug, Clone, Copy, Default)]
 pub struct CodexHarness;
 
-#[async_trait::async_trait]
 impl Harness for CodexHarness {
     fn name(&self) -> &'static str {
         "codex"
-    }
-
-    /// Codex reports exit codes and its plan is its orchestration source (X9).
-    fn capabilities(&self) -> Capabilities {
-        Capabilities {
-            exit_codes: true,
-            orchestration_source: OrchestrationSource::Plan,
-        }
     }
 
     fn normalizer(&self, config: NormalizerConfig) -> Box<dyn Normalizer> {
         Box::new(CodexNormalizer::new(config))
     }
 
-    /// Runs `codex` live. Fails with [`RunError::BinaryNotFound`] (naming the binary and
-    /// [`INSTALL`]) when it is not installed.
-    async fn run(&self, request: RunRequest) -> Result<RunStream, RunError> {
-        runner::run(request)
+    /// A line whose top-level `type` is one of Codex's dotted event types: `thread.started`,
+    /// `turn.started`, `turn.completed`, `turn.failed`, `item.started`, `item.updated`,
+    /// `item.completed` (X1-X7). Its `error` lines are not a signature: other streams have
+    /// `error` types too.
+    ///
+    /// ```
+    /// use harness_core::Harness;
+    /// use serde_json::json;
+    ///
+    /// let codex = harness_codex::CodexHarness;
+    /// assert!(codex.recognizes(&json!({"type": "thread.started", "thread_id": "t"})));
+    /// assert!(!codex.recognizes(&json!({"type": "assistant"})));
+    /// assert!(!codex.recognizes(&json!({"type": "error", "message": "x"})));
+    /// ```
+    fn recognizes(&self, line: &serde_json::Value) -> bool {
+        matches!(
+            line.get("type").and_then(serde_json::Value::as_str),
+            Some(
+                "thread.started"
+                    | "turn.started"
+                    | "turn.completed"
+                    | "turn.failed"
+                    | "item.started"
+                    | "item.updated"
+                    | "item.completed"
+            )
+        )
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::new(true, OrchestrationSource::Plan)
+    }
+
+    /// X3: a completed message or reasoning item gives an `agent` or `reasoning` event, which
+    /// names no tool use (J3), or nothing when its text is empty.
+    fn eventless_tools(&self) -> &'static [&'static str] {
+        &["agent_message", "reasoning"]
+    }
+
+    fn launch(&self) -> Option<Launch> {
+        Some(LAUNCH)
+    }
+
+    fn args(&self, request: &RunRequest, dir: &Path) -> Vec<String> {
+        runner::args(request, dir)
     }
 }

@@ -2,9 +2,10 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use harness_core::backend::{Decoder, Driver, Emitter, NotJson, Summary, parse_value};
 use harness_core::{
-    Disposition, Event, EventBody, Ledger, Metrics, Normalizer, NormalizerConfig, Outcome,
-    PendingToolUse, PlanItem, Status, ToolRef, UnknownReason, WarningSource,
+    EventBody, Metrics, NormalizerConfig, PendingToolUse, PlanItem, ToolRef, UnknownReason,
+    WarningSource,
 };
 use serde_json::{Number, Value};
 
@@ -52,15 +53,18 @@ impl Usage {
     }
 }
 
-/// The Codex normalizer: feed it lines, get events (see the crate docs).
+/// The Codex normalizer: feed it lines, get events (see the crate docs). The core's [`Driver`]
+/// does the bookkeeping; [`CodexDecoder`] the X rules.
+pub type CodexNormalizer = Driver<CodexDecoder>;
+
+/// The decoding of `codex exec --json` lines (X rules, O3).
 ///
-/// Its state is the items still open (by latest start), the last plan emitted per `todo_list`
-/// id (X5), and a few figures for the outcome.
+/// Its state is the items still open (by latest start), the last plan emitted per open
+/// `todo_list` id (X5), and a few figures for the outcome.
 #[derive(Debug, Default)]
-pub struct CodexNormalizer {
-    config: NormalizerConfig,
-    /// Line numbers, counts and dispositions.
-    ledger: Ledger,
+pub struct CodexDecoder {
+    /// Resolves relative paths (X9).
+    cwd: Option<String>,
     session_id: Option<String>,
 
     /// Open items, by the order of their latest start (X8).
@@ -72,7 +76,6 @@ pub struct CodexNormalizer {
     plans: HashMap<String, Vec<PlanItem>>,
 
     terminals: u64,
-    any_completed: bool,
     any_failed: bool,
     usage: Usage,
     /// The last non-empty agent message since the previous terminal line (O1).
@@ -80,20 +83,12 @@ pub struct CodexNormalizer {
     final_output: Option<String>,
 }
 
-impl CodexNormalizer {
-    /// A normalizer with the given settings; `config.cwd` resolves relative paths (X9).
-    pub fn new(config: NormalizerConfig) -> Self {
-        CodexNormalizer {
-            config,
-            ..CodexNormalizer::default()
-        }
+impl CodexDecoder {
+    fn emit_here(&mut self, out: &mut Emitter<'_>, body: EventBody) {
+        out.emit(body);
     }
 
-    fn emit_here(&mut self, out: &mut Vec<Event>, body: EventBody) {
-        self.ledger.emit_here(out, body, None);
-    }
-
-    fn unknown_here(&mut self, out: &mut Vec<Event>, reason: UnknownReason, raw: Value) {
+    fn unknown_here(&mut self, out: &mut Emitter<'_>, reason: UnknownReason, raw: Value) {
         let body = EventBody::Unknown {
             reason,
             raw,
@@ -102,13 +97,13 @@ impl CodexNormalizer {
         self.emit_here(out, body);
     }
 
-    fn on_value(&mut self, value: Value, out: &mut Vec<Event>) {
+    fn on_value(&mut self, value: Value, out: &mut Emitter<'_>) {
         let Some(kind) = value.get("type").and_then(Value::as_str) else {
             // S3: not an object, or no string `type`.
             self.unknown_here(out, UnknownReason::NotAnEvent, value);
             return;
         };
-        self.ledger.consumed_by(match kind {
+        out.consumed_by(match kind {
             "thread.started" | "turn.started" => "X1",
             _ => "X2",
         });
@@ -127,12 +122,11 @@ impl CodexNormalizer {
             "item.updated" => self.on_item(&value, Phase::Updated, out),
             "item.completed" => self.on_item(&value, Phase::Completed, out),
             "turn.completed" => {
-                self.terminal();
-                self.any_completed = true;
+                self.terminal(out);
                 self.usage = Usage::of(&value);
             }
             "turn.failed" => {
-                self.terminal();
+                self.terminal(out);
                 self.any_failed = true;
                 let message = value
                     .get("error")
@@ -157,14 +151,14 @@ impl CodexNormalizer {
     }
 
     /// A `turn.completed` or `turn.failed` line (X7, O1, O3).
-    fn terminal(&mut self) {
-        self.ledger.terminal();
+    fn terminal(&mut self, out: &mut Emitter<'_>) {
+        out.terminal();
         self.terminals += 1;
         self.final_output = self.answer.take();
     }
 
     /// X2: records, replaces or completes an item.
-    fn on_item(&mut self, line: &Value, phase: Phase, out: &mut Vec<Event>) {
+    fn on_item(&mut self, line: &Value, phase: Phase, out: &mut Emitter<'_>) {
         let item = line.get("item");
         let Some((item, kind)) =
             item.and_then(|i| Some((i, i.as_object()?.get("type")?.as_str()?)))
@@ -180,14 +174,19 @@ impl CodexNormalizer {
         match phase {
             Phase::Started | Phase::Updated => {
                 if let Some(id) = id {
-                    self.record(id, item, phase);
+                    // L1: announced when it becomes pending (O4), which a todo_list never is.
+                    let was_pending = self.open_kind(id).is_some_and(|k| k != "todo_list");
+                    self.record(id, item, phase, out);
+                    if !was_pending && out.wants_started() {
+                        self.started(item, kind, id, out);
+                    }
                 }
                 if kind == "todo_list" {
                     self.plan(item, id, out);
                 }
             }
             Phase::Completed => {
-                self.ledger.consumed_by(match kind {
+                out.consumed_by(match kind {
                     "agent_message" | "reasoning" => "X3",
                     "todo_list" => "X5",
                     _ => "X6",
@@ -197,9 +196,13 @@ impl CodexNormalizer {
                 }
                 if kind == "todo_list" {
                     self.plan(item, id, out);
+                    // X5: the last plan of an id is kept only until its item completes (S7).
+                    if let Some(id) = id {
+                        self.plans.remove(id);
+                    }
                     return;
                 }
-                for body in completed(item, kind, self.config.cwd.as_deref()) {
+                for body in completed(item, kind, self.cwd.as_deref()) {
                     if let EventBody::Agent { text } = &body {
                         self.answer = Some(text.clone());
                     }
@@ -211,8 +214,14 @@ impl CodexNormalizer {
 
     /// `item.started` makes the item the latest started; `item.updated` replaces the record in
     /// place, or records it last when it was not open (X2).
-    fn record(&mut self, id: &str, item: &Value, phase: Phase) {
-        self.ledger.defer();
+    /// The type of the open item with this id.
+    fn open_kind(&self, id: &str) -> Option<&str> {
+        let seq = self.open_by_id.get(id)?;
+        self.open.get(seq).map(OpenItem::kind)
+    }
+
+    fn record(&mut self, id: &str, item: &Value, phase: Phase, out: &mut Emitter<'_>) {
+        out.defer();
         let record = OpenItem {
             id: id.to_string(),
             item: item.clone(),
@@ -233,8 +242,25 @@ impl CodexNormalizer {
         }
     }
 
+    /// L1: the `started` event of an item just recorded, from what it would give once
+    /// completed. Every item but a `todo_list` (which emits its `plan` at once) is announced,
+    /// as every one is pending until it completes (X8, O4).
+    fn started(&self, item: &Value, kind: &str, id: &str, out: &mut Emitter<'_>) {
+        if kind == "todo_list" {
+            return;
+        }
+        let would_be = completed(item, kind, self.cwd.as_deref());
+        // The final events' tool name (`<server>/<tool>` for MCP, X6), else the item type.
+        let name = would_be.iter().find_map(|b| b.tool()?.tool.clone());
+        let tool = ToolRef {
+            tool: name.or_else(|| Some(kind.to_string())),
+            tool_use_id: Some(id.to_string()),
+        };
+        out.started_from(tool, &would_be, None);
+    }
+
     /// X5: a `plan` event, unless the same id's last plan had the same items.
-    fn plan(&mut self, item: &Value, id: Option<&str>, out: &mut Vec<Event>) {
+    fn plan(&mut self, item: &Value, id: Option<&str>, out: &mut Emitter<'_>) {
         let items = plan_items(item);
         if let Some(id) = id {
             if self.plans.get(id) == Some(&items) {
@@ -245,34 +271,15 @@ impl CodexNormalizer {
         self.emit_here(out, EventBody::Plan { items });
     }
 
-    fn outcome(&self) -> Outcome {
-        let status = if self.any_failed {
-            Status::Error
-        } else if self.any_completed {
-            Status::Success
-        } else {
-            Status::Incomplete
-        };
+    fn metrics(&self) -> Metrics {
         let usage = self.usage.clone();
-        Outcome {
-            session_id: self.session_id.clone(),
-            status,
-            final_output: self.final_output.clone(),
-            structured_output: None,
-            metrics: Metrics {
-                input_tokens: usage.input,
-                output_tokens: usage.output,
-                cache_read_input_tokens: usage.cached_input,
-                cache_creation_input_tokens: None,
-                reasoning_output_tokens: usage.reasoning_output,
-                total_cost_usd: None,
-                duration_api_ms: None,
-                duration_ms: None,
-                num_turns: (self.terminals > 0).then(|| Number::from(self.terminals)),
-            },
-            counts: self.ledger.counts().clone(),
-            exit_code: None,
-        }
+        let mut metrics = Metrics::default();
+        metrics.input_tokens = usage.input;
+        metrics.output_tokens = usage.output;
+        metrics.cache_read_input_tokens = usage.cached_input;
+        metrics.reasoning_output_tokens = usage.reasoning_output;
+        metrics.num_turns = (self.terminals > 0).then(|| Number::from(self.terminals));
+        metrics
     }
 }
 
@@ -284,64 +291,50 @@ enum Phase {
     Completed,
 }
 
-impl Normalizer for CodexNormalizer {
-    fn push_line(&mut self, line: &[u8], out: &mut Vec<Event>) {
-        let Some(line) = self.ledger.begin_line(line) else {
-            return;
-        };
-        match serde_json::from_slice::<Value>(line) {
-            Ok(value) => self.on_value(value, out),
-            Err(_) => self.ledger.non_json(line, out),
+impl Decoder for CodexDecoder {
+    fn new(config: &NormalizerConfig) -> Self {
+        CodexDecoder {
+            cwd: config.cwd.clone(),
+            ..CodexDecoder::default()
         }
-        self.ledger.end_line();
     }
 
-    fn push_stderr(&mut self, line: &[u8], out: &mut Vec<Event>) {
-        self.ledger.push_stderr(line, out);
+    fn line(&mut self, line: &[u8], out: &mut Emitter<'_>) -> Result<(), NotJson> {
+        self.on_value(parse_value(line)?, out);
+        Ok(())
     }
 
-    fn finish(&mut self, out: &mut Vec<Event>) -> Outcome {
-        self.finish_each(&mut |event| out.push(event))
-    }
-
-    fn finish_each(&mut self, emit: &mut dyn FnMut(Event)) -> Outcome {
-        if self.ledger.finish() {
-            self.open_by_id.clear();
-            // One item at a time, its memory freed as its event goes out (S7, X8).
-            while let Some((_, open)) = self.open.pop_first() {
-                let kind = open.kind().to_string();
-                if kind == "todo_list" {
-                    continue;
-                }
-                let tool = ToolRef {
-                    tool: Some(kind),
-                    tool_use_id: Some(open.id),
-                };
-                let body = EventBody::Unknown {
-                    reason: UnknownReason::UnresolvedToolUse,
-                    raw: open.item,
-                    tool,
-                };
-                let event = Event::new(body);
-                self.ledger.emit_each(emit, event);
+    fn end(&mut self, out: &mut Emitter<'_>) {
+        self.open_by_id.clear();
+        self.plans.clear();
+        // One item at a time, its memory freed as its event goes out (S7, X8).
+        while let Some((_, open)) = self.open.pop_first() {
+            let kind = open.kind().to_string();
+            if kind == "todo_list" {
+                continue;
             }
-            if self.terminals == 0 {
-                self.ledger.ended_without_result(emit);
-            }
+            let tool = ToolRef {
+                tool: Some(kind),
+                tool_use_id: Some(open.id),
+            };
+            out.emit(EventBody::Unknown {
+                reason: UnknownReason::UnresolvedToolUse,
+                raw: open.item,
+                tool,
+            });
         }
-        self.outcome()
     }
 
-    fn last_disposition(&self) -> Disposition {
-        self.ledger.disposition()
+    fn summary(&self) -> Summary {
+        let mut summary = Summary::default();
+        summary.failed = self.any_failed;
+        summary.final_output = self.final_output.clone();
+        summary.metrics = self.metrics();
+        summary
     }
 
     fn session_id(&self) -> Option<&str> {
         self.session_id.as_deref()
-    }
-
-    fn cwd(&self) -> Option<&str> {
-        self.config.cwd.as_deref()
     }
 
     /// The items still open, other than `todo_list`, by latest start; `tool` is the item type.
@@ -360,12 +353,13 @@ impl Normalizer for CodexNormalizer {
 
 #[cfg(test)]
 mod tests {
+    use harness_core::Disposition;
+
     use super::*;
 
     #[test]
     fn every_line_is_accounted_for() {
         let mut normalizer = CodexNormalizer::new(NormalizerConfig::default());
-        let mut out = Vec::new();
         let lines = [
             r#"{"type":"thread.started","thread_id":"t"}"#,
             "",
@@ -377,13 +371,7 @@ mod tests {
             r#"{"type":"turn.completed","usage":{"input_tokens":1}}"#,
             "not json",
         ];
-        let got: Vec<Disposition> = lines
-            .iter()
-            .map(|line| {
-                normalizer.push_line(line.as_bytes(), &mut out);
-                normalizer.last_disposition()
-            })
-            .collect();
+        let got = harness_core::testkit::dispositions(&mut normalizer, &lines);
         assert_eq!(
             got,
             [

@@ -1,6 +1,6 @@
 //! Errors. Decoding never fails (it turns bad input into events); only live runs can.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Why a live run could not start or go on.
 #[derive(Debug, thiserror::Error)]
@@ -11,13 +11,20 @@ pub enum RunError {
         /// The backend's name.
         backend: String,
     },
-    /// The agent's binary was not found.
-    #[error("{} was not found; install it with `{install}`", binary.display())]
+    /// The agent's binary was not found: a name not on `PATH`, or a path that does not exist.
+    #[error("{}", not_found(.binary, .install))]
     BinaryNotFound {
         /// The binary that was looked for.
         binary: PathBuf,
-        /// How to install it.
-        install: String,
+        /// How to install it: only when it is the backend's default binary, a name looked up
+        /// on `PATH` (installing the agent does not create a binary named otherwise).
+        install: Option<String>,
+    },
+    /// The agent's binary exists but cannot be executed (no execute permission, a directory).
+    #[error("{} is not executable", binary.display())]
+    BinaryNotExecutable {
+        /// The binary that was run.
+        binary: PathBuf,
     },
     /// The working directory asked for does not exist or is not a directory.
     #[error("cannot run in {}: {source}", cwd.display())]
@@ -37,4 +44,19 @@ pub enum RunError {
         #[source]
         source: std::io::Error,
     },
+}
+
+/// The message of [`RunError::BinaryNotFound`]: a path "does not exist"; a name "was not found
+/// on PATH", with how to install it when that is known.
+fn not_found(binary: &Path, install: &Option<String>) -> String {
+    if binary.as_os_str().as_encoded_bytes().contains(&b'/') {
+        return format!("{} does not exist", binary.display());
+    }
+    match install {
+        Some(install) => format!(
+            "{} was not found on PATH; install it with `{install}`",
+            binary.display()
+        ),
+        None => format!("{} was not found on PATH", binary.display()),
+    }
 }

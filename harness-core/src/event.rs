@@ -28,6 +28,7 @@ use serde_json::Value;
         omitted, never null; unknown fields may be added later and are to be ignored."
     )
 )]
+#[non_exhaustive]
 pub struct Event {
     /// What happened, with the fields of that kind.
     #[serde(flatten)]
@@ -78,6 +79,7 @@ impl Event {
 }
 
 #[cfg(feature = "schema")]
+#[cfg_attr(docsrs, doc(cfg(feature = "schema")))]
 impl Event {
     /// The JSON Schema (draft 2020-12) of the lines the `harness` CLI writes (`harness schema`):
     /// each line is one of the `oneOf` alternatives, an event (`$defs/Event`, J1-J10) or the
@@ -117,6 +119,7 @@ impl Event {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Stream {
     /// Standard error.
     Stderr,
@@ -195,6 +198,31 @@ pub struct Expected {
 }
 
 impl Expected {
+    /// What a tool's final event says of itself: its kind and identifying fields; `None` for
+    /// events that are not about a tool's work (`agent`, `warning`, `unknown`...).
+    pub fn of(body: &EventBody) -> Option<Expected> {
+        let mut expected = Expected::new(body.kind());
+        match body {
+            EventBody::Read { path, range, .. } => {
+                expected.path = Some(path.clone());
+                expected.range = *range;
+            }
+            EventBody::Write { path, .. } => expected.path = Some(path.clone()),
+            EventBody::Search { query, path, .. } => {
+                expected.query = query.clone();
+                expected.path = path.clone();
+            }
+            EventBody::List { path, .. } => expected.path = path.clone(),
+            EventBody::Command { .. } => {}
+            EventBody::Skill { name, path, .. } => {
+                expected.name = Some(name.clone());
+                expected.path = Some(path.clone());
+            }
+            _ => return None,
+        }
+        Some(expected)
+    }
+
     /// An expected event of this kind with no field known yet.
     pub fn new(kind: Kind) -> Self {
         Expected {
@@ -211,6 +239,7 @@ impl Expected {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "kind", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum EventBody {
     /// Text the agent said, one per assistant message.
     Agent {
@@ -298,10 +327,11 @@ pub enum EventBody {
     Command {
         /// The command as the agent gave it.
         command: String,
-        /// The exit code, when the backend reports one (never for Claude Code, C16).
+        /// The exit code, when the backend reports one (never for Claude Code, C16): an
+        /// integer, kept as the backend wrote it, whether it fits an `i64` or only a `u64` (X4).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         #[cfg_attr(feature = "schema", schemars(with = "i64"))]
-        exit_code: Option<i64>,
+        exit_code: Option<serde_json::Number>,
         /// Success and error text.
         #[serde(flatten)]
         status: ToolStatus,
@@ -370,6 +400,26 @@ pub enum EventBody {
 }
 
 impl EventBody {
+    /// The tool fields (J3) of an event about one tool use, a `started` one included; `None`
+    /// for the kinds that are about no tool use.
+    pub fn tool(&self) -> Option<&ToolRef> {
+        match self {
+            EventBody::Read { tool, .. }
+            | EventBody::Write { tool, .. }
+            | EventBody::Search { tool, .. }
+            | EventBody::List { tool, .. }
+            | EventBody::Command { tool, .. }
+            | EventBody::Skill { tool, .. }
+            | EventBody::Started { tool, .. }
+            | EventBody::Unknown { tool, .. } => Some(tool),
+            EventBody::Agent { .. }
+            | EventBody::Reasoning { .. }
+            | EventBody::Plan { .. }
+            | EventBody::Warning { .. }
+            | EventBody::Error { .. } => None,
+        }
+    }
+
     /// The kind of this body.
     pub fn kind(&self) -> Kind {
         match self {
@@ -394,6 +444,7 @@ impl EventBody {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Kind {
     /// See [`EventBody::Agent`].
     Agent,
@@ -465,6 +516,7 @@ impl Kind {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum WarningSource {
     /// A line of standard error (S4).
     Stderr,
@@ -480,6 +532,7 @@ pub enum WarningSource {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum UnknownReason {
     /// A top-level `type` this backend does not know (C8, X7).
     UnknownType,

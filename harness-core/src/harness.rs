@@ -1,7 +1,7 @@
 //! The `Harness` trait every backend implements, its normalizer, and the registry.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -14,6 +14,7 @@ use crate::outcome::Outcome;
 
 /// What a backend can report, so a caller knows which fields to expect.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Capabilities {
     /// Whether `command` events carry `exit_code` (Claude Code: no, C16; Codex: yes, X9).
     pub exit_codes: bool,
@@ -23,6 +24,7 @@ pub struct Capabilities {
 
 /// The source of an agent's plan.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum OrchestrationSource {
     /// The backend has no plan: it never emits `plan` events.
     None,
@@ -31,7 +33,14 @@ pub enum OrchestrationSource {
 }
 
 /// Settings a normalizer takes before the first line.
+///
+/// ```
+/// let mut config = harness_core::NormalizerConfig::default();
+/// config.cwd = Some("/repo".into());
+/// config.started = true;
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct NormalizerConfig {
     /// The working directory to resolve relative paths against when the stream names none
     /// (C14a, X9): the CLI's `--cwd`.
@@ -88,19 +97,16 @@ pub trait Normalizer: Send {
     /// Feeds one line of standard error, without its `\n` (S4).
     fn push_stderr(&mut self, line: &[u8], out: &mut Vec<Event>);
 
-    /// Ends the input: appends the end-of-input events (S9) and returns the outcome.
-    /// Lines pushed after this are ignored.
-    fn finish(&mut self, out: &mut Vec<Event>) -> Outcome;
+    /// Ends the input, handing each end-of-input event (S9) to `emit` as soon as it is made,
+    /// and returns the outcome. A stream that ends with a million pending tool uses then never
+    /// holds all their `unresolved_tool_use` events at once. Lines pushed after this are
+    /// ignored; a second call emits nothing and returns the outcome again.
+    fn finish_each(&mut self, emit: &mut dyn FnMut(Event)) -> Outcome;
 
-    /// Ends the input like [`Normalizer::finish`], handing each end-of-input event to `emit` as
-    /// soon as it is made. A stream that ends with a million pending tool uses then never holds
-    /// all their `unresolved_tool_use` events at once. The default collects them first; the
-    /// backends of this workspace stream them.
-    fn finish_each(&mut self, emit: &mut dyn FnMut(Event)) -> Outcome {
-        let mut events = Vec::new();
-        let outcome = self.finish(&mut events);
-        events.into_iter().for_each(&mut *emit);
-        outcome
+    /// Ends the input like [`Normalizer::finish_each`], appending the end-of-input events to
+    /// `out`.
+    fn finish(&mut self, out: &mut Vec<Event>) -> Outcome {
+        self.finish_each(&mut |event| out.push(event))
     }
 
     /// What became of the last stdout line pushed ([`Disposition::Blank`] before any).
@@ -116,8 +122,55 @@ pub trait Normalizer: Send {
     fn pending_tool_uses(&self) -> Vec<PendingToolUse>;
 }
 
+/// How a backend's agent is started live, as data: the core's [`Harness::run`] does the rest
+/// (choosing the binary, spawning it in its own process group, the prompt, the pipes, the
+/// timeout, the outcome).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Launch {
+    /// The environment variable that names the binary (`"CLAUDE_BIN"`); `RunRequest::binary`
+    /// wins over it.
+    pub env_var: &'static str,
+    /// The binary's name, looked up on `PATH` when neither names one (`"claude"`).
+    pub program: &'static str,
+    /// How to install it, said when it is not found (`"npm install -g ..."`).
+    pub install: &'static str,
+    /// Where the prompt goes.
+    pub prompt: PromptInput,
+}
+
+/// Where a live run's prompt goes. Every choice keeps it from being read as an option.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PromptInput {
+    /// The agent's standard input (the default, and the safest).
+    Stdin,
+    /// The last argument, after a `--` that ends the options.
+    AfterDoubleDash,
+    /// One argument `FLAG=PROMPT`, after the others (`"--prompt"` gives `--prompt=...`).
+    Flag(&'static str),
+}
+
+/// `name=value` as one word, so a value that starts with `-` is never read as an option.
+///
+/// ```
+/// assert_eq!(harness_core::option("--model", "-x"), "--model=-x");
+/// ```
+pub fn option(name: &str, value: &str) -> String {
+    format!("{name}={value}")
+}
+
 /// What a live run needs.
+///
+/// ```
+/// use std::time::Duration;
+/// use harness_core::RunRequest;
+///
+/// let mut request = RunRequest::new("Explain src/main.rs");
+/// request.cwd = Some("/path/to/project".into());
+/// request.timeout = Some(Duration::from_secs(600));
+/// request.normalizer.started = true;
+/// ```
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 pub struct RunRequest {
     /// The prompt, written to the agent's standard input (never put on its command line).
     pub prompt: String,
@@ -134,7 +187,9 @@ pub struct RunRequest {
     /// Environment variables to add.
     pub env: BTreeMap<String, String>,
     /// How long the run may take before it is stopped: the agent's whole process group is
-    /// killed, an `error` event says so, and the stream ends as usual with the outcome.
+    /// killed, an `error` event says so, and the stream ends as usual with the outcome. The
+    /// outcome's status is what the agent's lines made it (O1): `incomplete` when the timeout
+    /// came before its terminal line, `success` or `error` as that line said when it came after.
     pub timeout: Option<Duration>,
     /// The normalizer's settings for this run. Its `cwd`, when `None`, is the directory the
     /// agent runs in; set it to resolve paths against another one (an agent that sees its
@@ -146,19 +201,26 @@ pub struct RunRequest {
     pub stop: Option<StopSignal>,
 }
 
+impl RunRequest {
+    /// A request with this prompt and every other setting at its default.
+    pub fn new(prompt: impl Into<String>) -> Self {
+        RunRequest {
+            prompt: prompt.into(),
+            ..RunRequest::default()
+        }
+    }
+}
+
 /// A future that asks a live run to stop when it completes; cheap to clone.
 ///
 /// ```
 /// use harness_core::{RunRequest, StopSignal};
 ///
 /// let (tx, rx) = futures::channel::oneshot::channel::<()>();
-/// let request = RunRequest {
-///     prompt: "hello".into(),
-///     stop: Some(StopSignal::new(async move {
-///         let _ = rx.await;
-///     })),
-///     ..RunRequest::default()
-/// };
+/// let mut request = RunRequest::new("hello");
+/// request.stop = Some(StopSignal::new(async move {
+///     let _ = rx.await;
+/// }));
 /// # drop((tx, request));
 /// ```
 #[derive(Clone)]
@@ -194,34 +256,136 @@ pub enum RunItem {
 /// The stream a live run returns.
 pub type RunStream = BoxStream<'static, RunItem>;
 
+impl OrchestrationSource {
+    /// The name `harness backends` prints: `"none"` or `"plan"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OrchestrationSource::None => "none",
+            OrchestrationSource::Plan => "plan",
+        }
+    }
+}
+
+impl Capabilities {
+    /// What a backend reports: whether its `command` events carry `exit_code`, and where its
+    /// plan comes from.
+    pub const fn new(exit_codes: bool, orchestration_source: OrchestrationSource) -> Self {
+        Capabilities {
+            exit_codes,
+            orchestration_source,
+        }
+    }
+}
+
 /// One coding-agent backend.
 ///
-/// Two methods make a backend (`name`, `normalizer`); the others have defaults.
+/// Two methods make a backend: [`Harness::name`] and [`Harness::normalizer`] (a
+/// [`crate::backend::Driver`] of its [`crate::backend::Decoder`]). A backend that runs live
+/// adds [`Harness::launch`] and [`Harness::args`]; the core's [`Harness::run`] does the rest.
 #[async_trait]
 pub trait Harness: Send + Sync {
     /// The name callers choose the backend by (`"claude"`).
     fn name(&self) -> &'static str;
 
-    /// What this backend reports.
-    fn capabilities(&self) -> Capabilities {
-        Capabilities {
-            exit_codes: false,
-            orchestration_source: OrchestrationSource::None,
-        }
-    }
-
     /// A fresh normalizer for one stream of this backend's output.
     fn normalizer(&self, config: NormalizerConfig) -> Box<dyn Normalizer>;
 
-    /// Runs the agent live and streams its events as they happen.
+    /// Whether `line`, one parsed line of a recorded stream, is one only this backend prints:
+    /// its signature, by which `harness normalize` picks the backend of a stream it was not
+    /// told (the first line that exactly one backend recognizes decides). A line another
+    /// backend could print too (a bare `{"type":"error"}`) is recognized by none. The default
+    /// recognizes nothing.
+    fn recognizes(&self, line: &serde_json::Value) -> bool {
+        let _ = line;
+        false
+    }
+
+    /// What this backend reports.
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::new(false, OrchestrationSource::None)
+    }
+
+    /// Tools whose result gives no event naming its id, by a rule of the backend's (Claude
+    /// Code's `StructuredOutput`, C14: its output reaches the outcome; Codex's message items,
+    /// X3). Every other recorded tool use leaves through an event that names its id; the
+    /// conformance kit checks both.
+    fn eventless_tools(&self) -> &'static [&'static str] {
+        &[]
+    }
+
+    /// How its agent is started live; `None` (the default) when it cannot run live.
+    fn launch(&self) -> Option<Launch> {
+        None
+    }
+
+    /// The agent's arguments for a request, never the prompt (see [`Launch::prompt`]): the
+    /// backend's own flags, then `request.extra_args`. `dir` is the absolute directory the
+    /// agent runs in. Values that may start with `-` go as one word ([`option`]).
+    fn args(&self, request: &RunRequest, dir: &Path) -> Vec<String> {
+        let _ = dir;
+        request.extra_args.clone()
+    }
+
+    /// Runs the agent live and streams its events as they happen, then the outcome.
     ///
-    /// The default says the backend cannot run live.
+    /// The default starts the agent [`Harness::launch`] describes (with the `process`
+    /// feature; without it, or without a launch, it says the backend cannot run live).
     async fn run(&self, request: RunRequest) -> Result<RunStream, RunError> {
+        #[cfg(feature = "process")]
+        if let Some(launch) = self.launch() {
+            return launch_run(self, launch, request);
+        }
         let _ = request;
         Err(RunError::Unsupported {
             backend: self.name().to_string(),
         })
     }
+}
+
+/// [`Harness::run`] for a backend with a [`Launch`]: the directory, the normalizer (its `cwd`
+/// the agent's directory unless the request names another), the binary, the arguments and the
+/// prompt's place, handed to the shared process driver.
+#[cfg(feature = "process")]
+fn launch_run<H: Harness + ?Sized>(
+    harness: &H,
+    launch: Launch,
+    request: RunRequest,
+) -> Result<RunStream, RunError> {
+    use crate::process::{self, ProcessSpec};
+
+    let dir = match process::absolute_cwd(&request) {
+        Some(dir) => dir,
+        None => std::env::current_dir().map_err(|source| RunError::WorkingDirectory {
+            cwd: PathBuf::from("."),
+            source,
+        })?,
+    };
+    let mut config = request.normalizer.clone();
+    if config.cwd.is_none() {
+        config.cwd = Some(dir.display().to_string());
+    }
+    let mut args = harness.args(&request, &dir);
+    let prompt = request.prompt.clone();
+    let mut spec = ProcessSpec::for_request(
+        request,
+        launch.env_var,
+        launch.program,
+        Vec::new(),
+        launch.install,
+    );
+    match launch.prompt {
+        PromptInput::Stdin => {}
+        PromptInput::AfterDoubleDash => {
+            args.extend(["--".to_string(), prompt]);
+            spec.stdin = Vec::new();
+        }
+        PromptInput::Flag(flag) => {
+            args.push(option(flag, &prompt));
+            spec.stdin = Vec::new();
+        }
+    }
+    spec.args = args;
+    process::spawn(spec, harness.normalizer(config))
 }
 
 /// Maps backend names to backends, so callers choose one at run time.

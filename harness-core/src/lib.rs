@@ -3,8 +3,10 @@
 //! pick a backend by name at run time.
 //!
 //! This crate names no backend. A backend crate (such as `harness-claude`) implements
-//! [`Harness`] and its pure, incremental [`Normalizer`]; callers feed it lines and get
-//! [`Event`]s back, then an [`Outcome`] at the end.
+//! [`Harness`], whose [`Normalizer`] is the core's [`backend::Driver`] around the backend's
+//! [`backend::Decoder`]; callers feed it lines (or a reader, through [`Normalized`]) and get
+//! [`Event`]s back, then an [`Outcome`] at the end. Orchestrators usually depend on the
+//! `harness` facade crate instead, which re-exports these types with every backend.
 //!
 //! ```
 //! use harness_core::{Event, EventBody, Expected, Kind, WarningSource};
@@ -26,20 +28,21 @@
 //! event, tagged `"kind"`, optional fields omitted when absent. Consumers must ignore fields
 //! they do not know: new ones may be added.
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
+pub mod backend;
 mod error;
 mod event;
 mod harness;
-pub mod json;
-mod ledger;
 mod lines;
+mod normalized;
 mod outcome;
-pub mod paths;
 #[cfg(feature = "process")]
+#[cfg_attr(docsrs, doc(cfg(feature = "process")))]
 pub mod process;
-pub mod reclassify;
 #[cfg(feature = "testkit")]
+#[cfg_attr(docsrs, doc(cfg(feature = "testkit")))]
 pub mod testkit;
-pub mod text;
 
 pub use error::RunError;
 pub use event::{
@@ -47,9 +50,9 @@ pub use event::{
     UnknownReason, WarningSource,
 };
 pub use harness::{
-    Capabilities, Disposition, Harness, Normalizer, NormalizerConfig, OrchestrationSource,
-    PendingToolUse, Registry, RunItem, RunRequest, RunStream, StopSignal,
+    Capabilities, Disposition, Harness, Launch, Normalizer, NormalizerConfig, OrchestrationSource,
+    PendingToolUse, PromptInput, Registry, RunItem, RunRequest, RunStream, StopSignal, option,
 };
-pub use ledger::{Ledger, MAX_WARNING_TEXT};
 pub use lines::LineSplitter;
+pub use normalized::Normalized;
 pub use outcome::{Metrics, Outcome, OutcomeLine, Status, add_numbers};

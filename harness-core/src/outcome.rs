@@ -11,6 +11,7 @@ use crate::event::Kind;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Status {
     /// A terminal line arrived and no failure was reported.
     Success,
@@ -23,6 +24,7 @@ pub enum Status {
 /// Usage and timing figures the backend reported (O2, O3). Absent figures are omitted.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct Metrics {
     /// Input tokens.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -82,6 +84,7 @@ pub fn add_numbers(a: &Number, b: &Number) -> Number {
 /// tagged `"kind": "outcome"` (J9).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct Outcome {
     /// The session id (S5, X1).
     #[serde(default, skip_serializing_if = "Option::is_none")]

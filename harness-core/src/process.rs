@@ -15,16 +15,41 @@
 //!   [`RunItem::Outcome`] with the child's exit status (`exit_code`, O1);
 //! - a timeout or a [`StopSignal`] kills the whole process group and yields an `error` event
 //!   saying why at once; what the child had already written follows, and the stream ends as
-//!   above (the outcome's `counts` include that event);
+//!   above (the outcome's `counts` include that event). The status stays what the agent's own
+//!   lines made it: a timeout after its terminal line (O1) leaves `success` or `error`, and only
+//!   a run cut short before one is `incomplete`;
+//! - a timeout or a stop acts even while the consumer is not reading: events wait in a bounded
+//!   queue, reading the pipes pauses, but the deadline and the stop signal are still watched;
 //! - dropping the stream kills the process group and reaps the child;
 //! - when the child has exited but something it left running still holds its pipes open,
 //!   the run waits two seconds, then kills the process group and ends.
+//!
+//! # When the caller dies
+//!
+//! Everything above needs the caller alive. On Linux the child is also given a parent-death
+//! signal (`PR_SET_PDEATHSIG`, SIGKILL): when the process that started it ends in any way,
+//! `kill -9` and crashes included, the kernel kills the agent. Two details make that hold:
+//!
+//! - the kernel sends the signal when the *thread* that forked the child ends, not the process.
+//!   So every child is forked by one thread kept for the life of the process, never by the
+//!   caller's thread (a blocking-pool or short-lived thread would otherwise take the agent with
+//!   it on exit);
+//! - a caller that died between the fork and the `prctl` would never send the signal: the child
+//!   checks its parent after setting it, and does not start the agent when it was orphaned.
+//!
+//! What it does not cover: the signal reaches only the agent, not the processes the agent
+//! started. Those share its process group, which every ending above kills; but after the caller
+//! is killed with SIGKILL nothing is left to kill the group, and a grandchild the agent left
+//! running is orphaned (its writes to the agent's pipes fail, with SIGPIPE, and nothing more).
+//! A program using this module should therefore catch the signals it can (the `harness` CLI
+//! stops the run on SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1 and SIGUSR2). On other systems
+//! (macOS, the BSDs) no parent-death signal is set: only the endings above stop the agent.
 //!
 //! *Architecture invariant:* this module knows no backend; decoding stays in the normalizer.
 //!
 //! [`StopSignal`]: crate::StopSignal
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::io;
 use std::path::PathBuf;
 use std::process::{ExitStatus, Stdio};
@@ -67,17 +92,19 @@ pub struct ProcessSpec {
     pub timeout: Option<Duration>,
     /// Kill the process group when this fires.
     pub stop: Option<StopSignal>,
-    /// How to install the binary, for [`RunError::BinaryNotFound`]
-    /// (e.g. `npm install -g @anthropic-ai/claude-code`).
-    pub install_hint: String,
+    /// How to install the binary, for [`RunError::BinaryNotFound`] when it is not on `PATH`
+    /// (e.g. `npm install -g @anthropic-ai/claude-code`); `None` when the binary was named
+    /// explicitly, so the error only says it was not found.
+    pub install_hint: Option<String>,
 }
 
 impl ProcessSpec {
     /// The spec of a live run for `request`: its working directory made absolute (a relative
     /// one against the caller's), its environment, its prompt (for standard input), timeout and
     /// stop signal. The binary is the request's, else the backend's environment variable
-    /// `binary_var` when it is set and not empty, else `default_binary` on `PATH`; `args` and
-    /// `install_hint` are the backend's.
+    /// `binary_var` when it is set and not empty, else `default_binary` on `PATH`; `args` are
+    /// the backend's, and `install_hint` is kept only when the binary is `default_binary`
+    /// (installing the backend's agent does not create a binary named otherwise).
     pub fn for_request(
         request: RunRequest,
         binary_var: &str,
@@ -86,6 +113,7 @@ impl ProcessSpec {
         install_hint: &str,
     ) -> Self {
         let program = choose_binary(&request, std::env::var_os(binary_var), default_binary);
+        let install_hint = (program.as_os_str() == default_binary).then(|| install_hint.into());
         ProcessSpec {
             program,
             args,
@@ -94,7 +122,7 @@ impl ProcessSpec {
             stdin: request.prompt.into_bytes(),
             timeout: request.timeout,
             stop: request.stop,
-            install_hint: install_hint.to_string(),
+            install_hint,
         }
     }
 }
@@ -149,12 +177,15 @@ impl Ending {
 /// Spawns `spec` and returns the stream of its events, then its outcome.
 ///
 /// Must be called from within a tokio runtime with I/O and time enabled (the run is driven by a
-/// task spawned on it).
+/// task spawned on it). Any runtime flavour and any thread will do: the child is forked by a
+/// thread kept for the life of the process (see [the module documentation](self)).
 ///
 /// # Errors
 ///
-/// [`RunError::BinaryNotFound`] when the binary does not exist, [`RunError::WorkingDirectory`]
-/// when `cwd` is not a directory, [`RunError::Io`] when the child cannot be started otherwise.
+/// [`RunError::BinaryNotFound`] when the binary is a name not found on `PATH` or a path that
+/// does not exist, [`RunError::BinaryNotExecutable`] when it cannot be executed,
+/// [`RunError::WorkingDirectory`] when `cwd` is not a directory, [`RunError::Io`] when the
+/// child cannot be started otherwise.
 pub fn spawn(spec: ProcessSpec, normalizer: Box<dyn Normalizer>) -> Result<RunStream, RunError> {
     let io_error = |source: io::Error| RunError::Io {
         binary: spec.program.clone(),
@@ -191,20 +222,11 @@ pub fn spawn(spec: ProcessSpec, normalizer: Box<dyn Normalizer>) -> Result<RunSt
     if let Some(cwd) = &spec.cwd {
         command.current_dir(cwd);
     }
-    let child = {
-        // Spawning registers the child with the runtime's process driver.
-        let _entered = runtime.enter();
-        command.spawn()
-    };
-    let child = match child {
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    die_with_parent(&mut command, rustix::process::getpid());
+    let child = match fork(command, runtime.clone()) {
         Ok(child) => child,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            return Err(RunError::BinaryNotFound {
-                binary: spec.program,
-                install: spec.install_hint,
-            });
-        }
-        Err(e) => return Err(io_error(e)),
+        Err(e) => return Err(spawn_error(e, spec.program, spec.install_hint)),
     };
     let (tx, mut rx) = mpsc::channel(QUEUE);
     let run = Run {
@@ -215,6 +237,90 @@ pub fn spawn(spec: ProcessSpec, normalizer: Box<dyn Normalizer>) -> Result<RunSt
     };
     runtime.spawn(run.drive(spec.stdin, spec.timeout, spec.stop));
     Ok(futures::stream::poll_fn(move |cx| rx.poll_recv(cx)).boxed())
+}
+
+/// The error for a child that could not be started: a missing binary says whether it was a
+/// name looked up on `PATH` or a path, and only the backend's default gets the install hint.
+fn spawn_error(e: io::Error, binary: PathBuf, install: Option<String>) -> RunError {
+    // A name without a slash is looked up on `PATH`; anything else is a path, run as it is.
+    let is_path = binary.as_os_str().as_encoded_bytes().contains(&b'/');
+    match e.kind() {
+        // A script whose interpreter is missing fails with ENOENT too: that path does exist.
+        io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
+            if !is_path || std::fs::symlink_metadata(&binary).is_err() =>
+        {
+            RunError::BinaryNotFound {
+                binary,
+                install: install.filter(|_| !is_path),
+            }
+        }
+        io::ErrorKind::PermissionDenied => RunError::BinaryNotExecutable { binary },
+        _ => RunError::Io { binary, source: e },
+    }
+}
+
+/// A request for the forking thread: the command, the runtime that will own the child, and
+/// where to send the result.
+type Fork = (
+    Command,
+    tokio::runtime::Handle,
+    std::sync::mpsc::SyncSender<io::Result<Child>>,
+);
+
+/// Forks `command` on the forking thread, registering the child with `runtime`.
+///
+/// A child's parent-death signal fires when the thread that forked it ends: forking on the
+/// caller's thread would tie the agent's life to that thread (a tokio blocking-pool thread, a
+/// thread a library user spawned for one run) instead of to the process. The forking thread
+/// is started on first use and never ends.
+fn fork(command: Command, runtime: tokio::runtime::Handle) -> io::Result<Child> {
+    static FORKER: std::sync::OnceLock<std::sync::mpsc::Sender<Fork>> = std::sync::OnceLock::new();
+    let forker = match FORKER.get() {
+        Some(forker) => forker,
+        None => {
+            let (tx, rx) = std::sync::mpsc::channel::<Fork>();
+            std::thread::Builder::new()
+                .name("harness-fork".into())
+                .spawn(move || {
+                    for (mut command, runtime, reply) in rx {
+                        // Spawning registers the child with the runtime's process driver.
+                        let _entered = runtime.enter();
+                        let _ = reply.send(command.spawn());
+                    }
+                })?;
+            // When two callers race here, the thread of the sender that is not kept ends at
+            // once, having forked nothing.
+            FORKER.get_or_init(|| tx)
+        }
+    };
+    let gone = || io::Error::other("the thread that starts agents has ended");
+    let (reply, result) = std::sync::mpsc::sync_channel(1);
+    forker.send((command, runtime, reply)).map_err(|_| gone())?;
+    result.recv().map_err(|_| gone())?
+}
+
+/// Makes the child die with this process (`parent`): between fork and exec it sets its
+/// parent-death signal to SIGKILL, then refuses to start when its parent is no longer
+/// `parent` (the caller died before the signal was set, so it would never be sent).
+#[cfg(any(target_os = "linux", target_os = "android"))]
+#[allow(unsafe_code)]
+fn die_with_parent(command: &mut Command, parent: rustix::process::Pid) {
+    let hook = move || -> io::Result<()> {
+        rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL))?;
+        if rustix::process::getppid() != Some(parent) {
+            return Err(rustix::io::Errno::SRCH.into());
+        }
+        Ok(())
+    };
+    // SAFETY: `pre_exec` runs `hook` in the child between fork and exec, where only
+    // async-signal-safe operations are allowed (another thread of the parent may have held a
+    // lock, such as the allocator's, at the fork). The hook makes two system calls through
+    // rustix, prctl(PR_SET_PDEATHSIG) and getppid, which take no lock and allocate nothing;
+    // it turns an errno into an `io::Error` with `from_raw_os_error`, which allocates nothing;
+    // and it captures only a `Pid`, which is `Copy`. It touches no state shared with the parent.
+    unsafe {
+        command.pre_exec(hook);
+    }
 }
 
 /// The child's process group; killed on drop unless disarmed, so a run cancelled with its
@@ -335,33 +441,59 @@ impl Run {
         let mut err_lines = LineSplitter::new();
         let mut out_buf = vec![0u8; CHUNK];
         let mut err_buf = vec![0u8; CHUNK];
+        // What the normalizer made from the last input, and what still waits for the consumer.
         let mut events = Vec::new();
+        let mut queue = VecDeque::new();
         let mut status: Option<io::Result<ExitStatus>> = None;
         let mut ending: Option<Ending> = None;
 
         while stdout.is_some() || stderr.is_some() || status.is_none() {
             let normalizer = &mut self.normalizer;
+            // Reading waits while events wait (the consumer sets the pace, memory stays
+            // bounded); the exit, the deadline and the stop signal are watched all along, so
+            // a consumer that does not read never delays killing the agent.
+            let reading = queue.is_empty();
             tokio::select! {
+                permit = self.tx.reserve(), if !queue.is_empty() => {
+                    let mut permit = permit.map_err(|_| Abandoned)?;
+                    // Then as many more as there is room for, without waiting.
+                    while let Some(event) = queue.pop_front() {
+                        permit.send(RunItem::Event(event));
+                        if queue.is_empty() {
+                            break;
+                        }
+                        permit = match self.tx.try_reserve() {
+                            Ok(permit) => permit,
+                            Err(mpsc::error::TrySendError::Full(())) => break,
+                            Err(mpsc::error::TrySendError::Closed(())) => return Err(Abandoned),
+                        };
+                    }
+                }
                 () = &mut write_prompt, if !prompt_written => prompt_written = true,
-                read = read_from(&mut stdout, &mut out_buf), if stdout.is_some() => match read {
-                    Ok(n) if n > 0 => {
-                        out_lines.push(&out_buf[..n], |l| normalizer.push_line(l, &mut events));
+                read = read_from(&mut stdout, &mut out_buf), if reading && stdout.is_some() => {
+                    match read {
+                        Ok(n) if n > 0 => {
+                            out_lines.push(&out_buf[..n], |l| normalizer.push_line(l, &mut events));
+                        }
+                        // End of file, or a pipe that cannot be read any more: the stream ends.
+                        _ => {
+                            out_lines.finish(|l| normalizer.push_line(l, &mut events));
+                            stdout = None;
+                        }
                     }
-                    // End of file, or a pipe that cannot be read any more: the stream ends.
-                    _ => {
-                        out_lines.finish(|l| normalizer.push_line(l, &mut events));
-                        stdout = None;
+                }
+                read = read_from(&mut stderr, &mut err_buf), if reading && stderr.is_some() => {
+                    match read {
+                        Ok(n) if n > 0 => {
+                            err_lines
+                                .push(&err_buf[..n], |l| normalizer.push_stderr(l, &mut events));
+                        }
+                        _ => {
+                            err_lines.finish(|l| normalizer.push_stderr(l, &mut events));
+                            stderr = None;
+                        }
                     }
-                },
-                read = read_from(&mut stderr, &mut err_buf), if stderr.is_some() => match read {
-                    Ok(n) if n > 0 => {
-                        err_lines.push(&err_buf[..n], |l| normalizer.push_stderr(l, &mut events));
-                    }
-                    _ => {
-                        err_lines.finish(|l| normalizer.push_stderr(l, &mut events));
-                        stderr = None;
-                    }
-                },
+                }
                 exit = self.child.wait(), if status.is_none() => {
                     status = Some(exit);
                     linger.as_mut().reset(tokio::time::Instant::now() + LINGER);
@@ -386,10 +518,12 @@ impl Run {
                 }
                 () = self.tx.closed() => return Err(Abandoned),
             }
-            send(&self.tx, &mut events).await?;
+            queue.extend(events.drain(..));
         }
         self.group.disarm();
 
+        // The child is gone and its pipes are closed: nothing is left to watch but the consumer.
+        let mut events = Vec::from(queue);
         let mut outcome = self.normalizer.finish(&mut events);
         if ending.is_some() {
             *outcome.counts.entry(Kind::Error).or_insert(0) += 1;
@@ -485,13 +619,15 @@ mod tests {
             };
             self.emit(Event::new(body).at_line(self.errs), out);
         }
-        fn finish(&mut self, out: &mut Vec<Event>) -> Outcome {
+        fn finish_each(&mut self, emit: &mut dyn FnMut(Event)) -> Outcome {
             let mut outcome = Outcome::empty();
             if self.ended {
                 outcome.status = Status::Success;
             } else {
                 let message = "stream ended without a result".to_string();
+                let out = &mut Vec::new();
                 self.emit(Event::new(EventBody::Error { message }), out);
+                out.drain(..).for_each(emit);
             }
             outcome.counts = self.counts.clone();
             outcome
@@ -538,7 +674,7 @@ mod tests {
     fn spec(program: PathBuf) -> ProcessSpec {
         ProcessSpec {
             program,
-            install_hint: "install it".into(),
+            install_hint: Some("install it".into()),
             ..ProcessSpec::default()
         }
     }
@@ -580,7 +716,11 @@ mod tests {
 
     /// Polls until `pid` no longer exists (a zombie still has its /proc entry).
     async fn gone(pid: &str) {
-        let proc = Path::new("/proc").join(pid.trim());
+        gone_path(&Path::new("/proc").join(pid.trim())).await;
+    }
+
+    /// Polls until `proc`, an entry under /proc, no longer exists.
+    async fn gone_path(proc: &Path) {
         tokio::time::timeout(Duration::from_secs(60), async {
             while proc.exists() {
                 tokio::time::sleep(Duration::from_millis(20)).await;
@@ -588,6 +728,28 @@ mod tests {
         })
         .await
         .expect("the process is still there");
+    }
+
+    /// Polls until `pid` has written nothing for a while (it waits on a full pipe), or a
+    /// minute has passed. Only makes a test sharper: a process slow to run returns early.
+    async fn blocked(pid: &str) {
+        let io = Path::new("/proc").join(pid.trim()).join("io");
+        let written = || {
+            let text = std::fs::read_to_string(&io).unwrap_or_default();
+            text.lines()
+                .find_map(|l| l.strip_prefix("wchar:"))
+                .and_then(|n| n.trim().parse::<u64>().ok())
+        };
+        let (mut last, mut same) = (written(), 0);
+        for _ in 0..3000 {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            let now = written();
+            same = if now == last { same + 1 } else { 0 };
+            if same == 5 {
+                return;
+            }
+            last = now;
+        }
     }
 
     async fn read_when_written(path: &Path) -> String {
@@ -635,19 +797,234 @@ mod tests {
         assert_eq!(std::fs::read_to_string(copy).unwrap(), prompt);
     }
 
-    #[test]
-    fn a_missing_binary_is_binary_not_found_naming_it_and_the_install_hint() {
+    fn spawn_error(spec: ProcessSpec) -> RunError {
         runtime().block_on(async {
-            let missing = PathBuf::from("/nonexistent/harness-agent");
-            let Err(err) = spawn(spec(missing), Box::new(Echo::default())) else {
-                panic!("spawned a missing binary");
-            };
-            assert!(matches!(err, RunError::BinaryNotFound { .. }), "{err:?}");
+            match spawn(spec, Box::new(Echo::default())) {
+                Ok(_) => panic!("spawned"),
+                Err(err) => err,
+            }
+        })
+    }
+
+    /// Issue 18 item 12: a path that does not exist says so, with no install hint.
+    #[test]
+    fn a_missing_path_is_binary_not_found_saying_it_does_not_exist() {
+        let missing = PathBuf::from("/nonexistent/harness-agent");
+        let err = spawn_error(spec(missing.clone()));
+        let RunError::BinaryNotFound { binary, install } = &err else {
+            panic!("{err:?}")
+        };
+        assert_eq!((binary, install), (&missing, &None));
+        assert_eq!(err.to_string(), "/nonexistent/harness-agent does not exist");
+    }
+
+    #[test]
+    fn a_name_not_on_path_gets_the_install_hint_only_when_it_is_the_backends_default() {
+        let default = "harness-test-no-such-agent";
+        let request = RunRequest::default();
+        let unset = "HARNESS_TEST_UNSET_BINARY_VARIABLE";
+        let spec = ProcessSpec::for_request(request, unset, default, vec![], "install it");
+        assert_eq!(spec.install_hint.as_deref(), Some("install it"));
+        let err = spawn_error(spec);
+        assert!(matches!(err, RunError::BinaryNotFound { .. }), "{err:?}");
+        assert_eq!(
+            err.to_string(),
+            "harness-test-no-such-agent was not found on PATH; install it with `install it`"
+        );
+
+        let request = RunRequest {
+            binary: Some("harness-test-other-agent".into()),
+            ..RunRequest::default()
+        };
+        let spec = ProcessSpec::for_request(request, unset, default, vec![], "install it");
+        assert_eq!(spec.install_hint, None);
+        assert_eq!(
+            spawn_error(spec).to_string(),
+            "harness-test-other-agent was not found on PATH"
+        );
+
+        let request = RunRequest {
+            binary: Some(PathBuf::from("/opt").join(default)),
+            ..RunRequest::default()
+        };
+        let spec = ProcessSpec::for_request(request, unset, default, vec![], "install it");
+        assert_eq!(spec.install_hint, None);
+    }
+
+    #[test]
+    fn a_file_without_execute_permission_is_binary_not_executable() {
+        let dir = Dir::new("noexec");
+        let agent = dir.script("echo END");
+        std::fs::set_permissions(&agent, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let err = spawn_error(spec(agent.clone()));
+        assert!(
+            matches!(err, RunError::BinaryNotExecutable { .. }),
+            "{err:?}"
+        );
+        assert_eq!(
+            err.to_string(),
+            format!("{} is not executable", agent.display())
+        );
+    }
+
+    #[test]
+    fn a_script_whose_interpreter_is_missing_is_not_reported_as_missing_itself() {
+        let dir = Dir::new("interp");
+        let agent = dir.0.join("agent");
+        std::fs::write(&agent, "#!/nonexistent/interpreter\n").unwrap();
+        std::fs::set_permissions(&agent, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let err = spawn_error(spec(agent.clone()));
+        let RunError::Io { binary, source } = &err else {
+            panic!("{err:?}")
+        };
+        assert_eq!(binary, &agent);
+        assert_eq!(source.kind(), io::ErrorKind::NotFound);
+    }
+
+    /// Issue 18 item 4: a caller that died before the death signal was set would never send
+    /// it, so a child whose parent is not the caller does not start.
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    #[test]
+    fn a_child_whose_parent_is_not_the_caller_does_not_start() {
+        runtime().block_on(async {
+            let mut command = Command::new("true");
+            let init = rustix::process::Pid::from_raw(1).unwrap();
+            assert_ne!(rustix::process::getpid(), init);
+            die_with_parent(&mut command, init);
+            let err = command.spawn().unwrap_err();
             assert_eq!(
-                err.to_string(),
-                "/nonexistent/harness-agent was not found; install it with `install it`"
+                err.raw_os_error(),
+                Some(rustix::io::Errno::SRCH.raw_os_error())
             );
         });
+    }
+
+    /// Issue 18 item 4: the death signal is tied to the thread that forks, so a run started
+    /// from a thread that then ends must go on (the driver forks on a thread of its own).
+    #[test]
+    fn the_agent_outlives_the_thread_that_started_it() {
+        let dir = Dir::new("thread");
+        let go = dir.0.join("go");
+        let agent = dir.script(&format!(
+            "while [ ! -e '{g}' ]; do sleep 0.02; done; echo one; echo END",
+            g = go.display()
+        ));
+        let runtime = runtime();
+        let handle = runtime.handle().clone();
+        let (stream, task) = std::thread::spawn(move || {
+            let _entered = handle.enter();
+            let stream = spawn(spec(agent), Box::new(Echo::default()));
+            (stream, std::fs::read_link("/proc/thread-self").unwrap())
+        })
+        .join()
+        .unwrap();
+        // The thread's entry goes after the kernel has sent any parent-death signal it causes.
+        runtime.block_on(gone_path(&Path::new("/proc").join(task)));
+        std::fs::write(&go, "").unwrap();
+        let (events, outcome) = runtime.block_on(collect(stream.unwrap()));
+        assert_eq!(texts(&events), ["out:one"]);
+        assert_eq!(outcome.status, Status::Success);
+        assert_eq!(outcome.exit_code, Some(Some(0)));
+    }
+
+    /// Issue 18 item 5: a consumer that stops reading must not hold back the timeout.
+    #[test]
+    fn a_timeout_kills_the_agent_while_the_consumer_is_not_reading() {
+        unread_consumer(|spec| {
+            spec.timeout = Some(Duration::from_secs(1));
+            None
+        });
+    }
+
+    /// Issue 18 item 5: nor the stop signal.
+    #[test]
+    fn a_stop_signal_kills_the_agent_while_the_consumer_is_not_reading() {
+        unread_consumer(|spec| {
+            let (tx, rx) = futures::channel::oneshot::channel::<()>();
+            spec.stop = Some(StopSignal::new(async move {
+                let _ = rx.await;
+            }));
+            Some(tx)
+        });
+    }
+
+    /// Runs an agent that prints lines forever without reading the stream; fires the stop
+    /// signal `setup` returns, if any, once the agent runs; expects the agent killed anyway,
+    /// then everything (the error saying why included) once the stream is read.
+    fn unread_consumer(
+        setup: impl FnOnce(&mut ProcessSpec) -> Option<futures::channel::oneshot::Sender<()>>,
+    ) {
+        let dir = Dir::new("unread");
+        let pid = dir.0.join("pid");
+        let agent = dir.script(&format!(
+            "echo $$ > '{p}.tmp'; mv '{p}.tmp' '{p}'; while :; do echo line; done",
+            p = pid.display()
+        ));
+        runtime().block_on(async {
+            let mut spec = spec(agent);
+            let stop = setup(&mut spec);
+            let expected = match spec.timeout {
+                Some(_) => "error:the run timed out after 1 second; its process group was killed",
+                None => "error:the run was stopped; its process group was killed",
+            };
+            let stream = spawn(spec, Box::new(Echo::default())).unwrap();
+            let pid = read_when_written(&pid).await;
+            if let Some(stop) = stop {
+                // Nothing reads the stream: once every buffer is full, the agent waits.
+                blocked(&pid).await;
+                stop.send(()).unwrap();
+            }
+            gone(&pid).await;
+            let (events, outcome) = collect(stream).await;
+            let texts = texts(&events);
+            let errors: Vec<&str> = texts
+                .iter()
+                .map(String::as_str)
+                .filter(|t| t.starts_with("error:"))
+                .collect();
+            assert_eq!(errors, [expected, "error:stream ended without a result"]);
+            assert_eq!(outcome.status, Status::Incomplete);
+            assert_eq!(outcome.exit_code, Some(None));
+        });
+    }
+
+    /// Issue 18 item 6: a timeout after the agent's terminal line keeps the status that line
+    /// gave (O1): the answer is known; the timeout is an `error` event and a null exit code.
+    #[test]
+    fn a_timeout_after_the_terminal_line_keeps_its_status() {
+        let dir = Dir::new("late-timeout");
+        let printed = dir.0.join("printed");
+        let agent = dir.script(&format!(
+            "echo one; echo END; echo > '{p}'; exec sleep 1000",
+            p = printed.display()
+        ));
+        // The fake must have printed its lines before the deadline: on a machine too slow
+        // for that within a second, try again with more time.
+        for secs in [1, 5, 30] {
+            let _ = std::fs::remove_file(&printed);
+            let mut spec = spec(agent.clone());
+            spec.timeout = Some(Duration::from_secs(secs));
+            let (events, outcome) = runtime()
+                .block_on(async { collect(spawn(spec, Box::new(Echo::default())).unwrap()).await });
+            if !printed.exists() {
+                continue;
+            }
+            let unit = if secs == 1 { "second" } else { "seconds" };
+            assert_eq!(
+                texts(&events),
+                [
+                    "out:one".to_string(),
+                    format!(
+                        "error:the run timed out after {secs} {unit}; its process group was killed"
+                    )
+                ]
+            );
+            assert_eq!(outcome.status, Status::Success);
+            assert_eq!(outcome.exit_code, Some(None));
+            assert_eq!(outcome.counts.get(&Kind::Error), Some(&1));
+            return;
+        }
+        panic!("the agent never printed its lines before the deadline");
     }
 
     #[test]

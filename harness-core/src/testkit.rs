@@ -31,28 +31,31 @@
 //! what they generated.
 //!
 //! ```
+//! use harness_core::backend::{Decoder, Driver, Emitter, NotJson, Summary};
 //! use harness_core::testkit::{check_stream, Input};
-//! # use harness_core::*;
-//! # struct Silent;
-//! # impl Normalizer for Silent {
-//! #     fn push_line(&mut self, _: &[u8], _: &mut Vec<Event>) {}
-//! #     fn push_stderr(&mut self, _: &[u8], _: &mut Vec<Event>) {}
-//! #     fn finish(&mut self, _: &mut Vec<Event>) -> Outcome {
-//! #         Outcome { status: Status::Success, ..Outcome::empty() }
-//! #     }
-//! #     fn last_disposition(&self) -> Disposition { Disposition::Blank }
-//! #     fn session_id(&self) -> Option<&str> { None }
-//! #     fn cwd(&self) -> Option<&str> { None }
-//! #     fn pending_tool_uses(&self) -> Vec<PendingToolUse> { Vec::new() }
-//! # }
-//! # struct Backend;
-//! # impl Harness for Backend {
-//! #     fn name(&self) -> &'static str { "silent" }
-//! #     fn normalizer(&self, _: NormalizerConfig) -> Box<dyn Normalizer> { Box::new(Silent) }
-//! # }
-//! let input = Input::stdout([b"".to_vec(), b"  ".to_vec()]);
+//! use harness_core::{Harness, Normalizer, NormalizerConfig};
+//!
+//! /// A backend whose every line is consumed by its rule Q1.
+//! struct Quiet;
+//! impl Decoder for Quiet {
+//!     fn new(_: &NormalizerConfig) -> Self { Quiet }
+//!     fn line(&mut self, _: &[u8], out: &mut Emitter<'_>) -> Result<(), NotJson> {
+//!         out.consumed_by("Q1");
+//!         Ok(())
+//!     }
+//!     fn summary(&self) -> Summary { Summary::default() }
+//! }
+//! struct Backend;
+//! impl Harness for Backend {
+//!     fn name(&self) -> &'static str { "quiet" }
+//!     fn normalizer(&self, config: NormalizerConfig) -> Box<dyn Normalizer> {
+//!         Box::new(Driver::<Quiet>::new(config))
+//!     }
+//! }
+//! let input = Input::stdout([b"".to_vec(), b"{}".to_vec()]);
 //! let trace = check_stream(&Backend, &NormalizerConfig::default(), &input).unwrap();
-//! assert!(trace.events.is_empty());
+//! // S9: no terminal line, so the one end-of-input error.
+//! assert_eq!(trace.events.len(), 1);
 //! ```
 
 use std::collections::BTreeMap;
@@ -63,11 +66,11 @@ use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 use serde_json::{Map, Value};
 
+use crate::backend::text::{is_blank, strip_cr};
 use crate::event::{Event, EventBody, Kind, Stream, UnknownReason};
 use crate::harness::{Disposition, Harness, Normalizer, NormalizerConfig, PendingToolUse};
 use crate::lines::LineSplitter;
 use crate::outcome::{Outcome, Status};
-use crate::text::{is_blank, strip_cr};
 
 /// The message of the `error` a stream without a terminal line ends with (S9).
 pub const NO_RESULT: &str = "stream ended without a result";
@@ -149,22 +152,7 @@ impl Trace {
 
 /// The `tool_use_id` of an event, when it carries one (J3).
 pub fn tool_use_id(event: &Event) -> Option<&str> {
-    let tool = match &event.body {
-        EventBody::Read { tool, .. }
-        | EventBody::Write { tool, .. }
-        | EventBody::Search { tool, .. }
-        | EventBody::List { tool, .. }
-        | EventBody::Command { tool, .. }
-        | EventBody::Skill { tool, .. }
-        | EventBody::Started { tool, .. }
-        | EventBody::Unknown { tool, .. } => tool,
-        EventBody::Agent { .. }
-        | EventBody::Reasoning { .. }
-        | EventBody::Plan { .. }
-        | EventBody::Warning { .. }
-        | EventBody::Error { .. } => return None,
-    };
-    tool.tool_use_id.as_deref()
+    event.body.tool()?.tool_use_id.as_deref()
 }
 
 /// The `unknown` reason of an event, when it is one.
@@ -177,6 +165,10 @@ pub fn unknown_reason(event: &Event) -> Option<UnknownReason> {
 
 fn is_message(event: &Event) -> bool {
     matches!(event.kind(), Kind::Agent | Kind::Reasoning)
+}
+
+fn is_started(event: &Event) -> bool {
+    event.kind() == Kind::Started
 }
 
 /// Runs `input` through a fresh normalizer of `harness`, asking the O4 queries after every
@@ -240,13 +232,241 @@ pub fn check_stream(
     check_accounting(&trace)?;
     check_settling(&trace)?;
     check_after_finish(harness, config, input)?;
+    check_started(harness, config, input, &trace)?;
     Ok(trace)
+}
+
+/// L1 and conservation, on the same input with `started` events on:
+///
+/// - the events other than `started` are exactly those of the run without them (`off`);
+/// - every `started` event comes on the line that records its use: that line adds one pending
+///   use with its id per `started` event, and every use a line adds is announced so;
+/// - every recorded use leaves through an event: a line that settles pending uses of an id
+///   emits at least one event of its own (unless every one of them is of a tool the backend
+///   names in [`Harness::eventless_tools`]), events naming a pending id settle it (checked by
+///   [`check_settling`]), and each use still pending at the end gets its own
+///   `unresolved_tool_use` naming it (also [`check_settling`]).
+///
+/// A backend that silently drops a pending use, for example when its id is reused, fails it.
+pub fn check_started(
+    harness: &dyn Harness,
+    config: &NormalizerConfig,
+    input: &Input,
+    off: &Trace,
+) -> Result<(), TestCaseError> {
+    let mut config = config.clone();
+    config.started = true;
+    let on = trace(harness, &config, input);
+    let finals: Vec<&Event> = on.events.iter().filter(|e| !is_started(e)).collect();
+    let expected: Vec<&Event> = off.events.iter().collect();
+    prop_assert_eq!(
+        finals,
+        expected,
+        "L1: started events changed the other events"
+    );
+    prop_assert_eq!(
+        &on.outcome,
+        &off.outcome,
+        "L1: started events changed the outcome"
+    );
+    check_settling(&on)?;
+    for step in &on.steps {
+        let events = &on.events[step.events.clone()];
+        let mut ids: Vec<&str> = step
+            .pending_before
+            .iter()
+            .chain(&step.pending_after)
+            .map(|p| p.id.as_str())
+            .chain(events.iter().filter_map(tool_use_id))
+            .collect();
+        ids.sort_unstable();
+        ids.dedup();
+        for id in ids {
+            let before = multiplicity(&step.pending_before, id);
+            let after = multiplicity(&step.pending_after, id);
+            let started = events
+                .iter()
+                .filter(|e| is_started(e) && tool_use_id(e) == Some(id))
+                .count();
+            prop_assert_eq!(
+                started,
+                after.saturating_sub(before),
+                "L1: line {} recorded {} use(s) of {} but announced {}",
+                step.line,
+                after.saturating_sub(before),
+                id,
+                started
+            );
+            let eventless = step.pending_before.iter().filter(|p| p.id == id).all(|p| {
+                p.tool
+                    .as_deref()
+                    .is_some_and(|t| harness.eventless_tools().contains(&t))
+            });
+            if after < before && !eventless {
+                let left = events
+                    .iter()
+                    .any(|e| !is_started(e) && e.line == Some(step.line));
+                prop_assert!(
+                    left,
+                    "conservation: line {} settled {} without an event",
+                    step.line,
+                    id
+                );
+            }
+        }
+    }
+    for event in &on.events[on.finish_events.clone()] {
+        prop_assert!(!is_started(event), "L1: a started event at the end");
+    }
+    Ok(())
+}
+
+/// Every property of the kit on one recorded stream: [`check_stream`] on its lines, and
+/// [`check_chunking`] on its bytes.
+pub fn check_recording(
+    harness: &dyn Harness,
+    config: &NormalizerConfig,
+    stdout: &[u8],
+    stderr: &[u8],
+) -> Result<(), TestCaseError> {
+    let input = Input {
+        stdout: split_lines(stdout),
+        stderr: split_lines(stderr),
+    };
+    check_stream(harness, config, &input)?;
+    check_chunking(harness, config, stdout, &[7, 1, 4096])
+}
+
+/// The kinds of events a shell command's argv gives by C15 and X4, straight from the
+/// classifier (an oracle for generated streams, independent of the backends' mapping): one per
+/// part when every part is a read, search or listing, else one `command`.
+pub fn shell_kinds(argv: &[String]) -> Vec<Kind> {
+    use harness_codex_shell::ParsedCommand;
+
+    if argv.is_empty() {
+        return vec![Kind::Command];
+    }
+    let parts = harness_codex_shell::classify(argv);
+    let kinds: Vec<Kind> = parts
+        .iter()
+        .filter_map(|part| match part.parsed {
+            ParsedCommand::Read { .. } => Some(Kind::Read),
+            ParsedCommand::ListFiles { .. } => Some(Kind::List),
+            ParsedCommand::Search { .. } => Some(Kind::Search),
+            ParsedCommand::Unknown { .. } => None,
+        })
+        .collect();
+    if kinds.is_empty() || kinds.len() != parts.len() {
+        vec![Kind::Command]
+    } else {
+        kinds
+    }
+}
+
+/// Each value as one line of compact JSON.
+pub fn json_lines(values: &[Value]) -> Vec<Vec<u8>> {
+    values
+        .iter()
+        .map(|v| serde_json::to_vec(v).unwrap_or_default())
+        .collect()
+}
+
+/// Lines as the CLI splits them (S1).
+pub fn split_lines(bytes: &[u8]) -> Vec<Vec<u8>> {
+    let mut lines = Vec::new();
+    let mut splitter = LineSplitter::new();
+    splitter.push(bytes, |l| lines.push(l.to_vec()));
+    splitter.finish(|l| lines.push(l.to_vec()));
+    lines
+}
+
+/// The events and outcome of `stdout` lines, then `stderr` lines (S10), then the end of input,
+/// through a fresh normalizer.
+pub fn normalize_lines(
+    normalizer: &mut dyn Normalizer,
+    stdout: &[&[u8]],
+    stderr: &[&[u8]],
+) -> (Vec<Event>, Outcome) {
+    let mut events = Vec::new();
+    for line in stdout {
+        normalizer.push_line(line, &mut events);
+    }
+    for line in stderr {
+        normalizer.push_stderr(line, &mut events);
+    }
+    let outcome = normalizer.finish(&mut events);
+    (events, outcome)
+}
+
+/// The [`Disposition`] of each line, in order, through a fresh normalizer.
+pub fn dispositions(normalizer: &mut dyn Normalizer, lines: &[&str]) -> Vec<Disposition> {
+    let mut events = Vec::new();
+    lines
+        .iter()
+        .map(|line| {
+            normalizer.push_line(line.as_bytes(), &mut events);
+            normalizer.last_disposition()
+        })
+        .collect()
+}
+
+/// Instantiates the kit's generic properties for a backend as proptest tests, 128 cases each:
+/// hostile lines in its vocabulary, arbitrary stdout and stderr lines, arbitrary bytes whole and
+/// in chunks, arbitrary JSON values. Each runs [`check_stream`] (every property, `started`
+/// events and conservation included) or [`check_chunking`].
+///
+/// ```ignore
+/// harness_core::conformance_kit!(MyHarness, my_config(), types: TYPES, keys: KEYS);
+/// ```
+#[macro_export]
+macro_rules! conformance_kit {
+    ($harness:expr, $config:expr, types: $types:expr, keys: $keys:expr $(,)?) => {
+        mod conformance_kit {
+            use super::*;
+            use $crate::testkit::proptest::prelude::*;
+            use $crate::testkit::{self as kit, Input};
+
+            $crate::testkit::proptest::proptest! {
+                #![proptest_config(ProptestConfig::with_cases(128))]
+
+                /// S8 and every kit property on hostile lines in the backend's vocabulary.
+                #[test]
+                fn hostile_lines(lines in kit::hostile_lines($types, $keys, 24)) {
+                    kit::check_stream(&$harness, &$config, &Input::stdout(lines))?;
+                }
+
+                /// S8, S4: arbitrary stdout and stderr lines.
+                #[test]
+                fn arbitrary_lines(
+                    stdout in prop::collection::vec(kit::any_line(80), 0..12),
+                    stderr in prop::collection::vec(kit::any_line(24), 0..4),
+                ) {
+                    kit::check_stream(&$harness, &$config, &Input { stdout, stderr })?;
+                }
+
+                /// S1, S6, S8: arbitrary bytes, whole or in chunks.
+                #[test]
+                fn arbitrary_bytes_in_chunks(
+                    bytes in kit::any_bytes(512),
+                    chunks in kit::chunk_sizes(),
+                ) {
+                    kit::check_chunking(&$harness, &$config, &bytes, &chunks)?;
+                }
+
+                /// S8: any JSON value as a line.
+                #[test]
+                fn arbitrary_json_values(values in prop::collection::vec(kit::json_value($keys), 0..8)) {
+                    kit::check_stream(&$harness, &$config, &Input::stdout(kit::json_lines(&values)))?;
+                }
+            }
+        }
+    };
 }
 
 /// O1: the outcome's `counts` equal the events emitted, kind by kind.
 pub fn check_counts(trace: &Trace) -> Result<(), TestCaseError> {
     let mut tally: BTreeMap<Kind, u64> = BTreeMap::new();
-    for event in &trace.events {
+    for event in trace.events.iter().filter(|e| !is_started(e)) {
         *tally.entry(event.kind()).or_insert(0) += 1;
     }
     prop_assert_eq!(
@@ -327,9 +547,10 @@ pub fn check_order(trace: &Trace) -> Result<(), TestCaseError> {
 pub fn check_accounting(trace: &Trace) -> Result<(), TestCaseError> {
     for step in &trace.steps {
         // A message flushed by this line carries an earlier line (C4, J2): not its own.
+        // A `started` event announces a use the line recorded: not a final event (L1).
         let own = trace.events[step.events.clone()]
             .iter()
-            .any(|e| e.line == Some(step.line));
+            .any(|e| e.line == Some(step.line) && !is_started(e));
         let disposition = step.disposition;
         prop_assert_eq!(
             step.blank,
@@ -385,7 +606,7 @@ fn multiplicity(pending: &[PendingToolUse], id: &str) -> usize {
 pub fn check_settling(trace: &Trace) -> Result<(), TestCaseError> {
     for step in &trace.steps {
         for event in &trace.events[step.events.clone()] {
-            let Some(id) = tool_use_id(event) else {
+            let Some(id) = tool_use_id(event).filter(|_| !is_started(event)) else {
                 continue;
             };
             prop_assert_ne!(

@@ -18,7 +18,6 @@
 use std::collections::BTreeMap;
 
 use harness_claude::ClaudeHarness;
-use harness_codex_shell::{ParsedCommand, classify};
 use harness_core::testkit::{self, Input, Trace, tool_use_id, unknown_reason};
 use harness_core::{EventBody, Kind, NormalizerConfig, Status, UnknownReason};
 use proptest::prelude::*;
@@ -81,11 +80,9 @@ const KEYS: &[&str] = &[
 ];
 
 fn config() -> NormalizerConfig {
-    NormalizerConfig {
-        cwd: Some("/work".into()),
-        workspace: None,
-        ..NormalizerConfig::default()
-    }
+    let mut config = NormalizerConfig::default();
+    config.cwd = Some("/work".into());
+    config
 }
 
 // ---- the choice sequence ----
@@ -244,21 +241,7 @@ fn tool_template(draw: &mut Draw, id: &str) -> (Value, String, Vec<Kind>, Option
 
 /// C15: the kinds a Bash command gives, as the shared classifier decides.
 fn bash_kinds(command: Option<&str>) -> Vec<Kind> {
-    let argv = ["bash", "-lc", command.unwrap_or_default()].map(String::from);
-    let parts: Vec<Kind> = classify(&argv)
-        .iter()
-        .map_while(|part| match part.parsed {
-            ParsedCommand::Read { .. } => Some(Kind::Read),
-            ParsedCommand::ListFiles { .. } => Some(Kind::List),
-            ParsedCommand::Search { .. } => Some(Kind::Search),
-            ParsedCommand::Unknown { .. } => None,
-        })
-        .collect();
-    if parts.is_empty() || parts.len() != classify(&argv).len() {
-        vec![Kind::Command]
-    } else {
-        parts
-    }
+    testkit::shell_kinds(&["bash", "-lc", command.unwrap_or_default()].map(String::from))
 }
 
 impl Builder<'_> {
@@ -707,34 +690,6 @@ proptest! {
     fn generated_sessions_are_chunk_invariant(session in session(), chunks in testkit::chunk_sizes()) {
         testkit::check_chunking(&ClaudeHarness, &config(), &bytes_of(&session.lines), &chunks)?;
     }
-
-    /// S8 and the kit's properties on hostile lines in the Claude vocabulary.
-    #[test]
-    fn hostile_lines_satisfy_the_kit(lines in testkit::hostile_lines(TYPES, KEYS, 24)) {
-        testkit::check_stream(&ClaudeHarness, &config(), &Input::stdout(lines))?;
-    }
-
-    /// S8, S4: arbitrary stdout and stderr lines.
-    #[test]
-    fn arbitrary_lines_satisfy_the_kit(
-        stdout in prop::collection::vec(testkit::any_line(80), 0..12),
-        stderr in prop::collection::vec(testkit::any_line(24), 0..4),
-    ) {
-        testkit::check_stream(&ClaudeHarness, &config(), &Input { stdout, stderr })?;
-    }
-
-    /// S1, S6, S8: arbitrary bytes, whole or in chunks.
-    #[test]
-    fn arbitrary_bytes_are_chunk_invariant(bytes in testkit::any_bytes(512), chunks in testkit::chunk_sizes()) {
-        testkit::check_chunking(&ClaudeHarness, &config(), &bytes, &chunks)?;
-    }
-
-    /// S8: any JSON value as a line.
-    #[test]
-    fn arbitrary_json_values_satisfy_the_kit(values in prop::collection::vec(testkit::json_value(KEYS), 0..8)) {
-        let lines = values.iter().map(|v| serde_json::to_vec(v).unwrap_or_default());
-        testkit::check_stream(&ClaudeHarness, &config(), &Input::stdout(lines))?;
-    }
 }
 
 /// The generators themselves: a session of zeros is the simplest one, and the default
@@ -782,51 +737,13 @@ fn generator_reaches_every_feature() {
     );
 }
 
-/// The lines of a recorded file, split as the CLI splits them (S1).
-fn recorded_lines(path: &std::path::Path) -> Vec<Vec<u8>> {
-    let bytes = std::fs::read(path).unwrap_or_default();
-    let mut lines = Vec::new();
-    let mut splitter = harness_core::LineSplitter::new();
-    splitter.push(&bytes, |l| lines.push(l.to_vec()));
-    splitter.finish(|l| lines.push(l.to_vec()));
-    lines
-}
-
-/// Every property of the kit holds on every recorded and hand-made Claude stream.
 #[test]
 fn the_kit_holds_on_every_recording() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures");
-    let mut checked = 0;
-    for folder in ["claude", "claude-2.1.197", "claude-edges"] {
-        let mut paths: Vec<_> = std::fs::read_dir(root.join(folder))
-            .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect())
-            .unwrap_or_default();
-        paths.sort();
-        for path in paths {
-            let name = path.to_string_lossy().to_string();
-            if !name.ends_with(".jsonl") || name.ends_with(".expected.jsonl") {
-                continue;
-            }
-            let input = Input {
-                stdout: recorded_lines(&path),
-                stderr: recorded_lines(&path.with_extension("stderr")),
-            };
-            let config = NormalizerConfig {
-                cwd: Some("/home/dev/project".into()),
-                workspace: None,
-                ..NormalizerConfig::default()
-            };
-            if let Err(e) = testkit::check_stream(&ClaudeHarness, &config, &input) {
-                panic!("{name}: {e}");
-            }
-            let mut bytes = input.stdout.join(&b'\n');
-            bytes.push(b'\n');
-            if let Err(e) = testkit::check_chunking(&ClaudeHarness, &config, &bytes, &[7, 1, 4096])
-            {
-                panic!("{name}: {e}");
-            }
-            checked += 1;
-        }
-    }
+    let mut config = NormalizerConfig::default();
+    config.cwd = Some("/home/dev/project".into());
+    let checked =
+        fixtures::check_kit_on_recordings(&ClaudeHarness, &config, &fixtures::CLAUDE_FOLDERS);
     assert!(checked >= 49 + 47 + 9, "only {checked} streams found");
 }
+
+harness_core::conformance_kit!(ClaudeHarness, config(), types: TYPES, keys: KEYS);

@@ -231,10 +231,11 @@ fn s2_nesting_of_127_levels_is_json_and_128_is_not() {
     assert_eq!(
         byte_events(&[ok.as_bytes(), too_deep.as_bytes()]),
         [
+            // J11: as `raw` the line would sit 128 levels deep, so it is written as its text.
             json!({
                 "kind": "unknown",
                 "reason": "unknown_type",
-                "raw": {"type": "zzz", "n": inner},
+                "raw": json!({"type": "zzz", "n": inner}).to_string(),
                 "line": 1,
             }),
             non_json(&too_deep, 2),
@@ -342,4 +343,35 @@ fn s4_stderr_does_not_flush_a_message() {
             json!({"kind": "agent", "text": "a\n\nb", "line": 2}),
         ]
     );
+}
+
+/// A line of `depth` levels: an object whose `a` holds arrays nested `depth - 1` deep.
+fn nested_line(depth: usize) -> String {
+    format!(
+        r#"{{"type":"deep","a":{}{}}}"#,
+        "[".repeat(depth - 1),
+        "]".repeat(depth - 1)
+    )
+}
+
+#[test]
+fn j11_a_raw_that_would_nest_past_127_levels_is_written_as_its_json_text() {
+    // 127 levels is the deepest line serde_json reads (S2); as `raw` it would sit at 128.
+    let deepest = nested_line(127);
+    assert!(serde_json::from_str::<Value>(&deepest).is_ok());
+    let run = run(&[deepest.clone(), nested_line(126)]);
+    let compact: Value = serde_json::from_str(&deepest).unwrap();
+    assert_eq!(run.events[0]["reason"], "unknown_type");
+    assert_eq!(run.events[0]["raw"], Value::String(compact.to_string()));
+    // One level less fits: raw stays a value.
+    assert!(run.events[1]["raw"].is_object(), "{:?}", run.events[1]);
+    // Every line as written reads back with serde_json's default reader.
+    for event in &run.events {
+        let text = serde_json::to_string(event).unwrap();
+        assert!(
+            serde_json::from_str::<Value>(&text).is_ok(),
+            "{}",
+            &text[..60]
+        );
+    }
 }

@@ -28,21 +28,17 @@ pub struct Run {
 /// Feeds stdout lines, then stderr lines (S10), then ends the input.
 pub fn run_with(config: NormalizerConfig, stdout: &[&[u8]], stderr: &[&[u8]]) -> Run {
     let mut normalizer = ClaudeNormalizer::new(config);
-    let mut events: Vec<Event> = Vec::new();
-    for line in stdout {
-        normalizer.push_line(line, &mut events);
-    }
-    for line in stderr {
-        normalizer.push_stderr(line, &mut events);
-    }
-    let outcome = normalizer.finish(&mut events);
+    let (events, outcome) = harness_core::testkit::normalize_lines(&mut normalizer, stdout, stderr);
     finish_run(events, &outcome)
 }
 
 fn finish_run(events: Vec<Event>, outcome: &harness_core::Outcome) -> Run {
     let mut tally: BTreeMap<String, u64> = BTreeMap::new();
     for event in &events {
-        *tally.entry(event.kind().as_str().to_string()).or_insert(0) += 1;
+        // L1: `started` events are never counted.
+        if event.kind() != harness_core::Kind::Started {
+            *tally.entry(event.kind().as_str().to_string()).or_insert(0) += 1;
+        }
     }
     let events: Vec<Value> = events.iter().map(to_json).collect();
     let outcome = serde_json::to_value(outcome).unwrap_or(Value::Null);

@@ -329,10 +329,11 @@ fn s9_empty_stream_is_incomplete_with_one_error() {
 
 #[test]
 fn o4_session_cwd_and_pending_uses_are_known_while_running() {
-    let mut n = ClaudeNormalizer::new(NormalizerConfig {
-        cwd: Some("/given".to_string()),
-        workspace: None,
-        ..NormalizerConfig::default()
+    let mut n = ClaudeNormalizer::new({
+        let mut config = NormalizerConfig::default();
+        config.cwd = Some("/given".to_string());
+        config.workspace = None;
+        config
     });
     let mut out = Vec::new();
     assert_eq!(n.session_id(), None);

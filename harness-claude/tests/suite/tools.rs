@@ -854,10 +854,11 @@ fn c14a_no_init_line_leaves_paths_relative() {
 
 #[test]
 fn c14a_config_cwd_is_used_without_an_init_line() {
-    let config = NormalizerConfig {
-        cwd: Some("/given".to_string()),
-        workspace: None,
-        ..NormalizerConfig::default()
+    let config = {
+        let mut config = NormalizerConfig::default();
+        config.cwd = Some("/given".to_string());
+        config.workspace = None;
+        config
     };
     let lines = [
         assistant(
@@ -884,10 +885,11 @@ fn c14a_config_cwd_is_used_without_an_init_line() {
 
 #[test]
 fn c14a_relative_config_cwd_stays_relative() {
-    let config = NormalizerConfig {
-        cwd: Some("rel/dir".to_string()),
-        workspace: None,
-        ..NormalizerConfig::default()
+    let config = {
+        let mut config = NormalizerConfig::default();
+        config.cwd = Some("rel/dir".to_string());
+        config.workspace = None;
+        config
     };
     let lines = [
         assistant(
@@ -949,10 +951,11 @@ fn c14a_skill_workspace_from_config() {
         assert_eq!(events[0]["name"], "s");
         events[0]["path"].as_str().unwrap().to_string()
     };
-    let ws = |w: &str| NormalizerConfig {
-        cwd: None,
-        workspace: Some(w.to_string()),
-        ..NormalizerConfig::default()
+    let ws = |w: &str| {
+        let mut config = NormalizerConfig::default();
+        config.cwd = None;
+        config.workspace = Some(w.to_string());
+        config
     };
     assert_eq!(skill(ws("/ws/"), true), "/ws/skills/s/SKILL.md");
     assert_eq!(skill(ws("tools/../ws"), true), "/repo/ws/skills/s/SKILL.md");
@@ -961,10 +964,11 @@ fn c14a_skill_workspace_from_config() {
         skill(NormalizerConfig::default(), false),
         ".claude/skills/s/SKILL.md"
     );
-    let cwd_only = NormalizerConfig {
-        cwd: Some("/c".to_string()),
-        workspace: None,
-        ..NormalizerConfig::default()
+    let cwd_only = {
+        let mut config = NormalizerConfig::default();
+        config.cwd = Some("/c".to_string());
+        config.workspace = None;
+        config
     };
     assert_eq!(skill(cwd_only, false), "/c/.claude/skills/s/SKILL.md");
 }
@@ -995,4 +999,72 @@ fn c13_use_without_an_id_is_malformed_even_for_an_unmapped_tool() {
             "raw": {"tool_use": block, "tool_result": null}, "line": 1,
         })]
     );
+}
+
+// ---- L1: started events ----
+
+fn with_started() -> NormalizerConfig {
+    let mut config = NormalizerConfig::default();
+    config.cwd = Some("/w".into());
+    config.started = true;
+    config
+}
+
+#[test]
+fn l1_started_comes_on_the_tool_use_line_with_what_its_result_will_give() {
+    let read = tool_use(
+        "t1",
+        "Read",
+        json!({"file_path": "a.rs", "offset": 4, "limit": 6}),
+    );
+    let bash = tool_use(
+        "t2",
+        "Bash",
+        json!({"command": "cat b.rs && rg -n foo src"}),
+    );
+    let make = tool_use("t3", "Bash", json!({"command": "cargo test"}));
+    let other = tool_use("t4", "WebFetch", json!({"url": "https://example.invalid"}));
+    let structured = tool_use("t5", "StructuredOutput", json!({"x": 1}));
+    let lines = [
+        assistant("m1", json!([text("I will look."), read])),
+        assistant("m1", json!([bash, make])),
+        assistant("m1", json!([other, structured])),
+        user(json!([tool_result("t1")])),
+    ];
+    let events = events_with(with_started(), &lines);
+    assert_eq!(
+        events[..7],
+        [
+            json!({"kind": "started", "tool": "Read", "tool_use_id": "t1", "line": 1,
+                "expect": [{"kind": "read", "path": "/w/a.rs", "range": {"start": 4, "end": 9}}]}),
+            json!({"kind": "started", "tool": "Bash", "tool_use_id": "t2", "line": 2,
+                "command": "cat b.rs && rg -n foo src",
+                "expect": [{"kind": "read", "path": "/w/b.rs"}, {"kind": "search", "query": "foo", "path": "/w/src"}]}),
+            json!({"kind": "started", "tool": "Bash", "tool_use_id": "t3", "line": 2,
+                "command": "cargo test", "expect": [{"kind": "command"}]}),
+            // An unmapped tool, and StructuredOutput (no final event): name and id only.
+            json!({"kind": "started", "tool": "WebFetch", "tool_use_id": "t4", "line": 3}),
+            json!({"kind": "started", "tool": "StructuredOutput", "tool_use_id": "t5", "line": 3}),
+            // C4: the user line flushes the message, then the result's events follow.
+            json!({"kind": "agent", "text": "I will look.", "line": 1}),
+            json!({"kind": "read", "path": "/w/a.rs", "range": {"start": 4, "end": 9},
+                "success": true, "tool": "Read", "tool_use_id": "t1", "line": 4}),
+        ]
+    );
+}
+
+#[test]
+fn l1_started_is_off_by_default_and_never_counted() {
+    let read = tool_use("t1", "Read", json!({"file_path": "/a.rs"}));
+    let lines = [
+        assistant_in(Some("ag"), json!("m1"), json!([read])),
+        user_in(Some("ag"), json!([tool_result("t1")])),
+    ];
+    let off = events_with(NormalizerConfig::default(), &lines);
+    assert!(off.iter().all(|e| e["kind"] != "started"), "{off:?}");
+    let on = events_with(with_started(), &lines);
+    // J4: the sub-agent's thread; counts are checked against the other events by the helper.
+    assert_eq!(on[0]["kind"], "started");
+    assert_eq!(on[0]["parent_tool_use_id"], "ag");
+    assert_eq!(on[1..], off[..]);
 }

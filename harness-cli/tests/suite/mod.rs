@@ -2,6 +2,7 @@ mod classify;
 mod format;
 mod library;
 mod normalize;
+mod options;
 mod run;
 mod run_codex;
 mod schema;
@@ -17,8 +18,19 @@ pub fn harness() -> Command {
 
 /// Runs `harness` with `args`, feeding `stdin`.
 pub fn run(args: &[&str], stdin: &[u8]) -> Output {
+    run_with_env(args, &[], stdin)
+}
+
+/// Runs `harness` with `args` and the variables `env` (none of the colour variables
+/// `NO_COLOR`, `CLICOLOR`, `CLICOLOR_FORCE` but those given), feeding `stdin`.
+pub fn run_with_env(args: &[&str], env: &[(&str, &str)], stdin: &[u8]) -> Output {
     use std::io::Write;
-    let mut child = harness()
+    let mut command = harness();
+    for name in ["NO_COLOR", "CLICOLOR", "CLICOLOR_FORCE"] {
+        command.env_remove(name);
+    }
+    command.envs(env.iter().copied());
+    let mut child = command
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

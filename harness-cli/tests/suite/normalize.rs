@@ -178,8 +178,10 @@ fn c14a_cwd_and_workspace_options_resolve_paths() {
 
 #[test]
 fn s6_events_come_out_while_the_input_is_still_open() {
+    // A named backend decodes from the first line (auto detection holds lines back until one
+    // decides: see `issue18_14_detection_holds_back_only_the_lines_before_the_deciding_one`).
     let mut child = harness()
-        .arg("normalize")
+        .args(["normalize", "--backend", "claude"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
@@ -243,4 +245,270 @@ fn a_closed_output_pipe_ends_quietly() {
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
+}
+
+/// `harness ARGS` on `file` with the stderr file when there is one: (stdout, stderr, status).
+fn normalize_fixture(fixture: &fixtures::Fixture, args: &[&str]) -> (String, String, bool) {
+    let mut cmd = harness();
+    cmd.arg("normalize").arg(&fixture.stream).args(args);
+    if let Some(stderr) = &fixture.stderr {
+        cmd.arg("--stderr").arg(stderr);
+    }
+    let output = cmd.output().unwrap();
+    (
+        String::from_utf8(output.stdout).unwrap(),
+        String::from_utf8(output.stderr).unwrap(),
+        output.status.success(),
+    )
+}
+
+#[test]
+fn issue18_14_auto_detects_every_fixture_as_its_explicit_backend() {
+    let mut checked = 0;
+    for folder in fixtures::CLAUDE_FOLDERS
+        .into_iter()
+        .chain(fixtures::CODEX_FOLDERS)
+    {
+        let codex = folder.starts_with("codex");
+        for fixture in fixtures::streams(folder).unwrap() {
+            let cwd: &[&str] = if codex {
+                &["--cwd", "/home/dev2/project"]
+            } else {
+                &[]
+            };
+            let named = if codex { "codex" } else { "claude" };
+            let explicit = normalize_fixture(&fixture, &[&["--backend", named], cwd].concat());
+            let auto = normalize_fixture(&fixture, cwd);
+            assert!(auto.2, "{}: {}", fixture.name, auto.1);
+            assert_eq!(auto.0, explicit.0, "{}", fixture.name);
+            let expected = std::fs::read_to_string(&fixture.expected).unwrap();
+            assert!(
+                fixtures::compare(&expected, &auto.0).is_ok(),
+                "{}",
+                fixture.name
+            );
+            if codex {
+                assert!(
+                    auto.1
+                        .starts_with("harness: detected a codex stream (line "),
+                    "{}: {}",
+                    fixture.name,
+                    auto.1
+                );
+            } else {
+                assert_eq!(auto.1, "", "{}", fixture.name);
+            }
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 49 + 47 + 9 + 50 + 50 + 2);
+}
+
+const CODEX: &str = concat!(
+    "Reading prompt from stdin...\n",
+    "\n",
+    r#"{"type":"error","message":"reconnecting"}"#,
+    "\n",
+    r#"{"type":"thread.started","thread_id":"th"}"#,
+    "\n",
+    r#"{"type":"item.completed","item":{"id":"i","type":"agent_message","text":"hi"}}"#,
+    "\n",
+    r#"{"type":"turn.completed","usage":{"input_tokens":1,"output_tokens":2}}"#,
+    "\n",
+);
+
+#[test]
+fn issue18_14_a_codex_stream_is_detected_and_keeps_its_line_numbers() {
+    let output = run(&["normalize"], CODEX.as_bytes());
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(
+        String::from_utf8_lossy(&output.stderr),
+        "harness: detected a codex stream (line 4); --backend NAME chooses another\n"
+    );
+    let text = String::from_utf8(output.stdout).unwrap();
+    assert_eq!(
+        text.lines().collect::<Vec<_>>(),
+        [
+            r#"{"kind":"warning","message":"Reading prompt from stdin...","source":"non_json","line":1}"#,
+            r#"{"kind":"warning","message":"reconnecting","source":"stream","line":3}"#,
+            r#"{"kind":"agent","text":"hi","line":5}"#,
+            r#"{"kind":"outcome","session_id":"th","status":"success","final_output":"hi","metrics":{"input_tokens":1,"output_tokens":2,"num_turns":1},"counts":{"agent":1,"warning":2}}"#,
+        ],
+        "{text}"
+    );
+    // --backend still forces one: Claude reads the same stream as unknown types.
+    let forced = run(&["normalize", "--backend", "claude"], CODEX.as_bytes());
+    assert!(forced.stderr.is_empty());
+    let text = String::from_utf8(forced.stdout).unwrap();
+    assert_eq!(
+        text.matches(r#""reason":"unknown_type""#).count(),
+        4,
+        "{text}"
+    );
+}
+
+#[test]
+fn issue18_14_claude_when_no_line_decides() {
+    // `error` lines are printed by both backends' streams: they decide nothing.
+    let stream = "{\"type\":\"error\",\"message\":\"x\"}\nnot json\n";
+    let output = run(&["normalize"], stream.as_bytes());
+    let claude = run(&["normalize", "--backend", "claude"], stream.as_bytes());
+    assert!(output.stderr.is_empty());
+    assert_eq!(output.stdout, claude.stdout);
+    assert!(
+        String::from_utf8_lossy(&output.stdout)
+            .starts_with(r#"{"kind":"unknown","reason":"unknown_type","raw":{"message":"x","type":"error"},"line":1}"#)
+    );
+}
+
+/// Starts `harness normalize` on a pipe; returns the child, its stdin and its stdout lines.
+fn live_normalize(
+    args: &[&str],
+) -> (
+    std::process::Child,
+    std::process::ChildStdin,
+    mpsc::Receiver<String>,
+) {
+    let mut child = harness()
+        .arg("normalize")
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdin = child.stdin.take().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            if tx.send(line.unwrap()).is_err() {
+                break;
+            }
+        }
+    });
+    (child, stdin, rx)
+}
+
+#[test]
+fn issue18_14_detection_holds_back_only_the_lines_before_the_deciding_one() {
+    let (mut child, mut stdin, rx) = live_normalize(&[]);
+    stdin.write_all(b"banner\n").unwrap();
+    stdin.flush().unwrap();
+    // Nothing decides yet: nothing is written (a short wait, only to show nothing comes early).
+    assert!(rx.recv_timeout(Duration::from_millis(300)).is_err());
+    stdin
+        .write_all(b"{\"type\":\"thread.started\",\"thread_id\":\"t\"}\n")
+        .unwrap();
+    stdin.flush().unwrap();
+    // The deciding line releases the held one while the input is still open.
+    let first = rx.recv_timeout(Duration::from_secs(60)).unwrap();
+    assert_eq!(
+        first,
+        r#"{"kind":"warning","message":"banner","source":"non_json","line":1}"#
+    );
+    drop(stdin);
+    assert_eq!(rx.iter().count(), 2);
+    assert!(child.wait().unwrap().success());
+}
+
+#[test]
+fn issue18_14_detection_gives_up_after_a_hundred_undecided_lines() {
+    let (mut child, mut stdin, rx) = live_normalize(&[]);
+    let undecided = "undecided\n".repeat(100);
+    stdin.write_all(undecided.as_bytes()).unwrap();
+    stdin.flush().unwrap();
+    // The hundredth line takes the default (Claude) while the input is still open.
+    let first = rx.recv_timeout(Duration::from_secs(60)).unwrap();
+    assert_eq!(
+        first,
+        r#"{"kind":"warning","message":"undecided","source":"non_json","line":1}"#
+    );
+    // Claude from then on, even when a Codex line follows.
+    stdin
+        .write_all(b"{\"type\":\"thread.started\",\"thread_id\":\"t\"}\n")
+        .unwrap();
+    drop(stdin);
+    let rest: Vec<String> = rx.iter().collect();
+    assert_eq!(rest.len(), 99 + 3, "{rest:?}");
+    assert!(
+        rest[99].contains(r#""reason":"unknown_type""#),
+        "{}",
+        rest[99]
+    );
+    assert!(child.wait().unwrap().success());
+}
+
+#[test]
+fn issue18_14_a_line_over_the_byte_bound_takes_the_default() {
+    // A first line larger than the held-back bound is not parsed for detection: Claude decodes.
+    let big = format!(
+        "{{\"type\":\"thread.started\",\"thread_id\":\"{}\"}}\n",
+        "x".repeat(1 << 20)
+    );
+    let output = run(&["normalize"], big.as_bytes());
+    assert!(output.stderr.is_empty(), "{output:?}");
+    let text = String::from_utf8(output.stdout).unwrap();
+    assert!(text.starts_with(r#"{"kind":"unknown","reason":"unknown_type""#));
+}
+
+#[test]
+fn issue18_15_costs_print_exactly_as_reported() {
+    // Without serde_json's `float_roundtrip` the first reads back as 0.10900993826735517.
+    for cost in [
+        "0.10900993826735515",
+        "0.30000000000000004",
+        "0.01234",
+        "12",
+    ] {
+        let stream = format!(
+            "{{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,\"result\":\"ok\",\"total_cost_usd\":{cost}}}\n"
+        );
+        let output = run(&["normalize"], stream.as_bytes());
+        let text = String::from_utf8(output.stdout).unwrap();
+        assert_eq!(
+            text,
+            format!(
+                "{{\"kind\":\"outcome\",\"status\":\"success\",\"final_output\":\"ok\",\"metrics\":{{\"total_cost_usd\":{cost}}},\"counts\":{{}}}}\n"
+            )
+        );
+        let human = run(&["normalize", "--format", "human"], stream.as_bytes());
+        let text = String::from_utf8(human.stdout).unwrap();
+        assert_eq!(text, format!("── success · ${cost}\n"));
+    }
+}
+
+#[test]
+fn l1_started_puts_a_started_event_on_each_tool_use_line_and_changes_nothing_else() {
+    let path = fixtures::root().join("claude/c_read.jsonl");
+    let path = path.to_str().unwrap();
+    let plain = run(&["normalize", "--backend", "claude", path], b"");
+    let with = run(
+        &["normalize", "--backend", "claude", "--started", path],
+        b"",
+    );
+    assert!(plain.status.success() && with.status.success());
+    let lines = |o: &std::process::Output| -> Vec<serde_json::Value> {
+        String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    let (plain, with) = (lines(&plain), lines(&with));
+    let started: Vec<&serde_json::Value> = with.iter().filter(|e| e["kind"] == "started").collect();
+    assert_eq!(
+        started,
+        [
+            &serde_json::json!({"kind": "started", "tool": "Read",
+                "tool_use_id": "toolu_01ReadPart00000000000001", "line": 3,
+                "expect": [{"kind": "read", "path": "/home/dev/project/src/app.py",
+                    "range": {"start": 4, "end": 9}}]}),
+            &serde_json::json!({"kind": "started", "tool": "Read",
+                "tool_use_id": "toolu_01ReadWhole0000000000002", "line": 5,
+                "expect": [{"kind": "read", "path": "/home/dev/project/README.md"}]}),
+        ]
+    );
+    // The other events and the outcome line (its counts included) are unchanged.
+    let rest: Vec<&serde_json::Value> = with.iter().filter(|e| e["kind"] != "started").collect();
+    assert_eq!(rest, plain.iter().collect::<Vec<_>>());
 }

@@ -186,12 +186,9 @@ fn a_prompt_starting_with_dashes_reaches_stdin_and_appears_nowhere_in_argv() {
             "exec",
             "--json",
             "--skip-git-repo-check",
-            "-C",
-            &dir,
-            "-m",
-            "gpt-5.5",
-            "--sandbox",
-            "workspace-write",
+            &format!("--cd={dir}"),
+            "--model=gpt-5.5",
+            "--sandbox=workspace-write",
             "--ephemeral",
             "-"
         ]
@@ -201,33 +198,39 @@ fn a_prompt_starting_with_dashes_reaches_stdin_and_appears_nowhere_in_argv() {
     assert_eq!(output.status.code(), Some(1));
 }
 
+/// Issue 18 item 12: a binary named by `--binary` or `$CODEX_BIN` that does not exist says so;
+/// only `codex` missing from `PATH` gets the install hint.
 #[test]
-fn a_missing_codex_names_it_and_how_to_install_and_exits_127() {
-    let output = guarded({
-        let mut cmd = harness();
-        cmd.args([
-            "run",
-            "--backend",
-            "codex",
-            "--binary",
-            "/nonexistent/codex",
-            "hi",
-        ]);
-        cmd
-    });
+fn a_missing_codex_says_what_is_missing_and_exits_127() {
+    let fake = Fake::new("missing");
+    let stderr = |output: &Output| String::from_utf8_lossy(&output.stderr).into_owned();
+    let output = guarded(fake.command(&["--binary", "/nonexistent/codex", "hi"], &[]));
     assert_eq!(output.status.code(), Some(127));
-    let err = String::from_utf8_lossy(&output.stderr);
-    assert!(err.contains("/nonexistent/codex"), "{err}");
-    assert!(err.contains("npm install -g @openai/codex"), "{err}");
+    assert_eq!(
+        stderr(&output),
+        "harness: /nonexistent/codex does not exist\n"
+    );
     assert!(output.stdout.is_empty());
 
-    let fake = Fake::new("missing");
     let output = guarded(fake.command(
         &["hi"],
         &[("CODEX_BIN", Path::new("/nonexistent/from-env"))],
     ));
     assert_eq!(output.status.code(), Some(127));
-    assert!(String::from_utf8_lossy(&output.stderr).contains("/nonexistent/from-env"));
+    assert_eq!(
+        stderr(&output),
+        "harness: /nonexistent/from-env does not exist\n"
+    );
+
+    // No `codex` on PATH (an empty directory): the install hint.
+    let empty = fake.path("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    let output = guarded(fake.command(&["hi"], &[("PATH", &empty)]));
+    assert_eq!(output.status.code(), Some(127));
+    assert_eq!(
+        stderr(&output),
+        "harness: codex was not found on PATH; install it with `npm install -g @openai/codex`\n"
+    );
 }
 
 #[test]

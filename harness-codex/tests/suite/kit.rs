@@ -6,7 +6,6 @@
 //! started and never completed, by start order (X8), one `plan` per distinct plan (X5).
 
 use harness_codex::CodexHarness;
-use harness_codex_shell::{ParsedCommand, classify};
 use harness_core::testkit::{self, Input, Trace, tool_use_id, unknown_reason};
 use harness_core::{EventBody, Kind, Status, UnknownReason};
 use proptest::prelude::*;
@@ -82,24 +81,7 @@ struct Turn {
 /// X4: the kinds a command line gives: shlex words, classified.
 fn command_kinds(command: &str) -> Vec<Kind> {
     let argv = shlex::split(command).unwrap_or_else(|| vec![command.to_string()]);
-    if argv.is_empty() {
-        return vec![Kind::Command];
-    }
-    let parts = classify(&argv);
-    let kinds: Vec<Kind> = parts
-        .iter()
-        .filter_map(|part| match part.parsed {
-            ParsedCommand::Read { .. } => Some(Kind::Read),
-            ParsedCommand::ListFiles { .. } => Some(Kind::List),
-            ParsedCommand::Search { .. } => Some(Kind::Search),
-            ParsedCommand::Unknown { .. } => None,
-        })
-        .collect();
-    if kinds.is_empty() || kinds.len() != parts.len() {
-        vec![Kind::Command]
-    } else {
-        kinds
-    }
+    testkit::shell_kinds(&argv)
 }
 
 fn item(n: usize, pick: usize, step: usize) -> ItemPlan {
@@ -345,67 +327,13 @@ proptest! {
         let bytes = turn.lines.join("\n").into_bytes();
         testkit::check_chunking(&CodexHarness, &config(), &bytes, &chunks)?;
     }
-
-    /// S8 and the kit's properties on hostile lines in the Codex vocabulary.
-    #[test]
-    fn hostile_lines_satisfy_the_kit(lines in testkit::hostile_lines(TYPES, KEYS, 24)) {
-        testkit::check_stream(&CodexHarness, &config(), &Input::stdout(lines))?;
-    }
-
-    /// S8, S4: arbitrary stdout and stderr lines.
-    #[test]
-    fn arbitrary_lines_satisfy_the_kit(
-        stdout in prop::collection::vec(testkit::any_line(80), 0..12),
-        stderr in prop::collection::vec(testkit::any_line(24), 0..4),
-    ) {
-        testkit::check_stream(&CodexHarness, &config(), &Input { stdout, stderr })?;
-    }
-
-    /// S1, S6, S8: arbitrary bytes, whole or in chunks.
-    #[test]
-    fn arbitrary_bytes_are_chunk_invariant(bytes in testkit::any_bytes(512), chunks in testkit::chunk_sizes()) {
-        testkit::check_chunking(&CodexHarness, &config(), &bytes, &chunks)?;
-    }
-
-    /// S8: any JSON value as a line.
-    #[test]
-    fn arbitrary_json_values_satisfy_the_kit(values in prop::collection::vec(testkit::json_value(KEYS), 0..8)) {
-        let lines = values.iter().map(|v| serde_json::to_vec(v).unwrap_or_default());
-        testkit::check_stream(&CodexHarness, &config(), &Input::stdout(lines))?;
-    }
 }
 
-/// The lines of a recorded file, split as the CLI splits them (S1).
-fn recorded_lines(path: Option<&std::path::Path>) -> Vec<Vec<u8>> {
-    let bytes = path.map(|p| std::fs::read(p).unwrap()).unwrap_or_default();
-    let mut lines = Vec::new();
-    let mut splitter = harness_core::LineSplitter::new();
-    splitter.push(&bytes, |l| lines.push(l.to_vec()));
-    splitter.finish(|l| lines.push(l.to_vec()));
-    lines
-}
-
-/// Every property of the kit holds on every recorded and hand-made Codex stream.
 #[test]
 fn the_kit_holds_on_every_recording() {
-    let mut checked = 0;
-    for folder in fixtures::CODEX_FOLDERS {
-        for fixture in fixtures::streams(folder).unwrap() {
-            let input = Input {
-                stdout: recorded_lines(Some(&fixture.stream)),
-                stderr: recorded_lines(fixture.stderr.as_deref()),
-            };
-            if let Err(e) = testkit::check_stream(&CodexHarness, &config(), &input) {
-                panic!("{}: {e}", fixture.name);
-            }
-            let mut bytes = input.stdout.join(&b'\n');
-            bytes.push(b'\n');
-            if let Err(e) = testkit::check_chunking(&CodexHarness, &config(), &bytes, &[7, 1, 4096])
-            {
-                panic!("{}: {e}", fixture.name);
-            }
-            checked += 1;
-        }
-    }
+    let checked =
+        fixtures::check_kit_on_recordings(&CodexHarness, &config(), &fixtures::CODEX_FOLDERS);
     assert!(checked >= 100, "only {checked} streams found");
 }
+
+harness_core::conformance_kit!(CodexHarness, config(), types: TYPES, keys: KEYS);

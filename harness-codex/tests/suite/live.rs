@@ -9,84 +9,18 @@
 //! tests go through the `Harness` trait, where the normalizer resolves against the run's own
 //! directory.
 
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::path::PathBuf;
 
-use futures::StreamExt;
 use harness_codex::{CodexHarness, INSTALL};
 use harness_core::{
-    Event, Harness, NormalizerConfig, Outcome, OutcomeLine, Registry, RunError, RunItem,
-    RunRequest, RunStream,
+    Event, Harness, NormalizerConfig, Outcome, OutcomeLine, Registry, RunError, RunRequest,
 };
 use serde_json::json;
 
+use fixtures::live::{Fake, collect, runtime};
 use fixtures::recording_order;
 
 use super::{CWD, completed, turn_completed};
-
-/// The fake `codex` script in `fixtures/fake-agent/` (its header lists the environment
-/// variables it obeys).
-fn agent() -> PathBuf {
-    fixtures::root().join("fake-agent").join("codex")
-}
-
-/// A temporary folder for what the fake records, removed on drop; the run's directory.
-struct Fake {
-    dir: tempfile::TempDir,
-}
-
-impl Fake {
-    fn new(name: &str) -> Self {
-        let dir = tempfile::Builder::new()
-            .prefix(&format!("harness-codex-live-{name}-"))
-            .tempdir()
-            .unwrap();
-        Fake { dir }
-    }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.dir.path().join(name)
-    }
-
-    /// A request for the fake, run in its folder, with `env` for the script.
-    fn request(&self, prompt: &str, env: &[(&str, &Path)]) -> RunRequest {
-        RunRequest {
-            prompt: prompt.into(),
-            cwd: Some(self.dir.path().to_path_buf()),
-            binary: Some(agent()),
-            env: env
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.display().to_string()))
-                .collect::<BTreeMap<_, _>>(),
-            ..RunRequest::default()
-        }
-    }
-}
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
-/// Every item of the stream (at most a minute): the events, then the outcome, last.
-async fn collect(stream: RunStream) -> (Vec<Event>, Outcome) {
-    let items: Vec<RunItem> = tokio::time::timeout(Duration::from_secs(60), stream.collect())
-        .await
-        .expect("hang guard");
-    let mut events = Vec::new();
-    let mut outcome = None;
-    for item in items {
-        assert!(outcome.is_none(), "the outcome is the last item");
-        match item {
-            RunItem::Event(event) => events.push(event),
-            RunItem::Outcome(o) => outcome = Some(o),
-        }
-    }
-    (events, outcome.expect("an outcome"))
-}
 
 /// Runs `request` through the registry, as callers choosing a backend by name do.
 fn run_by_name(request: RunRequest) -> (Vec<Event>, Outcome) {
@@ -98,10 +32,11 @@ fn run_by_name(request: RunRequest) -> (Vec<Event>, Outcome) {
 
 #[test]
 fn every_recording_replayed_live_gives_its_expected_events_and_exit_code() {
-    let fake = Fake::new("golden");
-    let config = NormalizerConfig {
-        cwd: Some(CWD.into()),
-        ..NormalizerConfig::default()
+    let fake = Fake::new("codex");
+    let config = {
+        let mut config = NormalizerConfig::default();
+        config.cwd = Some(CWD.into());
+        config
     };
     let runtime = runtime();
     let mut checked = 0;
@@ -147,7 +82,7 @@ fn every_recording_replayed_live_gives_its_expected_events_and_exit_code() {
 
 #[test]
 fn a_run_by_name_starts_in_its_directory_and_resolves_relative_paths_against_it() {
-    let fake = Fake::new("cwd");
+    let fake = Fake::new("codex");
     let (argv, pwd, stream) = (fake.path("argv"), fake.path("pwd"), fake.path("stream"));
     let command = json!({
         "id": "item_0", "type": "command_execution", "command": "/bin/bash -lc 'cat README.md'",
@@ -168,12 +103,18 @@ fn a_run_by_name_starts_in_its_directory_and_resolves_relative_paths_against_it(
     );
     let (events, outcome) = run_by_name(request);
 
-    let dir = fake.dir.path().display().to_string();
+    let dir = fake.dir().display().to_string();
     assert_eq!(std::fs::read_to_string(&pwd).unwrap().trim_end(), dir);
     let argv = std::fs::read_to_string(&argv).unwrap();
     assert_eq!(
         argv.lines().collect::<Vec<_>>(),
-        ["exec", "--json", "--skip-git-repo-check", "-C", &dir, "-"]
+        [
+            "exec",
+            "--json",
+            "--skip-git-repo-check",
+            &format!("--cd={dir}"),
+            "-"
+        ]
     );
     let event = serde_json::to_value(&events[0]).unwrap();
     assert_eq!(event["kind"], "read");
@@ -183,7 +124,7 @@ fn a_run_by_name_starts_in_its_directory_and_resolves_relative_paths_against_it(
 
 #[test]
 fn without_a_cwd_the_run_uses_the_callers_directory() {
-    let fake = Fake::new("nocwd");
+    let fake = Fake::new("codex");
     let (argv, stream) = (fake.path("argv"), fake.path("stream"));
     let command = json!({
         "id": "item_0", "type": "command_execution", "command": "cat notes.txt",
@@ -197,7 +138,7 @@ fn without_a_cwd_the_run_uses_the_callers_directory() {
     let here = std::env::current_dir().unwrap().display().to_string();
     let argv = std::fs::read_to_string(&argv).unwrap();
     let argv: Vec<&str> = argv.lines().collect();
-    assert_eq!(argv[3..5], ["-C", here.as_str()]);
+    assert_eq!(argv[3], format!("--cd={here}"));
     let event = serde_json::to_value(&events[0]).unwrap();
     assert_eq!(event["path"], format!("{here}/notes.txt"));
     // No terminal line: end-of-input error, incomplete, and the exit code all the same.
@@ -207,7 +148,7 @@ fn without_a_cwd_the_run_uses_the_callers_directory() {
 
 #[test]
 fn the_prompt_goes_to_stdin_and_never_into_argv() {
-    let fake = Fake::new("argv");
+    let fake = Fake::new("codex");
     let (argv, stdin) = (fake.path("argv"), fake.path("stdin"));
     let prompt = "--dangerously-bypass-approvals-and-sandbox\n-m evil\r\n\u{e9} -";
     let mut request = fake.request(prompt, &[("FAKE_ARGV", &argv), ("FAKE_STDIN", &stdin)]);
@@ -217,7 +158,7 @@ fn the_prompt_goes_to_stdin_and_never_into_argv() {
     let (_, outcome) = run_by_name(request);
 
     assert_eq!(std::fs::read_to_string(&stdin).unwrap(), prompt);
-    let dir = fake.dir.path().display().to_string();
+    let dir = fake.dir().display().to_string();
     let argv = std::fs::read_to_string(&argv).unwrap();
     assert_eq!(
         argv.lines().collect::<Vec<_>>(),
@@ -225,12 +166,9 @@ fn the_prompt_goes_to_stdin_and_never_into_argv() {
             "exec",
             "--json",
             "--skip-git-repo-check",
-            "-C",
-            &dir,
-            "-m",
-            "gpt-5.5",
-            "--sandbox",
-            "read-only",
+            &format!("--cd={dir}"),
+            "--model=gpt-5.5",
+            "--sandbox=read-only",
             "--ephemeral",
             "-"
         ]
@@ -240,11 +178,12 @@ fn the_prompt_goes_to_stdin_and_never_into_argv() {
 }
 
 #[test]
-fn a_missing_binary_is_binary_not_found_with_the_install_hint() {
-    let request = RunRequest {
-        prompt: "hi".into(),
-        binary: Some("/nonexistent/codex".into()),
-        ..RunRequest::default()
+fn a_missing_binary_is_binary_not_found_saying_it_does_not_exist() {
+    let request = {
+        let mut request = RunRequest::default();
+        request.prompt = "hi".into();
+        request.binary = Some("/nonexistent/codex".into());
+        request
     };
     let mut registry = Registry::new();
     registry.register(Box::new(CodexHarness));
@@ -253,16 +192,14 @@ fn a_missing_binary_is_binary_not_found_with_the_install_hint() {
         panic!("spawned a missing binary");
     };
     assert!(matches!(err, RunError::BinaryNotFound { .. }), "{err:?}");
-    assert_eq!(
-        err.to_string(),
-        format!("/nonexistent/codex was not found; install it with `{INSTALL}`")
-    );
+    // A path named explicitly: no install hint (issue 18 item 12).
+    assert_eq!(err.to_string(), "/nonexistent/codex does not exist");
     assert_eq!(INSTALL, "npm install -g @openai/codex");
 }
 
 #[test]
 fn a_missing_directory_is_a_working_directory_error() {
-    let fake = Fake::new("nodir");
+    let fake = Fake::new("codex");
     let mut request = fake.request("hi", &[]);
     request.cwd = Some(fake.path("missing"));
     let result = runtime().block_on(CodexHarness.run(request));

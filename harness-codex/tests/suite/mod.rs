@@ -13,7 +13,7 @@ mod rules;
 use std::collections::BTreeMap;
 
 use harness_codex::CodexNormalizer;
-use harness_core::{Event, LineSplitter, Normalizer, NormalizerConfig, Outcome, OutcomeLine};
+use harness_core::{Event, LineSplitter, NormalizerConfig, Outcome, OutcomeLine};
 use serde_json::{Value, json};
 
 /// What one stream came to: its events and its outcome, both as JSON.
@@ -28,23 +28,15 @@ pub const CWD: &str = "/home/dev2/project";
 
 /// The config the recordings assume: `--cwd /home/dev2/project`.
 pub fn config() -> NormalizerConfig {
-    NormalizerConfig {
-        cwd: Some(CWD.into()),
-        ..NormalizerConfig::default()
-    }
+    let mut config = NormalizerConfig::default();
+    config.cwd = Some(CWD.into());
+    config
 }
 
 /// Feeds stdout lines, then stderr lines (S10), then ends the input.
 pub fn run_with(config: NormalizerConfig, stdout: &[&[u8]], stderr: &[&[u8]]) -> Run {
     let mut normalizer = CodexNormalizer::new(config);
-    let mut events: Vec<Event> = Vec::new();
-    for line in stdout {
-        normalizer.push_line(line, &mut events);
-    }
-    for line in stderr {
-        normalizer.push_stderr(line, &mut events);
-    }
-    let outcome = normalizer.finish(&mut events);
+    let (events, outcome) = harness_core::testkit::normalize_lines(&mut normalizer, stdout, stderr);
     finish_run(&events, &outcome)
 }
 
@@ -67,7 +59,10 @@ pub fn run_stream(bytes: &[u8]) -> Run {
 fn finish_run(events: &[Event], outcome: &Outcome) -> Run {
     let mut tally: BTreeMap<String, u64> = BTreeMap::new();
     for event in events {
-        *tally.entry(event.kind().as_str().to_string()).or_insert(0) += 1;
+        // L1: `started` events are never counted.
+        if event.kind() != harness_core::Kind::Started {
+            *tally.entry(event.kind().as_str().to_string()).or_insert(0) += 1;
+        }
     }
     let events: Vec<Value> = events.iter().map(to_json).collect();
     let outcome = serde_json::to_value(OutcomeLine::new(outcome)).unwrap();

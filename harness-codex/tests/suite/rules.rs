@@ -275,6 +275,9 @@ fn x4_exit_code_only_when_an_integer_and_success_only_when_completed() {
             "{status} {code}"
         );
     }
+    // X4: an integer as serde_json keeps one, i64 or u64; one that fits only a u64 is kept.
+    let big = one_command(command("item_0", &line, "failed", json!(u64::MAX)));
+    assert_eq!(big[0]["exit_code"], json!(u64::MAX), "{big:?}");
     let mut no_status = ok_command("item_0", &line);
     no_status.as_object_mut().unwrap().remove("status");
     assert_eq!(
@@ -349,6 +352,22 @@ fn x5_same_items_for_same_id_emit_no_new_plan() {
             plan(a.clone(), 4),
             plan(a, 6)
         ]
+    );
+}
+
+#[test]
+fn x5_the_last_plan_of_an_id_is_forgotten_when_its_item_completes() {
+    // S7: the memory a plan takes is bounded by the pending to-do lists, so an id that comes
+    // back after its item.completed starts afresh.
+    let a = json!([{"text": "a", "completed": false}]);
+    assert_eq!(
+        events(&[
+            started(todo("t", a.clone())),
+            completed(todo("t", a.clone())),
+            started(todo("t", a.clone())),
+            completed(todo("t", a.clone())),
+        ]),
+        [plan(a.clone(), 1), plan(a, 3)]
     );
 }
 
@@ -734,4 +753,54 @@ fn s6_lines_after_finish_are_ignored() {
     let second = normalizer.finish(&mut out);
     assert!(out.is_empty(), "{out:?}");
     assert_eq!(first, second);
+}
+
+// ---- L1: started events ----
+
+#[test]
+fn l1_started_comes_when_an_item_is_first_recorded() {
+    let mut config = config();
+    config.started = true;
+    let line = format!("{WRAP} 'cargo test'");
+    let running = command("item_0", &line, "in_progress", Value::Null);
+    let patch = json!({"id": "item_1", "type": "file_change", "status": "in_progress",
+        "changes": [{"path": "src/a.rs", "kind": "update"}]});
+    let lines = [
+        started(running.clone()),
+        updated(running.clone()),
+        started(message("item_9", "a message")),
+        updated(patch),
+        completed(command("item_0", &line, "completed", json!(0))),
+        turn_completed(json!({})),
+    ];
+    let bytes: Vec<&[u8]> = lines.iter().map(|l| l.as_bytes()).collect();
+    let run = run_with(config, &bytes, &[]);
+    assert_eq!(
+        run.events,
+        [
+            json!({"kind": "started", "tool": "command_execution", "tool_use_id": "item_0",
+                "command": "cargo test", "expect": [{"kind": "command"}], "line": 1}),
+            // Every item but a todo_list is announced: it is pending until it completes (X8).
+            json!({"kind": "started", "tool": "agent_message", "tool_use_id": "item_9", "line": 3}),
+            // X2: an update of an item not open records it, so it starts too.
+            json!({"kind": "started", "tool": "file_change", "tool_use_id": "item_1",
+                "expect": [{"kind": "write", "path": "/home/dev2/project/src/a.rs"}], "line": 4}),
+            cmd_event("cargo test", true, Some(0), 5),
+            // X8: an open item of any type but todo_list is unresolved at the end.
+            unresolved(json!({"id": "item_9", "type": "agent_message", "text": "a message"})),
+            unresolved(
+                json!({"id": "item_1", "type": "file_change", "status": "in_progress",
+                "changes": [{"path": "src/a.rs", "kind": "update"}]})
+            ),
+        ]
+    );
+    // Off by default: the same stream without them.
+    let bytes: Vec<&[u8]> = lines.iter().map(|l| l.as_bytes()).collect();
+    let off = run_with(super::config(), &bytes, &[]);
+    let finals: Vec<Value> = run
+        .events
+        .into_iter()
+        .filter(|e| e["kind"] != "started")
+        .collect();
+    assert_eq!(off.events, finals);
 }

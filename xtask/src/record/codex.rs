@@ -203,9 +203,10 @@ pub(super) fn record(options: &Options) -> Result<()> {
 }
 
 fn normalize(raw: &str, stderr: &str) -> String {
-    let config = NormalizerConfig {
-        cwd: Some(PROJECT.to_string()),
-        ..NormalizerConfig::default()
+    let config = {
+        let mut config = NormalizerConfig::default();
+        config.cwd = Some(PROJECT.to_string());
+        config
     };
     drift::normalize_with(
         CodexNormalizer::new(config),

@@ -22,7 +22,7 @@ use serde_json::Number;
 /// read through `serde_json`'s own code, but nothing is kept.
 ///
 /// ```
-/// use harness_core::json::Checked;
+/// use harness_core::backend::json::Checked;
 ///
 /// assert!(serde_json::from_str::<Checked>(r#"{"a":[1,"x\n",{"b":null}]}"#).is_ok());
 /// assert!(serde_json::from_str::<serde::de::IgnoredAny>(r#"[1e400]"#).is_ok());
@@ -100,7 +100,7 @@ pub fn depth_exceeds(text: &str, limit: usize) -> bool {
 /// Linear; it assumes nothing about validity.
 ///
 /// ```
-/// use harness_core::json::max_depth;
+/// use harness_core::backend::json::max_depth;
 ///
 /// assert_eq!(max_depth(r#"{"a":[1,{"b":"[[["}]}"#), 3);
 /// assert_eq!(max_depth("7"), 0);
@@ -326,4 +326,193 @@ mod tests {
         let from_value: Loose<'_> = Loose::deserialize(&value).unwrap();
         assert_eq!(from_value.as_str(), Some("s"));
     }
+}
+
+/// A map key, borrowed from the input when it holds no escape.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Key<'a>(pub Cow<'a, str>);
+
+impl<'de> Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl<'de> Visitor<'de> for KeyVisitor {
+            type Value = Key<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a key")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(Key(Cow::Borrowed(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(Key(Cow::Owned(v.to_string())))
+            }
+            fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
+                Ok(Key(Cow::Owned(v)))
+            }
+        }
+        deserializer.deserialize_str(KeyVisitor)
+    }
+}
+
+/// The named fields of a JSON value, each [`Loose`], in the order of the names; `None` when
+/// the value is not an object. A repeated key keeps its last value (as in a
+/// `serde_json::Value`); other members are skipped, [`Checked`].
+///
+/// ```
+/// use harness_core::backend::json::{FieldsSeed, Loose};
+/// use serde::de::DeserializeSeed;
+///
+/// let mut reader = serde_json::Deserializer::from_str(r#"{"a":1,"b":"x","a":true,"c":[]}"#);
+/// let [a, b] = FieldsSeed(&["a", "b"]).deserialize(&mut reader).unwrap().unwrap();
+/// assert_eq!((a, b.as_str()), (Loose::Bool(true), Some("x")));
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct FieldsSeed<const N: usize>(pub &'static [&'static str; N]);
+
+impl<'de, const N: usize> de::DeserializeSeed<'de> for FieldsSeed<N> {
+    type Value = Option<[Loose<'de>; N]>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        struct FieldsVisitor<const N: usize>(&'static [&'static str; N]);
+        impl<'de, const N: usize> Visitor<'de> for FieldsVisitor<N> {
+            type Value = Option<[Loose<'de>; N]>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(None)
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+                Ok(None)
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+                Ok(None)
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+                Ok(None)
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+                Ok(None)
+            }
+            fn visit_unit<E>(self) -> Result<Self::Value, E> {
+                Ok(None)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                while seq.next_element::<Checked>()?.is_some() {}
+                Ok(None)
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut fields: [Loose<'de>; N] = std::array::from_fn(|_| Loose::Absent);
+                while let Some(Key(key)) = map.next_key()? {
+                    match self.0.iter().position(|name| *name == key) {
+                        Some(i) => fields[i] = map.next_value()?,
+                        None => {
+                            map.next_value::<Checked>()?;
+                        }
+                    }
+                }
+                Ok(Some(fields))
+            }
+        }
+        deserializer.deserialize_any(FieldsVisitor(self.0))
+    }
+}
+
+/// A borrowed view of some fields of a JSON object, made by [`crate::json_view!`].
+pub trait JsonView<'de>: Sized {
+    /// Reads the view from one JSON value in one checked pass; `None` when it is not an
+    /// object.
+    fn view<D: Deserializer<'de>>(deserializer: D) -> Result<Option<Self>, D::Error>;
+}
+
+/// A [`JsonView`] as a `DeserializeSeed` (for `next_value_seed` and `next_element_seed`).
+pub struct ViewSeed<T>(std::marker::PhantomData<T>);
+
+impl<T> ViewSeed<T> {
+    /// The seed of view `T`.
+    pub fn new() -> Self {
+        ViewSeed(std::marker::PhantomData)
+    }
+}
+
+impl<T> Default for ViewSeed<T> {
+    fn default() -> Self {
+        ViewSeed::new()
+    }
+}
+
+impl<'de, T: JsonView<'de>> de::DeserializeSeed<'de> for ViewSeed<T> {
+    type Value = Option<T>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        T::view(deserializer)
+    }
+}
+
+/// Reads the view from JSON text; `None` when the text is not JSON or not an object.
+pub fn view_of<'de, T: JsonView<'de>>(text: &'de str) -> Option<T> {
+    let mut reader = serde_json::Deserializer::from_str(text);
+    let view = T::view(&mut reader).ok()?;
+    reader.end().ok()?;
+    view
+}
+
+#[doc(hidden)]
+pub const fn one(_: &str) -> usize {
+    1
+}
+
+#[doc(hidden)]
+pub use serde as __serde;
+
+/// Declares a borrowed view of some fields of a JSON object: a struct of [`Loose`] fields, each
+/// read from the key given, with a [`JsonView`] impl that reads them in one checked pass (a
+/// repeated key keeps its last value, other members are skipped with [`Checked`], so the view
+/// fails exactly where a `serde_json::Value` would).
+///
+/// ```
+/// use harness_core::backend::json::{JsonView, view_of};
+///
+/// harness_core::json_view! {
+///     /// A tool call.
+///     pub struct Call<'a> {
+///         /// `name`.
+///         name: "name",
+///         /// `id`.
+///         id: "call_id",
+///     }
+/// }
+///
+/// let call: Call<'_> = view_of(r#"{"name":"read","call_id":"c1","input":{"x":[1]}}"#).unwrap();
+/// assert_eq!(call.name.as_str(), Some("read"));
+/// assert_eq!(call.id.as_str(), Some("c1"));
+/// assert!(view_of::<Call<'_>>("[1]").is_none());
+/// ```
+#[macro_export]
+macro_rules! json_view {
+    (
+        $(#[$meta:meta])*
+        $vis:vis struct $name:ident<$lt:lifetime> {
+            $( $(#[$fmeta:meta])* $field:ident: $key:literal ),* $(,)?
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(Debug, Default)]
+        $vis struct $name<$lt> {
+            $( $(#[$fmeta])* pub $field: $crate::backend::json::Loose<$lt>, )*
+        }
+
+        impl<'de> $crate::backend::json::JsonView<'de> for $name<'de> {
+            fn view<D: $crate::backend::json::__serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> ::core::result::Result<::core::option::Option<Self>, D::Error> {
+                const KEYS: [&str; 0 $(+ $crate::backend::json::one($key))*] = [$($key),*];
+                let fields = $crate::backend::json::__serde::de::DeserializeSeed::deserialize(
+                    $crate::backend::json::FieldsSeed(&KEYS),
+                    deserializer,
+                )?;
+                ::core::result::Result::Ok(fields.map(|[$($field),*]| $name { $($field),* }))
+            }
+        }
+    };
 }

@@ -1,0 +1,388 @@
+//! The one normalizer every backend gets: a [`Driver`] around the backend's [`Decoder`].
+//!
+//! The driver owns every invariant that is not about a backend's vocabulary: line numbers (J2),
+//! blank lines and the trailing `\r` (S1), non-JSON and standard-error warnings (S2, S4), each
+//! line's [`Disposition`], the event counts (O1), the `started` switch (L1), finish-once, and the
+//! `stream ended without a result` error (S9). A backend writes only its decoding and mapping.
+
+use serde_json::Value;
+
+use super::ledger::Ledger;
+use crate::event::{Event, EventBody, Expected, ToolRef};
+use crate::harness::{Disposition, Normalizer, NormalizerConfig, PendingToolUse};
+use crate::outcome::{Metrics, Outcome, Status};
+
+/// A stdout line that is not JSON (S2): the driver turns it into a `warning` with source
+/// `non_json`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NotJson;
+
+/// Parses a line into a `serde_json::Value`, the SPEC's definition of a JSON line (S2).
+///
+/// ```
+/// use harness_core::backend::{NotJson, parse_value};
+///
+/// assert!(parse_value(br#"{"type":"x"}"#).is_ok());
+/// assert_eq!(parse_value(b"[1e400]"), Err(NotJson));
+/// ```
+pub fn parse_value(line: &[u8]) -> Result<Value, NotJson> {
+    serde_json::from_slice(line).map_err(|_| NotJson)
+}
+
+/// The deepest nesting `serde_json`'s default reader takes: 128 levels are refused (S2).
+const MAX_DEPTH: usize = 127;
+
+/// How deep arrays and objects nest in `value` (a scalar is 0).
+fn depth(value: &Value) -> usize {
+    match value {
+        Value::Array(items) => 1 + items.iter().map(depth).max().unwrap_or(0),
+        Value::Object(map) => 1 + map.values().map(depth).max().unwrap_or(0),
+        _ => 0,
+    }
+}
+
+/// J11: an `unknown` event whose `raw` would nest deeper than 127 levels in the written line
+/// (the event object being level 1) carries `raw` as a string instead, the compact JSON text
+/// of the value, so every line can be read back.
+fn fit_depth(event: &mut Event) {
+    if let EventBody::Unknown { raw, .. } = &mut event.body {
+        if 1 + depth(raw) > MAX_DEPTH {
+            *raw = Value::String(raw.to_string());
+        }
+    }
+}
+
+/// What a backend adds to the outcome; the driver adds the counts (O1) and the live runner the
+/// exit code.
+#[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
+pub struct Summary {
+    /// Whether the run reported a failure: the outcome's status is then `error`. Otherwise it is
+    /// `success` when a terminal line arrived ([`Emitter::terminal`]), else `incomplete` (O1).
+    pub failed: bool,
+    /// The agent's final answer (O1).
+    pub final_output: Option<String>,
+    /// The agent's structured output (O1).
+    pub structured_output: Option<Value>,
+    /// Usage and timing figures (O2, O3).
+    pub metrics: Metrics,
+}
+
+/// A backend's decoding: one line in, events out through an [`Emitter`]. Wrapped in a
+/// [`Driver`], it is a [`Normalizer`].
+///
+/// Three methods are required: [`Decoder::new`], [`Decoder::line`] and [`Decoder::summary`]; the
+/// rest have defaults. A decoder never does I/O and never fails: a line it cannot read is an
+/// event the SPEC names, or [`NotJson`].
+///
+/// ```
+/// use harness_core::backend::{Decoder, Driver, Emitter, NotJson, Summary, parse_value};
+/// use harness_core::{EventBody, Normalizer, NormalizerConfig, Status};
+///
+/// /// Each line `{"say": TEXT}` is an `agent` event; `{"done": true}` ends the run.
+/// struct Echo;
+///
+/// impl Decoder for Echo {
+///     fn new(_: &NormalizerConfig) -> Self {
+///         Echo
+///     }
+///     fn line(&mut self, line: &[u8], out: &mut Emitter<'_>) -> Result<(), NotJson> {
+///         let value = parse_value(line)?;
+///         if let Some(text) = value.get("say").and_then(|t| t.as_str()) {
+///             out.emit(EventBody::Agent { text: text.to_string() });
+///         } else if value.get("done").is_some() {
+///             out.terminal();
+///         } else {
+///             out.consumed_by("E1");
+///         }
+///         Ok(())
+///     }
+///     fn summary(&self) -> Summary {
+///         Summary::default()
+///     }
+/// }
+///
+/// let mut normalizer = Driver::<Echo>::new(NormalizerConfig::default());
+/// let mut events = Vec::new();
+/// normalizer.push_line(br#"{"say":"hi"}"#, &mut events);
+/// normalizer.push_line(b"oops", &mut events); // S2: a non_json warning, made by the driver
+/// normalizer.push_line(br#"{"done":true}"#, &mut events);
+/// let outcome = normalizer.finish(&mut events);
+/// assert_eq!(events.len(), 2);
+/// assert_eq!(events[1].line, Some(2));
+/// assert_eq!(outcome.status, Status::Success);
+/// ```
+pub trait Decoder: Send + Sized + 'static {
+    /// A decoder for one stream, with the caller's settings (working directory, workspace).
+    fn new(config: &NormalizerConfig) -> Self;
+
+    /// Decodes one stdout line: never blank, its trailing `\r` already dropped (S1). Events go
+    /// through `out`; a line that is not JSON returns [`NotJson`] (S2) and emits nothing.
+    fn line(&mut self, line: &[u8], out: &mut Emitter<'_>) -> Result<(), NotJson>;
+
+    /// End of input (S9): emits what is still pending (messages being assembled, tool uses
+    /// without a result as `unresolved_tool_use`), one event at a time, freeing each as it goes.
+    /// Called once. The driver then adds the S9 error when no terminal line arrived.
+    fn end(&mut self, out: &mut Emitter<'_>) {
+        let _ = out;
+    }
+
+    /// The backend's parts of the outcome, at any time.
+    fn summary(&self) -> Summary;
+
+    /// The session id seen so far (S5, O4).
+    fn session_id(&self) -> Option<&str> {
+        None
+    }
+
+    /// The working directory the stream itself named (O4); the driver falls back to the
+    /// configured one.
+    fn cwd(&self) -> Option<&str> {
+        None
+    }
+
+    /// The tool uses still waiting for their results, in the order they were recorded (O4).
+    fn pending_tool_uses(&self) -> Vec<PendingToolUse> {
+        Vec::new()
+    }
+}
+
+/// Where a decoder's events go, with the bookkeeping of the line being read.
+pub struct Emitter<'a> {
+    ledger: &'a mut Ledger,
+    sink: &'a mut dyn FnMut(Event),
+    /// The current stdout line; `None` at end of input (J2).
+    line: Option<u64>,
+    started: bool,
+}
+
+impl Emitter<'_> {
+    /// The current stdout line's number (J2); `None` at end of input.
+    pub fn line(&self) -> Option<u64> {
+        self.line
+    }
+
+    /// Emits an event of the current line (`line` set, J2; none at end of input).
+    pub fn emit(&mut self, body: EventBody) {
+        self.emit_in(body, None);
+    }
+
+    /// Emits an event of the current line made inside sub-agent `parent` (J4).
+    pub fn emit_in(&mut self, body: EventBody, parent: Option<String>) {
+        let mut event = Event::new(body).with_parent(parent);
+        if let Some(line) = self.line {
+            event = event.at_line(line);
+            self.ledger.mark_emitted();
+        }
+        self.event(event);
+    }
+
+    /// Emits an event made whole by the decoder, such as a message the line completed, whose
+    /// `line` is an earlier one (C4). It does not count as the current line's own event.
+    pub fn event(&mut self, mut event: Event) {
+        fit_depth(&mut event);
+        self.ledger.count(&event);
+        (self.sink)(event);
+    }
+
+    /// Whether `started` events are wanted (L1); a decoder may skip the work of making one.
+    pub fn wants_started(&self) -> bool {
+        self.started
+    }
+
+    /// L1: a tool use was recorded on the current line; emitted only when `started` events are
+    /// wanted, and never counted.
+    pub fn started(
+        &mut self,
+        tool: ToolRef,
+        command: Option<String>,
+        expect: Vec<Expected>,
+        parent: Option<String>,
+    ) {
+        if !self.started {
+            return;
+        }
+        let body = EventBody::Started {
+            command,
+            expect,
+            tool,
+        };
+        let mut event = Event::new(body).with_parent(parent);
+        if let Some(line) = self.line {
+            event = event.at_line(line);
+        }
+        (self.sink)(event);
+    }
+
+    /// L1, from the events the tool use would give on success (made by the backend's own tool
+    /// map): their `command` and what each is expected to be.
+    ///
+    /// ```
+    /// # use harness_core::backend::{Decoder, Driver, Emitter, NotJson, Summary};
+    /// # use harness_core::{EventBody, Kind, Normalizer, NormalizerConfig, ToolRef, ToolStatus};
+    /// # struct Reads;
+    /// # impl Decoder for Reads {
+    /// #     fn new(_: &NormalizerConfig) -> Self { Reads }
+    /// #     fn line(&mut self, _: &[u8], out: &mut Emitter<'_>) -> Result<(), NotJson> {
+    /// let tool = ToolRef { tool: Some("read".into()), tool_use_id: Some("t1".into()) };
+    /// let status = ToolStatus { success: true, error: None };
+    /// let would_be = [EventBody::Read { path: "/a".into(), range: None, command: None, status, tool: tool.clone() }];
+    /// out.started_from(tool, &would_be, None);
+    /// #         out.defer();
+    /// #         Ok(())
+    /// #     }
+    /// #     fn summary(&self) -> Summary { Summary::default() }
+    /// # }
+    /// # let mut config = NormalizerConfig::default();
+    /// # config.started = true;
+    /// # let mut normalizer = Driver::<Reads>::new(config);
+    /// # let mut events = Vec::new();
+    /// # normalizer.push_line(b"{}", &mut events);
+    /// # let EventBody::Started { expect, .. } = &events[0].body else { panic!() };
+    /// # assert_eq!(expect[0].kind, Kind::Read);
+    /// # assert_eq!(expect[0].path.as_deref(), Some("/a"));
+    /// ```
+    pub fn started_from(&mut self, tool: ToolRef, would_be: &[EventBody], parent: Option<String>) {
+        if !self.started {
+            return;
+        }
+        let command = would_be.iter().find_map(|body| match body {
+            EventBody::Command { command, .. }
+            | EventBody::Read {
+                command: Some(command),
+                ..
+            }
+            | EventBody::Search {
+                command: Some(command),
+                ..
+            }
+            | EventBody::List {
+                command: Some(command),
+                ..
+            } => Some(command.clone()),
+            _ => None,
+        });
+        let expect = would_be.iter().filter_map(Expected::of).collect();
+        self.started(tool, command, expect, parent);
+    }
+
+    /// The current line fed pending state that produces events later.
+    pub fn defer(&mut self) {
+        self.ledger.defer();
+    }
+
+    /// The current line is terminal: it fed the outcome (O1, S9).
+    pub fn terminal(&mut self) {
+        self.ledger.terminal();
+    }
+
+    /// Names the rule that consumes the current line when it yields nothing else.
+    pub fn consumed_by(&mut self, rule: &'static str) {
+        self.ledger.consumed_by(rule);
+    }
+}
+
+/// The normalizer of a backend: its [`Decoder`] with the core's bookkeeping.
+///
+/// A backend names it (`pub type ClaudeNormalizer = Driver<ClaudeDecoder>;`) and hands it out
+/// from [`crate::Harness::normalizer`].
+#[derive(Debug)]
+pub struct Driver<D> {
+    decoder: D,
+    ledger: Ledger,
+    config: NormalizerConfig,
+}
+
+impl<D: Decoder> Driver<D> {
+    /// A normalizer for one stream, with the caller's settings.
+    pub fn new(config: NormalizerConfig) -> Self {
+        Driver {
+            decoder: D::new(&config),
+            ledger: Ledger::default(),
+            config,
+        }
+    }
+
+    /// The backend's decoder.
+    pub fn decoder(&self) -> &D {
+        &self.decoder
+    }
+
+    fn outcome(&self) -> Outcome {
+        let summary = self.decoder.summary();
+        let status = if summary.failed {
+            Status::Error
+        } else if self.ledger.terminals() > 0 {
+            Status::Success
+        } else {
+            Status::Incomplete
+        };
+        Outcome {
+            session_id: self.decoder.session_id().map(str::to_string),
+            status,
+            final_output: summary.final_output,
+            structured_output: summary.structured_output,
+            metrics: summary.metrics,
+            counts: self.ledger.counts().clone(),
+            exit_code: None,
+        }
+    }
+}
+
+impl<D: Decoder> Normalizer for Driver<D> {
+    fn push_line(&mut self, line: &[u8], out: &mut Vec<Event>) {
+        let Some(line) = self.ledger.begin_line(line) else {
+            return;
+        };
+        let number = self.ledger.line();
+        let mut sink = |event| out.push(event);
+        let mut emitter = Emitter {
+            ledger: &mut self.ledger,
+            sink: &mut sink,
+            line: Some(number),
+            started: self.config.started,
+        };
+        if self.decoder.line(line, &mut emitter) == Err(NotJson) {
+            let event = self.ledger.non_json(line);
+            out.push(event);
+        }
+        self.ledger.end_line();
+    }
+
+    fn push_stderr(&mut self, line: &[u8], out: &mut Vec<Event>) {
+        out.extend(self.ledger.stderr(line));
+    }
+
+    fn finish_each(&mut self, emit: &mut dyn FnMut(Event)) -> Outcome {
+        if self.ledger.finish() {
+            let mut emitter = Emitter {
+                ledger: &mut self.ledger,
+                sink: emit,
+                line: None,
+                started: self.config.started,
+            };
+            self.decoder.end(&mut emitter);
+            if self.ledger.terminals() == 0 {
+                let event = self.ledger.ended_without_result();
+                emit(event);
+            }
+        }
+        self.outcome()
+    }
+
+    fn last_disposition(&self) -> Disposition {
+        self.ledger.disposition()
+    }
+
+    fn session_id(&self) -> Option<&str> {
+        self.decoder.session_id()
+    }
+
+    fn cwd(&self) -> Option<&str> {
+        self.decoder.cwd().or(self.config.cwd.as_deref())
+    }
+
+    fn pending_tool_uses(&self) -> Vec<PendingToolUse> {
+        self.decoder.pending_tool_uses()
+    }
+}

@@ -1,0 +1,187 @@
+//! A toy backend, whole, as a new contributor writes one (ARCHITECTURE.md, "Adding a backend"):
+//! a decoder of its vocabulary, the `Harness` impl, and the conformance kit in one line. The
+//! driver does the rest: line numbers, counts, warnings, finish-once, the S9 error.
+//!
+//! Its vocabulary, one JSON object per line:
+//! `{"type":"say","text":T}` an `agent` event (T1); `{"type":"read","id":I,"path":P}` a read
+//! that starts (T2) and `{"type":"done","id":I,"ok":B}` its result (T3); `{"type":"end"}` the
+//! terminal line (T4); anything else `unknown` (T5).
+
+use harness_core::backend::{Decoder, Driver, Emitter, NotJson, Summary, parse_value};
+use harness_core::testkit::{self, Input};
+use harness_core::{
+    EventBody, Harness, Normalizer, NormalizerConfig, PendingToolUse, ToolRef, ToolStatus,
+    UnknownReason,
+};
+use serde_json::{Value, json};
+
+/// The toy's decoder. `Keep` chooses how it keeps pending reads: every one (right), or one per
+/// id, where a reused id silently replaces the earlier read (the bug the kit must catch).
+#[derive(Default)]
+struct Toy<const KEEP_ALL: bool> {
+    pending: Vec<(String, String)>,
+    failed: bool,
+}
+
+fn tool(id: &str) -> ToolRef {
+    ToolRef {
+        tool: Some("read".into()),
+        tool_use_id: Some(id.into()),
+    }
+}
+
+fn read(id: &str, path: &str, success: bool) -> EventBody {
+    EventBody::Read {
+        path: path.into(),
+        range: None,
+        command: None,
+        status: ToolStatus {
+            success,
+            error: None,
+        },
+        tool: tool(id),
+    }
+}
+
+impl<const KEEP_ALL: bool> Decoder for Toy<KEEP_ALL> {
+    fn new(_: &NormalizerConfig) -> Self {
+        Toy::default()
+    }
+
+    fn line(&mut self, line: &[u8], out: &mut Emitter<'_>) -> Result<(), NotJson> {
+        let value = parse_value(line)?;
+        let field = |key: &str| value.get(key).and_then(Value::as_str);
+        match (field("type"), field("id")) {
+            (Some("say"), _) if field("text").is_some() => {
+                let text = field("text").unwrap_or_default().to_string();
+                out.emit(EventBody::Agent { text });
+            }
+            (Some("read"), Some(id)) => {
+                let path = field("path").unwrap_or(".").to_string();
+                out.started_from(tool(id), &[read(id, &path, true)], None);
+                if !KEEP_ALL {
+                    self.pending.retain(|(p, _)| p != id);
+                }
+                self.pending.push((id.to_string(), path));
+                out.defer();
+            }
+            (Some("done"), Some(id)) => {
+                let ok = value.get("ok") == Some(&json!(true));
+                match self.pending.iter().position(|(p, _)| p == id) {
+                    Some(i) => {
+                        let (id, path) = self.pending.remove(i);
+                        out.emit(read(&id, &path, ok));
+                    }
+                    None => out.emit(EventBody::Unknown {
+                        reason: UnknownReason::UnpairedResult,
+                        raw: value.clone(),
+                        tool: tool(id),
+                    }),
+                }
+            }
+            (Some("end"), _) => {
+                self.failed |= value.get("failed") == Some(&json!(true));
+                out.terminal();
+            }
+            _ => out.emit(EventBody::Unknown {
+                reason: UnknownReason::UnknownType,
+                raw: value.clone(),
+                tool: ToolRef::default(),
+            }),
+        }
+        Ok(())
+    }
+
+    fn end(&mut self, out: &mut Emitter<'_>) {
+        for (id, _) in std::mem::take(&mut self.pending) {
+            out.emit(EventBody::Unknown {
+                reason: UnknownReason::UnresolvedToolUse,
+                raw: json!({"id": id}),
+                tool: tool(&id),
+            });
+        }
+    }
+
+    fn summary(&self) -> Summary {
+        let mut summary = Summary::default();
+        summary.failed = self.failed;
+        summary
+    }
+
+    fn pending_tool_uses(&self) -> Vec<PendingToolUse> {
+        self.pending
+            .iter()
+            .map(|(id, _)| PendingToolUse {
+                id: id.clone(),
+                tool: Some("read".into()),
+                thread: None,
+            })
+            .collect()
+    }
+}
+
+struct ToyHarness<const KEEP_ALL: bool>;
+
+impl<const KEEP_ALL: bool> Harness for ToyHarness<KEEP_ALL> {
+    fn name(&self) -> &'static str {
+        "toy"
+    }
+
+    fn normalizer(&self, config: NormalizerConfig) -> Box<dyn Normalizer> {
+        Box::new(Driver::<Toy<KEEP_ALL>>::new(config))
+    }
+}
+
+const TYPES: &[&str] = &["say", "read", "done", "end"];
+const KEYS: &[&str] = &["type", "id", "path", "text", "ok", "failed"];
+
+harness_core::conformance_kit!(ToyHarness::<true>, NormalizerConfig::default(), types: TYPES, keys: KEYS);
+
+fn lines(values: &[Value]) -> Input {
+    Input::stdout(testkit::json_lines(values))
+}
+
+#[test]
+fn the_toy_gives_its_events_and_the_driver_its_bookkeeping() {
+    let input = lines(&[
+        json!({"type": "say", "text": "hi"}),
+        json!({"type": "read", "id": "r1", "path": "/a"}),
+        json!({"type": "done", "id": "r1", "ok": true}),
+        json!({"type": "end"}),
+    ]);
+    let trace = testkit::check_stream(&ToyHarness::<true>, &NormalizerConfig::default(), &input)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let events: Vec<Value> = trace
+        .events
+        .iter()
+        .map(|e| serde_json::to_value(e).unwrap_or_default())
+        .collect();
+    assert_eq!(
+        events,
+        [
+            json!({"kind": "agent", "text": "hi", "line": 1}),
+            json!({"kind": "read", "path": "/a", "success": true, "tool": "read", "tool_use_id": "r1", "line": 3}),
+        ]
+    );
+    assert_eq!(trace.outcome.status, harness_core::Status::Success);
+}
+
+#[test]
+fn the_kit_fails_a_backend_that_drops_a_pending_use_whose_id_was_reused() {
+    let input = lines(&[
+        json!({"type": "read", "id": "r1", "path": "/a"}),
+        json!({"type": "read", "id": "r1", "path": "/b"}),
+        json!({"type": "done", "id": "r1", "ok": true}),
+        json!({"type": "end"}),
+    ]);
+    let config = NormalizerConfig::default();
+    assert!(testkit::check_stream(&ToyHarness::<true>, &config, &input).is_ok());
+    let error = testkit::check_stream(&ToyHarness::<false>, &config, &input)
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert!(
+        error.contains("L1: line 2 recorded 0 use(s) of r1 but announced 1"),
+        "{error}"
+    );
+}

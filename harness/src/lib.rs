@@ -1,0 +1,103 @@
+//! Every coding-agent backend of `harness` behind one dependency.
+//!
+//! Coding-agent CLIs (Claude Code, Codex) print very different streams; each backend turns its
+//! agent's stream into the same [`Event`]s (the agent said this, read that file, ran this
+//! command) and, at the end, an [`Outcome`]. An orchestrator picks the backend by name at run
+//! time and consumes the same events from every one.
+//!
+//! A recorded or piped stream, event by event:
+//!
+//! ```
+//! let stream: &[u8] = br#"{"type":"system","subtype":"init","cwd":"/repo","session_id":"s1"}
+//! {"type":"assistant","message":{"id":"m1","content":[{"type":"text","text":"Done."}]}}
+//! {"type":"result","subtype":"success","is_error":false,"result":"Done."}
+//! "#;
+//! let registry = harness::registry();
+//! let claude = registry.get("claude").ok_or("not built with the claude feature")?;
+//! let mut events = harness::normalize(stream, claude);
+//! for event in events.by_ref() {
+//!     println!("{}", serde_json::to_string(&event)?); // {"kind":"agent","text":"Done.","line":2}
+//! }
+//! let outcome = events.outcome().ok_or("read to the end")?;
+//! assert_eq!(outcome.status, harness::Status::Success);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! A live run (needs a tokio runtime; dropping the stream kills the agent):
+//!
+//! ```no_run
+//! use futures::StreamExt;
+//! use harness::{RunItem, RunRequest};
+//!
+//! # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+//! let registry = harness::registry();
+//! let backend = registry.get("codex").ok_or("unknown backend")?;
+//! let mut request = RunRequest::new("Explain src/main.rs"); // on the agent's stdin
+//! request.cwd = Some("/path/to/project".into());
+//! request.normalizer.started = true; // see tools while they run (L1)
+//! let mut stream = backend.run(request).await?;
+//! while let Some(item) = stream.next().await {
+//!     match item {
+//!         RunItem::Event(event) => println!("{:?}", event.kind()),
+//!         RunItem::Outcome(outcome) => println!("{:?}", outcome.status),
+//!     }
+//! }
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! Cargo features: one per backend (`claude`, `codex`; all on by default) and `schema` (the
+//! JSON Schema of the output lines). Writing a backend is `harness_core::backend`'s business.
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
+use std::io::Read;
+
+/// The README's example, compiled as a doc test.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeExample;
+
+pub use harness_core::{
+    Capabilities, Event, EventBody, Expected, Harness, Kind, LineRange, Metrics, Normalized,
+    Normalizer, NormalizerConfig, OrchestrationSource, Outcome, OutcomeLine, PendingToolUse,
+    PlanItem, Registry, RunError, RunItem, RunRequest, RunStream, Status, StopSignal, Stream,
+    ToolRef, ToolStatus, UnknownReason, WarningSource,
+};
+
+#[cfg(feature = "claude")]
+#[cfg_attr(docsrs, doc(cfg(feature = "claude")))]
+pub use harness_claude::ClaudeHarness;
+#[cfg(feature = "codex")]
+#[cfg_attr(docsrs, doc(cfg(feature = "codex")))]
+pub use harness_codex::CodexHarness;
+
+/// A registry of every backend this build enables, in a fixed order (`claude`, `codex`).
+///
+/// ```
+/// let names: Vec<&str> = harness::registry().names().collect();
+/// assert_eq!(names, ["claude", "codex"]);
+/// ```
+pub fn registry() -> Registry {
+    let mut registry = Registry::new();
+    #[cfg(feature = "claude")]
+    registry.register(Box::new(ClaudeHarness));
+    #[cfg(feature = "codex")]
+    registry.register(Box::new(CodexHarness));
+    registry
+}
+
+/// The events of a stream of `backend`'s output, read from `reader` as they are needed, then
+/// the outcome ([`Normalized::outcome`]); default settings.
+pub fn normalize<R: Read>(reader: R, backend: &dyn Harness) -> Normalized<R> {
+    normalize_with(reader, backend, NormalizerConfig::default())
+}
+
+/// [`normalize`] with settings: the working directory for relative paths, the workspace of
+/// skills, `started` events.
+pub fn normalize_with<R: Read>(
+    reader: R,
+    backend: &dyn Harness,
+    config: NormalizerConfig,
+) -> Normalized<R> {
+    Normalized::new(reader, backend.normalizer(config))
+}
