@@ -178,7 +178,6 @@ fn criterion_mean(group: &str, function: &str) -> Result<f64> {
 
 /// Runs `harness normalize FILE > /dev/null` and returns its peak RSS in bytes (`ru_maxrss`,
 /// an upper bound: it also counts this process's resident size when the child was spawned).
-#[allow(unsafe_code)] // wait4 is the only way to read a child's resource usage.
 fn peak_rss(harness: &Path, file: &Path) -> Result<u64> {
     let child = Command::new(harness)
         .arg("normalize")
@@ -186,20 +185,14 @@ fn peak_rss(harness: &Path, file: &Path) -> Result<u64> {
         .stdout(Stdio::null())
         .spawn()
         .with_context(|| format!("running {}", harness.display()))?;
-    let pid = i32::try_from(child.id()).context("pid out of range")?;
-    let mut wstatus = 0;
-    // SAFETY: an all-zero rusage is a valid value of this plain C struct.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: pid is our own child, not yet reaped; both pointers are valid for the call.
-    let reaped = unsafe { libc::wait4(pid, &mut wstatus, 0, &mut usage) };
-    if reaped != pid {
-        bail!("wait4 failed: {}", std::io::Error::last_os_error());
+    let usage = crate::rusage::wait(child)?;
+    if !usage.success {
+        bail!(
+            "harness normalize failed (wait status {})",
+            usage.wait_status
+        );
     }
-    if !libc::WIFEXITED(wstatus) || libc::WEXITSTATUS(wstatus) != 0 {
-        bail!("harness normalize failed (wait status {wstatus})");
-    }
-    // ru_maxrss is in kilobytes on Linux.
-    Ok(u64::try_from(usage.ru_maxrss).unwrap_or(0) * 1024)
+    Ok(usage.peak_rss)
 }
 
 fn mb(bytes: f64) -> f64 {
@@ -251,7 +244,7 @@ pub fn bench() -> Result<()> {
         "| classifier ({rows} shell cases) | {:.0} commands/s | ≥ 300,000 /s |",
         rows as f64 / classify
     );
-    let harness = root().join("target/release/harness");
+    let harness = crate::target_dir().join("release/harness");
     let big = corpus_dir().join("big.jsonl");
     let (_, _, longest) = shape(&big)?;
     let rss = peak_rss(&harness, &big)?;

@@ -78,35 +78,9 @@ fn seeds(target: &str) -> Result<PathBuf> {
     Ok(dir)
 }
 
-/// Parses `cargo xtask fuzz` arguments: `TARGET [--time SECS] [-- LIBFUZZER_ARGS...]`.
-pub fn fuzz(args: &[String]) -> Result<()> {
-    let mut target = None;
-    let mut secs: u64 = 600;
-    let mut rest = args.iter();
-    let mut extra: Vec<String> = Vec::new();
-    while let Some(arg) = rest.next() {
-        match arg.as_str() {
-            "--" => {
-                extra.extend(rest.by_ref().cloned());
-            }
-            "--time" => {
-                secs = rest
-                    .next()
-                    .context("--time needs a number of seconds")?
-                    .parse()
-                    .context("--time needs a number of seconds")?;
-            }
-            name if target.is_none() => target = Some(name.to_string()),
-            other => bail!("unexpected argument '{other}'"),
-        }
-    }
-    let Some(target) = target else {
-        bail!(
-            "usage: cargo xtask fuzz <{}> [--time SECS] [-- LIBFUZZER_ARGS...]",
-            TARGETS.join(" | ")
-        );
-    };
-    run(&target, secs, &extra)
+/// `cargo xtask fuzz TARGET [--time SECS] [-- LIBFUZZER_ARGS...]` (parsed in `main.rs`).
+pub fn fuzz(target: &str, secs: u64, extra: &[String]) -> Result<()> {
+    run(target, secs, extra)
 }
 
 /// The version line of `cargo fuzz`, or `None` when cargo has no `fuzz` command.

@@ -21,29 +21,77 @@
 mod bench;
 mod fuzz;
 mod record;
+mod rusage;
 mod stress;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 
 use anyhow::{Context, Result, bail};
+use clap::{Parser, Subcommand};
+
+/// Repository automation for the harness workspace.
+#[derive(Debug, Parser)]
+#[command(name = "cargo xtask", bin_name = "cargo xtask")]
+struct Cli {
+    #[command(subcommand)]
+    task: Task,
+}
+
+#[derive(Debug, Subcommand)]
+enum Task {
+    /// What CI runs (`.ci/run`): fmt check, clippy, tests, benches compile.
+    Ci,
+    /// Normalizes every stream of the shared conformance data and checks it with `compare.py`.
+    Conformance {
+        /// The conformance folder (default `../shared/conformance`).
+        dir: Option<PathBuf>,
+    },
+    /// Writes the benchmark corpora `target/corpus/{big,small}.jsonl`.
+    Corpus {
+        /// Rewrite them even when they exist.
+        #[arg(long)]
+        force: bool,
+    },
+    /// The corpora, the criterion benches, the peak RSS, and a table of every figure.
+    Bench,
+    /// Re-records the fixtures from the real binaries, or reports drift.
+    Record(record::Args),
+    /// Runs a cargo-fuzz target seeded from `fixtures/`.
+    Fuzz {
+        /// The target: `claude_normalizer` or `classifier`.
+        target: String,
+        /// How long to fuzz, in seconds.
+        #[arg(long, default_value_t = 600)]
+        time: u64,
+        /// Arguments passed on to libFuzzer (after `--`).
+        #[arg(last = true)]
+        extra: Vec<String>,
+    },
+    /// Hostile sizes through the release `harness` binary, with peak RSS and time of each.
+    Stress {
+        /// Scale every size by this factor.
+        #[arg(long, default_value_t = 1.0)]
+        scale: f64,
+        /// Run only the case of this name.
+        only: Option<String>,
+    },
+}
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let result = match args.first().map(String::as_str) {
-        Some("ci") => ci(),
-        Some("conformance") => conformance(args.get(1).map(PathBuf::from)),
-        Some("corpus") => bench::corpus(args.get(1).is_some_and(|a| a == "--force")),
-        Some("bench") => bench::bench(),
-        Some("record") => record::record(&args[1..]),
-        Some("fuzz") => fuzz::fuzz(&args[1..]),
-        Some("stress") => stress::stress(&args[1..]),
-        _ => {
-            eprintln!(
-                "usage: cargo xtask <ci | conformance [DIR] | corpus [--force] | bench | record [--backend claude|codex|opencode] [--check] [SCENARIO...] | fuzz TARGET [--time SECS] | stress [--scale F]>"
-            );
-            return ExitCode::from(2);
-        }
+    let cli = Cli::parse();
+    let result = match cli.task {
+        Task::Ci => ci(),
+        Task::Conformance { dir } => conformance(dir),
+        Task::Corpus { force } => bench::corpus(force),
+        Task::Bench => bench::bench(),
+        Task::Record(args) => record::record(args),
+        Task::Fuzz {
+            target,
+            time,
+            extra,
+        } => fuzz::fuzz(&target, time, &extra),
+        Task::Stress { scale, only } => stress::stress(scale, only),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -58,6 +106,28 @@ fn main() -> ExitCode {
 fn root() -> PathBuf {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
     manifest.parent().unwrap_or(manifest).to_path_buf()
+}
+
+/// The workspace's target folder as cargo reports it (`CARGO_TARGET_DIR`, or a `target-dir`
+/// from a cargo config, are honoured); `target/` under the root when cargo cannot say.
+fn target_dir() -> PathBuf {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    Command::new(cargo)
+        .args([
+            "metadata",
+            "--format-version",
+            "1",
+            "--no-deps",
+            "--offline",
+        ])
+        .current_dir(root())
+        .stderr(Stdio::null())
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .and_then(|o| serde_json::from_slice::<serde_json::Value>(&o.stdout).ok())
+        .and_then(|v| v.get("target_directory")?.as_str().map(PathBuf::from))
+        .unwrap_or_else(|| root().join("target"))
 }
 
 /// The recorded streams of a fixtures folder (`NAME.jsonl`, not the expected files), sorted.
@@ -105,7 +175,7 @@ fn conformance(dir: Option<PathBuf>) -> Result<()> {
         bail!("{} not found", compare.display());
     }
     status(Command::new("cargo").args(["build", "-q", "-p", "harness-cli"]))?;
-    let harness = root().join("target/debug/harness");
+    let harness = target_dir().join("debug/harness");
     let (mut agree, mut total) = (0, 0);
     for folder in ["claude", "claude-edges", "codex", "codex-edges"] {
         // The Codex recordings assume the project directory they were recorded in.
@@ -126,12 +196,12 @@ fn conformance(dir: Option<PathBuf>) -> Result<()> {
                 cmd.arg("--stderr").arg(&stderr);
             }
             let output = cmd.stderr(Stdio::inherit()).output()?;
-            let actual = std::env::temp_dir().join("harness-conformance-actual.jsonl");
-            std::fs::write(&actual, &output.stdout)?;
+            let mut actual = tempfile::NamedTempFile::new()?;
+            std::io::Write::write_all(&mut actual, &output.stdout)?;
             let check = Command::new("python3")
                 .arg(&compare)
                 .arg(&expected)
-                .arg(&actual)
+                .arg(actual.path())
                 .output()
                 .context("running python3 compare.py")?;
             if check.status.success() {

@@ -361,24 +361,8 @@ fn outcome_counts(figures: &Figures) -> Result<Value> {
     Ok(outcome["counts"].clone())
 }
 
-/// Parses `--scale F` and runs every scenario.
-pub fn stress(args: &[String]) -> Result<()> {
-    let mut scale = 1.0f64;
-    let mut only: Option<String> = None;
-    let mut rest = args.iter();
-    while let Some(arg) = rest.next() {
-        match arg.as_str() {
-            "--scale" => {
-                scale = rest
-                    .next()
-                    .context("--scale needs a number")?
-                    .parse()
-                    .context("--scale needs a number")?;
-            }
-            name if only.is_none() => only = Some(name.to_string()),
-            other => bail!("unexpected argument '{other}'"),
-        }
-    }
+/// Runs every scenario (or only the one named), sizes scaled by `scale`.
+pub fn stress(scale: f64, only: Option<String>) -> Result<()> {
     status(Command::new("cargo").args(["build", "--release", "-p", "harness-cli"]))?;
     let harness = release_harness();
     let recordings = crate::claude_recordings()?;

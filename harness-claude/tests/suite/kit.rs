@@ -742,8 +742,8 @@ fn the_kit_holds_on_every_recording() {
     let mut config = NormalizerConfig::default();
     config.cwd = Some("/home/dev/project".into());
     let checked =
-        fixtures::check_kit_on_recordings(&ClaudeHarness, &config, &["claude", "claude-edges"]);
-    assert!(checked >= 56, "only {checked} streams found");
+        fixtures::check_kit_on_recordings(&ClaudeHarness, &config, &fixtures::CLAUDE_FOLDERS);
+    assert!(checked >= 49 + 47 + 9, "only {checked} streams found");
 }
 
 harness_core::conformance_kit!(ClaudeHarness, config(), types: TYPES, keys: KEYS);

@@ -11,7 +11,10 @@ use super::{harness, run};
 fn every_recorded_stream_prints_exactly_its_expected_events() {
     let mut checked = 0;
     let mut failures = Vec::new();
-    for folder in ["claude", "claude-edges", "codex", "codex-edges"] {
+    for folder in fixtures::CLAUDE_FOLDERS
+        .into_iter()
+        .chain(fixtures::CODEX_FOLDERS)
+    {
         for fixture in fixtures::streams(folder).unwrap() {
             let mut cmd = harness();
             cmd.arg("normalize").arg(&fixture.stream);
@@ -32,7 +35,8 @@ fn every_recorded_stream_prints_exactly_its_expected_events() {
             checked += 1;
         }
     }
-    assert_eq!(checked, 47 + 9 + 50 + 2);
+    // Claude 2.1.332, 2.1.197 and edges; Codex 0.171.0, 0.163.0 and edges.
+    assert_eq!(checked, 49 + 47 + 9 + 50 + 50 + 2);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
@@ -64,15 +68,14 @@ fn j9_reads_stdin_when_no_file_or_dash_is_given() {
 
 #[test]
 fn s10_stderr_file_is_read_after_the_stream() {
-    let dir = std::env::temp_dir().join(format!("harness-cli-s10-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let err = dir.join("run.stderr");
+    let dir = tempfile::tempdir().unwrap();
+    let err = dir.path().join("run.stderr");
     std::fs::write(&err, "careful\r\n\nlast").unwrap();
     let output = run(
         &["normalize", "--stderr", err.to_str().unwrap()],
         SMALL.as_bytes(),
     );
-    std::fs::remove_dir_all(&dir).unwrap();
+    drop(dir);
     let text = String::from_utf8(output.stdout).unwrap();
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), 4, "{text}");
@@ -262,7 +265,10 @@ fn normalize_fixture(fixture: &fixtures::Fixture, args: &[&str]) -> (String, Str
 #[test]
 fn issue18_14_auto_detects_every_fixture_as_its_explicit_backend() {
     let mut checked = 0;
-    for folder in ["claude", "claude-edges", "codex", "codex-edges"] {
+    for folder in fixtures::CLAUDE_FOLDERS
+        .into_iter()
+        .chain(fixtures::CODEX_FOLDERS)
+    {
         let codex = folder.starts_with("codex");
         for fixture in fixtures::streams(folder).unwrap() {
             let cwd: &[&str] = if codex {
@@ -295,7 +301,7 @@ fn issue18_14_auto_detects_every_fixture_as_its_explicit_backend() {
             checked += 1;
         }
     }
-    assert_eq!(checked, 47 + 9 + 50 + 2);
+    assert_eq!(checked, 49 + 47 + 9 + 50 + 50 + 2);
 }
 
 /// Issue 13: every opencode recording is detected as opencode, and gives its expected events

@@ -16,14 +16,15 @@ use super::{assert_gone, harness, read_when_written};
 /// The fake agent, and a temporary folder (its working directory and the files it records),
 /// removed on drop.
 struct Fake {
-    dir: PathBuf,
+    dir: tempfile::TempDir,
 }
 
 impl Fake {
     fn new(name: &str) -> Self {
-        let dir = std::env::temp_dir().join(format!("harness-run-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = tempfile::Builder::new()
+            .prefix(&format!("harness-run-{name}-"))
+            .tempdir()
+            .unwrap();
         Fake { dir }
     }
 
@@ -32,7 +33,7 @@ impl Fake {
     }
 
     fn path(&self, name: &str) -> PathBuf {
-        self.dir.join(name)
+        self.dir.path().join(name)
     }
 
     /// `harness run --binary FAKE` with `args` and the fake's environment.
@@ -42,7 +43,7 @@ impl Fake {
             .arg("--binary")
             .arg(self.agent())
             .arg("--cwd")
-            .arg(&self.dir)
+            .arg(self.dir.path())
             .args(args)
             .env_remove("CLAUDE_BIN")
             .env_remove("NO_COLOR");
@@ -56,12 +57,6 @@ impl Fake {
         let mut cmd = self.command(args, env);
         cmd.stdin(Stdio::null());
         guarded(cmd)
-    }
-}
-
-impl Drop for Fake {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 
@@ -118,7 +113,7 @@ fn every_recorded_stream_run_live_prints_its_expected_events_and_exit_code() {
     let fake = Fake::new("golden");
     let mut checked = 0;
     let mut failures = Vec::new();
-    for folder in ["claude", "claude-edges"] {
+    for folder in fixtures::CLAUDE_FOLDERS {
         for fixture in fixtures::streams(folder).unwrap() {
             let text = std::fs::read_to_string(&fixture.stream).unwrap_or_default();
             // A stream without an init line resolves paths against the run's directory,
@@ -139,7 +134,7 @@ fn every_recorded_stream_run_live_prints_its_expected_events_and_exit_code() {
             checked += 1;
         }
     }
-    assert!(checked >= 47, "only {checked} streams checked");
+    assert!(checked >= 49 + 47, "only {checked} streams checked");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 

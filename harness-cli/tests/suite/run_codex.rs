@@ -40,15 +40,15 @@ const CUT: &str = concat!(
 
 /// A temporary folder for what the fake records, removed on drop; the run's directory.
 struct Fake {
-    dir: PathBuf,
+    dir: tempfile::TempDir,
 }
 
 impl Fake {
     fn new(name: &str) -> Self {
-        let dir =
-            std::env::temp_dir().join(format!("harness-run-codex-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = tempfile::Builder::new()
+            .prefix(&format!("harness-run-codex-{name}-"))
+            .tempdir()
+            .unwrap();
         Fake { dir }
     }
 
@@ -59,7 +59,7 @@ impl Fake {
     }
 
     fn path(&self, name: &str) -> PathBuf {
-        self.dir.join(name)
+        self.dir.path().join(name)
     }
 
     /// `harness run --backend codex` with `args`, the fake's environment, and neither
@@ -83,15 +83,9 @@ impl Fake {
         cmd.arg("--binary")
             .arg(self.agent())
             .arg("--cwd")
-            .arg(&self.dir)
+            .arg(self.dir.path())
             .args(args);
         guarded(cmd)
-    }
-}
-
-impl Drop for Fake {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 
@@ -126,7 +120,7 @@ fn every_codex_recording_run_live_prints_its_expected_events_and_exit_code() {
     let root = root.display().to_string();
     let mut checked = 0;
     let mut failures = Vec::new();
-    for folder in ["codex", "codex-edges"] {
+    for folder in fixtures::CODEX_FOLDERS {
         for fixture in fixtures::streams(folder).unwrap() {
             let exit = fixture.recorded_exit_code();
             let exit_text = PathBuf::from(exit.to_string());
@@ -161,7 +155,7 @@ fn every_codex_recording_run_live_prints_its_expected_events_and_exit_code() {
             checked += 1;
         }
     }
-    assert_eq!(checked, 52);
+    assert_eq!(checked, 50 + 50 + 2);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
@@ -185,7 +179,7 @@ fn a_prompt_starting_with_dashes_reaches_stdin_and_appears_nowhere_in_argv() {
     );
     assert_eq!(std::fs::read_to_string(&stdin).unwrap(), prompt);
     let args = std::fs::read_to_string(&argv).unwrap();
-    let dir = fake.dir.display().to_string();
+    let dir = fake.dir.path().display().to_string();
     assert_eq!(
         args.lines().collect::<Vec<_>>(),
         [

@@ -332,8 +332,8 @@ proptest! {
 #[test]
 fn the_kit_holds_on_every_recording() {
     let checked =
-        fixtures::check_kit_on_recordings(&CodexHarness, &config(), &["codex", "codex-edges"]);
-    assert!(checked >= 50, "only {checked} streams found");
+        fixtures::check_kit_on_recordings(&CodexHarness, &config(), &fixtures::CODEX_FOLDERS);
+    assert!(checked >= 100, "only {checked} streams found");
 }
 
 harness_core::conformance_kit!(CodexHarness, config(), types: TYPES, keys: KEYS);

@@ -41,7 +41,7 @@ fn every_recording_replayed_live_gives_its_expected_events_and_exit_code() {
     let runtime = runtime();
     let mut checked = 0;
     let mut failures = Vec::new();
-    for folder in ["codex", "codex-edges"] {
+    for folder in fixtures::CODEX_FOLDERS {
         for fixture in fixtures::streams(folder).unwrap() {
             let exit = fixture.recorded_exit_code();
             let exit_text = PathBuf::from(exit.to_string());
@@ -76,7 +76,7 @@ fn every_recording_replayed_live_gives_its_expected_events_and_exit_code() {
             checked += 1;
         }
     }
-    assert_eq!(checked, 52);
+    assert_eq!(checked, 50 + 50 + 2);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 

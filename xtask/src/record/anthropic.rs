@@ -2,14 +2,20 @@
 //!
 //! Routes: `HEAD /` (the binary's reachability probe), `POST /v1/messages/count_tokens`,
 //! `POST /v1/messages`, and a JSON 404 for anything else. A `/v1/messages` request that
-//! carries `tools` is a turn of the conversation and takes the scenario's next [`Turn`]; one
-//! without tools (a title, a summary, WebFetch's digest of a page) gets the scenario's side
-//! answer. Streaming requests get the Messages API's server-sent events; the others one JSON
-//! message.
+//! carries `tools` is a turn of a conversation; one without tools (a title, a summary,
+//! WebFetch's digest of a page) gets the scenario's side answer. Streaming requests get the
+//! Messages API's server-sent events; the others one JSON message.
+//!
+//! The answer to a turn is chosen from the request alone, never from the order requests
+//! arrive in ([`Script::key`]): the *thread* is the sub-agent whose key its first user message
+//! contains (or the main thread), the *step* is how many assistant messages it carries, and
+//! the *attempt* counts the requests already answered at that thread and step (a retry after
+//! an HTTP error repeats the same messages). A background sub-agent, or two sub-agents at
+//! once, therefore get the same answers whichever asks first, and record the same bytes.
 //!
 //! Every message reports 120 input and 30 output tokens, as the shared recordings do.
 
-use std::collections::VecDeque;
+use std::collections::BTreeMap;
 
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
@@ -22,34 +28,140 @@ const SIDE_ANSWER: &str = "OK.";
 /// The model named in answers when the request names none.
 const MODEL: &str = "claude-opus-4-8";
 
+/// Where a turn belongs: thread (`None` for the main one, else the sub-agent's key), step,
+/// attempt.
+pub type Key = (Option<String>, usize, usize);
+
+/// Every scripted turn of a scenario, by [`Key`].
+#[derive(Debug, Default)]
+pub struct Script {
+    turns: BTreeMap<Key, Turn>,
+    agents: Vec<String>,
+    /// Requests answered so far, by thread and step.
+    seen: BTreeMap<(Option<String>, usize), usize>,
+}
+
+impl Script {
+    /// The turns of `scenario`, each at its key.
+    pub fn new(scenario: &Scenario) -> Script {
+        let mut script = Script {
+            agents: scenario.agents.keys().cloned().collect(),
+            ..Script::default()
+        };
+        let threads = std::iter::once((None, &scenario.turns))
+            .chain(scenario.agents.iter().map(|(k, t)| (Some(k.clone()), t)));
+        for (thread, turns) in threads {
+            let (mut step, mut retry) = (0, false);
+            let mut attempts: BTreeMap<usize, usize> = BTreeMap::new();
+            for (i, turn) in turns.iter().enumerate() {
+                step = match turn.step {
+                    Some(s) => s,
+                    None if i == 0 || retry => step,
+                    None => step + 1,
+                };
+                retry = turn.error.is_some();
+                let attempt = attempts.entry(step).or_default();
+                script
+                    .turns
+                    .insert((thread.clone(), step, *attempt), turn.clone());
+                *attempt += 1;
+            }
+        }
+        script
+    }
+
+    /// The key of a request body: its thread, step and attempt. Counts the request.
+    pub fn key(&mut self, body: &Value) -> Key {
+        let messages = body
+            .get("messages")
+            .and_then(Value::as_array)
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        let first_user = messages
+            .iter()
+            .find(|m| m.get("role") == Some(&json!("user")))
+            .map(message_text)
+            .unwrap_or_default();
+        // The longest key found wins, so one key may extend another.
+        let thread = self
+            .agents
+            .iter()
+            .filter(|k| first_user.contains(k.as_str()))
+            .max_by_key(|k| k.len())
+            .cloned();
+        let step = messages
+            .iter()
+            .filter(|m| m.get("role") == Some(&json!("assistant")))
+            .count();
+        let seen = self.seen.entry((thread.clone(), step)).or_default();
+        let attempt = *seen;
+        *seen += 1;
+        (thread, step, attempt)
+    }
+
+    /// Takes the turn of `key`, if the scenario has one.
+    pub fn take(&mut self, key: &Key) -> Option<Turn> {
+        self.turns.remove(key)
+    }
+
+    /// Turns not yet played, by key.
+    pub fn left(&self) -> Vec<String> {
+        self.turns.keys().map(show_key).collect()
+    }
+}
+
+/// `main/2/0` or `agent "Read the README"/1/0`.
+pub fn show_key((thread, step, attempt): &Key) -> String {
+    match thread {
+        None => format!("main/{step}/{attempt}"),
+        Some(agent) => format!("agent {agent:?}/{step}/{attempt}"),
+    }
+}
+
+/// The text of a message: its string content, or its text blocks joined.
+fn message_text(message: &Value) -> String {
+    match message.get("content") {
+        Some(Value::String(text)) => text.clone(),
+        Some(Value::Array(blocks)) => blocks
+            .iter()
+            .filter_map(|b| b.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
 /// The conversation state of one run.
 pub struct Anthropic {
-    turns: VecDeque<Turn>,
+    script: Script,
     side_answer: String,
     counter: u64,
     seed: u64,
-    /// Requests with tools that came after the script ran out.
-    pub overflow: usize,
+    /// Requests with tools the script has no turn for, by key.
+    pub overflow: Vec<String>,
+    /// Every conversation request's key, in arrival order (for notes).
+    pub asked: Vec<String>,
 }
 
 impl Anthropic {
     /// A stand-in that plays `scenario`'s turns; `seed` varies the generated ids.
     pub fn new(scenario: &Scenario, seed: u64) -> Anthropic {
         Anthropic {
-            turns: scenario.turns.iter().cloned().collect(),
+            script: Script::new(scenario),
             side_answer: scenario
                 .side_answer
                 .clone()
                 .unwrap_or_else(|| SIDE_ANSWER.to_string()),
             counter: 0,
             seed,
-            overflow: 0,
+            overflow: Vec::new(),
+            asked: Vec::new(),
         }
     }
 
-    /// Turns not yet played.
-    pub fn remaining(&self) -> usize {
-        self.turns.len()
+    /// Turns never played, by key.
+    pub fn remaining(&self) -> Vec<String> {
+        self.script.left()
     }
 
     /// A hex id of `len` digits, different for every call.
@@ -77,6 +189,7 @@ impl Anthropic {
                 status: 200,
                 headers: Vec::new(),
                 body: Vec::new(),
+                delay: std::time::Duration::ZERO,
             },
             ("POST", "/v1/messages/count_tokens") => {
                 Reply::json(200, &json!({"input_tokens": 120}))
@@ -99,14 +212,18 @@ impl Anthropic {
             .unwrap_or(MODEL)
             .to_string();
         let turn = if has_tools {
-            self.turns.pop_front().unwrap_or_else(|| {
-                self.overflow += 1;
-                text_turn("(the script has no more turns)")
+            let key = self.script.key(&body);
+            let shown = show_key(&key);
+            self.asked.push(shown.clone());
+            self.script.take(&key).unwrap_or_else(|| {
+                self.overflow.push(shown);
+                text_turn("(the script has no turn for this request)")
             })
         } else {
             text_turn(&self.side_answer)
         };
         let mut reply = self.answer(&turn, &model, stream);
+        reply.delay = std::time::Duration::from_millis(turn.delay_ms.unwrap_or(0));
         let request_id = format!("req_mock_{}", self.hex(16));
         reply.headers.push(("request-id".into(), request_id));
         reply
@@ -389,11 +506,107 @@ mod tests {
         assert_eq!(events[7]["delta"]["partial_json"], r#"{"file_path":"x"}"#);
         assert_eq!(events[9]["delta"]["stop_reason"], "tool_use");
 
-        let (_, body) = send(port, "POST", "/v1/messages", tools);
+        // The next step: the request carries the answer before.
+        let after = r#"{"model":"m","stream":true,"tools":[{"name":"Read"}],"messages":[{"role":"user","content":"hi"},{"role":"assistant","content":[]}]}"#;
+        let (_, body) = send(port, "POST", "/v1/messages", after);
         let events = data(&body);
         assert_eq!(events.last().unwrap()["type"], "error");
         assert!(body.contains("event: error"));
         server.stop();
+    }
+
+    /// A request body of `thread`'s conversation (its first user text) after `answers`
+    /// assistant messages.
+    fn request(first_user: &str, answers: usize) -> Value {
+        let mut messages = vec![json!({"role": "user", "content": [
+            {"type": "text", "text": "<system-reminder>x</system-reminder>"},
+            {"type": "text", "text": first_user}]})];
+        for i in 0..answers {
+            messages.push(
+                json!({"role": "assistant", "content": [{"type": "text", "text": i.to_string()}]}),
+            );
+            messages.push(json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": "r"}]}));
+        }
+        json!({"tools": [{"name": "Read"}], "messages": messages})
+    }
+
+    fn text_of_turn(turn: &Turn) -> String {
+        turn.values()[0]["text"].as_str().unwrap().to_string()
+    }
+
+    #[test]
+    fn the_answer_depends_on_the_request_not_on_arrival_order() {
+        let scenario: Scenario = serde_json::from_value(json!({
+            "prompt": "main prompt", "args": [],
+            "turns": [
+                {"blocks": [{"type": "text", "text": "main 0"}]},
+                {"error": {"status": 529, "body": {}}},
+                {"blocks": [{"type": "text", "text": "main 1 retried"}]},
+                {"blocks": [{"type": "text", "text": "main 2"}]}
+            ],
+            "agents": {
+                "Read the README": [
+                    {"blocks": [{"type": "text", "text": "agent 0"}]},
+                    {"blocks": [{"type": "text", "text": "agent 1"}]}
+                ],
+                "Read the README twice": [{"blocks": [{"type": "text", "text": "longer key"}]}]
+            }
+        }))
+        .unwrap();
+        // Two arrival orders of the same requests give the same answer to each request.
+        let requests = [
+            request("main prompt", 0),
+            request("Read the README", 0),
+            request("main prompt", 1),
+            request("Read the README", 1),
+            request("main prompt", 1),
+            request("Read the README twice", 0),
+            request("main prompt", 2),
+        ];
+        let mut answers = Vec::new();
+        for order in [[0, 1, 2, 3, 4, 5, 6], [1, 5, 3, 0, 2, 4, 6]] {
+            let mut script = Script::new(&scenario);
+            let mut by_request = vec![String::new(); requests.len()];
+            for i in order {
+                let key = script.key(&requests[i]);
+                by_request[i] = match script.take(&key) {
+                    Some(turn) if turn.error.is_some() => "error".to_string(),
+                    Some(turn) => text_of_turn(&turn),
+                    None => format!("none for {}", show_key(&key)),
+                };
+            }
+            assert!(script.left().is_empty(), "{:?}", script.left());
+            answers.push(by_request);
+        }
+        // Within one thread and step, retries keep their order (the second main/1 request is
+        // the retry after the 529), which any order of the other requests leaves alone.
+        assert_eq!(
+            answers[0],
+            [
+                "main 0",
+                "agent 0",
+                "error",
+                "agent 1",
+                "main 1 retried",
+                "longer key",
+                "main 2"
+            ]
+        );
+        assert_eq!(answers[0], answers[1]);
+    }
+
+    #[test]
+    fn a_request_the_script_has_no_turn_for_is_counted() {
+        let mut api = Anthropic::new(&scenario(), 1);
+        let body = serde_json::to_vec(&request("hi", 5)).unwrap();
+        let reply = api.handle(&Request {
+            method: "POST".into(),
+            path: "/v1/messages".into(),
+            body,
+        });
+        assert_eq!(reply.status, 200);
+        assert_eq!(api.overflow, ["main/5/0"]);
+        assert_eq!(api.remaining(), ["main/0/0", "main/0/1", "main/1/0"]);
     }
 
     #[test]

@@ -7,7 +7,7 @@
 //! files under HOME (an MCP server script), an optional stdin text, an optional signal once a
 //! command starts, and the turns. Each runs in a fresh `/home/dev2/project` with
 //! `HOME=/home/dev2` and `CODEX_HOME=/home/dev2/.codex`, the shared recordings' paths. Output
-//! goes to `fixtures/codex/recorded/` (or `--out DIR`), and each fresh recording is checked
+//! goes to `fixtures/codex/` (or `--out DIR`), and each fresh recording is checked
 //! against `fixtures/codex/NAME.expected.jsonl`, normalized with `--cwd /home/dev2/project`.
 //! With `RECORD_DUMP_REQUESTS=1` in the environment, the request bodies of each run go to
 //! `NAME.requests.jsonl` beside its recording: what tools the binary offers (MCP tools, for
@@ -31,8 +31,8 @@ use super::openai::{Responses, Turn};
 use super::server::{Reply, Server};
 use super::{Options, drift, read};
 
-/// The Codex CLI version the shared corpus was recorded with.
-pub const CODEX_VERSION: &str = "0.163.0";
+/// The Codex CLI version `fixtures/codex/` is recorded with.
+pub const CODEX_VERSION: &str = "0.171.0";
 const HOME: &str = "/home/dev2";
 const PROJECT: &str = "/home/dev2/project";
 const MARKER: &str = ".harness-record";
@@ -99,12 +99,13 @@ impl Scenario {
     }
 }
 
-/// Installs `@openai/codex@version` into `target/record-cache/codex-VERSION/` (once) and
-/// returns the platform binary.
-fn install(version: &str) -> Result<PathBuf> {
-    let cache = crate::root()
-        .join("target/record-cache")
-        .join(format!("codex-{version}"));
+/// The Codex package on npm.
+pub const PACKAGE: &str = "@openai/codex";
+
+/// Installs `@openai/codex@version` into `cache/codex-VERSION/` (once) and returns the
+/// platform binary.
+pub fn install(cache: &Path, version: &str) -> Result<PathBuf> {
+    let cache = cache.join(format!("codex-{version}"));
     let (package, triple) = match (std::env::consts::OS, std::env::consts::ARCH) {
         ("linux", "x86_64") => ("linux-x64", "x86_64-unknown-linux-musl"),
         ("linux", "aarch64") => ("linux-arm64", "aarch64-unknown-linux-musl"),
@@ -113,7 +114,7 @@ fn install(version: &str) -> Result<PathBuf> {
     let binary = cache.join(format!(
         "node_modules/@openai/codex-{package}/vendor/{triple}/bin/codex"
     ));
-    super::npm_install(&cache, &format!("@openai/codex@{version}"), binary)
+    super::npm_install(&cache, &format!("{PACKAGE}@{version}"), binary)
 }
 
 fn clean() -> Result<()> {
@@ -158,85 +159,47 @@ pub(super) fn record(options: &Options) -> Result<()> {
         }
         names.sort();
     }
-    let codex = match &options.claude {
+    let codex = match &options.binary {
         Some(path) => path.clone(),
-        None => install(options.version.as_deref().unwrap_or(CODEX_VERSION))?,
+        None => install(
+            &super::cache_dir(),
+            options.version.as_deref().unwrap_or(CODEX_VERSION),
+        )?,
     };
-    let recorded = dir.join("recorded");
-    let out = if options.check {
-        std::env::temp_dir().join(format!("harness-record-codex-check-{}", std::process::id()))
-    } else {
-        options.out.clone().unwrap_or_else(|| recorded.clone())
-    };
-    std::fs::create_dir_all(&out)?;
-    let mut failures = Vec::new();
+    let out = super::Output::new(options, &dir)?;
+    let mut report = super::Report::new(options.check);
     for name in &names {
         let scenario = Scenario::load(&scenario_dir.join(format!("{name}.json")))?;
-        let mut problems =
-            run(name, &scenario, &codex, &out).with_context(|| format!("recording {name}"))?;
-        let raw = read(&out.join(format!("{name}.jsonl")));
-        let stderr = read(&out.join(format!("{name}.stderr")));
+        // Read before the run: it may overwrite the committed recording.
+        let old_raw = read(&dir.join(format!("{name}.jsonl")));
+        let old_stderr = read(&dir.join(format!("{name}.stderr")));
+        let mut problems = run(name, &scenario, &codex, out.path())
+            .with_context(|| format!("recording {name}"))?;
+        let raw = read(&out.path().join(format!("{name}.jsonl")));
+        let stderr = read(&out.path().join(format!("{name}.stderr")));
         let events = normalize(&raw, &stderr);
-        let (baseline, label) = if options.check {
-            let base = if recorded.join(format!("{name}.jsonl")).exists() {
-                &recorded
+        if options.check {
+            if old_raw.is_empty() {
+                problems.push(format!("no committed recording of {name}"));
             } else {
-                &dir
-            };
-            (base.clone(), "drift")
-        } else {
-            (dir.clone(), "golden")
-        };
-        let old_raw = read(&baseline.join(format!("{name}.jsonl")));
-        let old_events = if options.check {
-            normalize(&old_raw, &read(&baseline.join(format!("{name}.stderr"))))
-        } else {
-            read(&baseline.join(format!("{name}.expected.jsonl")))
-        };
-        if options.check {
-            problems.extend(drift::shape_drift(
-                &drift::shape(&old_raw),
-                &drift::shape(&raw),
-            ));
-        }
-        problems.extend(
-            drift::event_drift(&old_events, &old_raw, &events, &raw)
-                .into_iter()
-                .map(|p| format!("{label}: {p}")),
-        );
-        if problems.is_empty() {
-            println!("{name}: ok");
-        } else {
-            println!(
-                "{name} ({}): {} difference(s)",
-                scenario.about,
-                problems.len()
-            );
-            for p in problems.iter().take(12) {
-                println!("    {p}");
+                problems.extend(drift::shape_drift(
+                    &drift::shape(&old_raw),
+                    &drift::shape(&raw),
+                ));
+                let old_events = normalize(&old_raw, &old_stderr);
+                problems.extend(
+                    drift::event_drift(&old_events, &old_raw, &events, &raw)
+                        .into_iter()
+                        .map(|p| format!("drift: {p}")),
+                );
             }
-            failures.push(name.clone());
-        }
-    }
-    println!(
-        "{}/{} Codex scenarios {}; recordings in {}",
-        names.len() - failures.len(),
-        names.len(),
-        if options.check {
-            "without drift"
         } else {
-            "reproducing the golden events"
-        },
-        out.display()
-    );
-    if !failures.is_empty() {
-        bail!(
-            "{} scenario(s) differ: {}",
-            failures.len(),
-            failures.join(", ")
-        );
+            let expected = dir.join(format!("{name}.expected.jsonl"));
+            problems.extend(super::golden(&expected, &old_raw, &events, &raw));
+        }
+        report.add(name, &scenario.about, problems);
     }
-    Ok(())
+    report.finish("Codex", out.path())
 }
 
 fn normalize(raw: &str, stderr: &str) -> String {
@@ -264,6 +227,38 @@ fn send_signal(pid: u32, which: &str) {
     };
 }
 
+/// The standard command PATH of a run.
+const PATH: &str = "/usr/local/bin:/usr/bin:/bin";
+/// Where the bundled `rg` is linked for a run.
+const BIN: &str = "/home/dev2/bin";
+
+/// The PATH of a run. Codex ships `rg` in `codex-path/` beside its binary and means its
+/// commands to find it, but 0.171.0 does not always put that folder on their PATH: a command
+/// then fails with `rg: command not found` in one run and not the next. Its commands run in a
+/// login shell (`bash -lc`), where `/etc/profile` resets the PATH. So when the binary has a
+/// bundled `rg`, it is linked into `/home/dev2/bin` (a path of the recordings, not of this
+/// machine), which leads the PATH of the run, and `/home/dev2/.profile` puts it back in front
+/// after `/etc/profile`.
+fn command_path(codex: &Path) -> Result<&'static str> {
+    let bundled = codex
+        .parent()
+        .and_then(Path::parent)
+        .map(|triple| triple.join("codex-path").join("rg"));
+    match bundled {
+        Some(rg) if rg.exists() => {
+            std::fs::create_dir_all(BIN)?;
+            std::os::unix::fs::symlink(&rg, Path::new(BIN).join("rg"))
+                .with_context(|| format!("linking {}", rg.display()))?;
+            std::fs::write(
+                Path::new(HOME).join(".profile"),
+                format!("PATH=\"{BIN}:$PATH\"\n"),
+            )?;
+            Ok("/home/dev2/bin:/usr/local/bin:/usr/bin:/bin")
+        }
+        _ => Ok(PATH),
+    }
+}
+
 fn run(name: &str, scenario: &Scenario, codex: &Path, out: &Path) -> Result<Vec<String>> {
     clean()?;
     std::fs::create_dir_all(PROJECT)?;
@@ -273,24 +268,20 @@ fn run(name: &str, scenario: &Scenario, codex: &Path, out: &Path) -> Result<Vec<
     )?;
     write_files(Path::new(PROJECT), &scenario.files)?;
     write_files(Path::new(HOME), &scenario.home_files)?;
+    let path = command_path(codex)?;
     let api = Arc::new(Mutex::new(Responses::new(&scenario.turns)));
     let handler_api = Arc::clone(&api);
     // With RECORD_DUMP_REQUESTS set, every request body goes to NAME.requests.jsonl (for
     // writing scenarios: what tools the binary offers, what it sends back).
     let dump = std::env::var_os("RECORD_DUMP_REQUESTS")
         .map(|_| out.join(format!("{name}.requests.jsonl")));
+    if let Some(path) = &dump {
+        let _ = std::fs::remove_file(path);
+    }
     let server = Server::start(
         0,
         Box::new(move |request| {
-            if let Some(path) = &dump
-                && let Ok(mut file) = std::fs::OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(path)
-            {
-                let _ = file.write_all(&request.body);
-                let _ = file.write_all(b"\n");
-            }
+            super::dump_request(dump.as_deref(), request);
             match handler_api.lock() {
                 Ok(mut api) => api.handle(request),
                 Err(_) => Reply::not_found(&request.path),
@@ -305,7 +296,7 @@ fn run(name: &str, scenario: &Scenario, codex: &Path, out: &Path) -> Result<Vec<
     std::fs::create_dir_all(&codex_home)?;
     std::fs::write(codex_home.join("config.toml"), &config)?;
     let mut env: BTreeMap<String, String> = [
-        ("PATH", "/usr/local/bin:/usr/bin:/bin"),
+        ("PATH", path),
         ("LANG", "C.UTF-8"),
         ("TERM", "dumb"),
         ("MOCK_OPENAI_API_KEY", "sk-mock-loopback-only"),
@@ -489,6 +480,6 @@ mod tests {
                 count += 1;
             }
         }
-        assert_eq!(count, 50, "one scenario per shared Codex recording");
+        assert_eq!(count, 50, "one scenario per recording in fixtures/codex");
     }
 }

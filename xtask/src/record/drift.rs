@@ -24,11 +24,11 @@ use serde_json::Value;
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct Shape {
     /// `label -> values`: `top-level type`, `system subtype`, `content block type`, `tool`,
-    /// `tool_use_result shape`.
+    /// `tool_use_result shape`, `codex item type`.
     pub sets: BTreeMap<&'static str, BTreeSet<String>>,
 }
 
-/// The shape of a raw Claude Code stream.
+/// The shape of a raw Claude Code or Codex stream.
 pub fn shape(stream: &str) -> Shape {
     let mut shape = Shape::default();
     let mut tools: BTreeMap<String, String> = BTreeMap::new();
@@ -51,6 +51,10 @@ pub fn shape(stream: &str) -> Shape {
                 .and_then(Value::as_str)
                 .unwrap_or("<none>");
             add("system subtype", subtype.to_string());
+        }
+        // Codex: `item.started` / `item.updated` / `item.completed` carry an item with a type.
+        if let Some(item_type) = value.pointer("/item/type").and_then(Value::as_str) {
+            add("codex item type", item_type.to_string());
         }
         let content = value
             .pointer("/message/content")
@@ -391,6 +395,23 @@ mod tests {
                 "new system subtype: status",
                 "vanished system subtype: init",
                 "new top-level type: <not JSON>",
+            ]
+        );
+    }
+
+    #[test]
+    fn codex_item_types_are_compared() {
+        let old = shape(
+            "{\"type\":\"item.completed\",\"item\":{\"id\":\"item_0\",\"type\":\"agent_message\",\"text\":\"hi\"}}\n",
+        );
+        let new = shape(
+            "{\"type\":\"item.completed\",\"item\":{\"id\":\"item_0\",\"type\":\"command_execution\"}}\n",
+        );
+        assert_eq!(
+            shape_drift(&old, &new),
+            [
+                "new codex item type: command_execution",
+                "vanished codex item type: agent_message",
             ]
         );
     }

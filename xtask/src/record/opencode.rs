@@ -207,12 +207,13 @@ fn environment(scenario: &Scenario, config: &Value) -> BTreeMap<String, String> 
     env
 }
 
-/// Installs `opencode-ai@version` into `target/record-cache/opencode-VERSION/` (once) and
-/// returns the platform binary (an optional dependency of the package).
-fn install(version: &str) -> Result<PathBuf> {
-    let cache = crate::root()
-        .join("target/record-cache")
-        .join(format!("opencode-{version}"));
+/// The npm package.
+pub const PACKAGE: &str = "opencode-ai";
+
+/// Installs `opencode-ai@version` into `cache/opencode-VERSION/` (once) and returns the
+/// platform binary (an optional dependency of the package).
+pub fn install(cache: &Path, version: &str) -> Result<PathBuf> {
+    let cache = cache.join(format!("opencode-{version}"));
     let platform = match (std::env::consts::OS, std::env::consts::ARCH) {
         ("linux", "x86_64") => "linux-x64",
         ("linux", "aarch64") => "linux-arm64",
@@ -221,7 +222,7 @@ fn install(version: &str) -> Result<PathBuf> {
         (os, arch) => bail!("no opencode binary package for {os}/{arch} known here"),
     };
     let binary = cache.join(format!("node_modules/opencode-{platform}/bin/opencode"));
-    super::npm_install(&cache, &format!("opencode-ai@{version}"), binary)
+    super::npm_install(&cache, &format!("{PACKAGE}@{version}"), binary)
 }
 
 /// The `rg` to give the agent: `--rg`, `$RECORD_RG`, or the first on `PATH`.
@@ -307,9 +308,12 @@ pub(super) fn record(options: &Options) -> Result<()> {
     } else {
         options.names.clone()
     };
-    let binary = match &options.claude {
+    let binary = match &options.binary {
         Some(path) => path.clone(),
-        None => install(options.version.as_deref().unwrap_or(OPENCODE_VERSION))?,
+        None => install(
+            &super::cache_dir(),
+            options.version.as_deref().unwrap_or(OPENCODE_VERSION),
+        )?,
     };
     let rg = ripgrep(options)?;
     let out = if options.check {
@@ -445,7 +449,7 @@ fn run(
     out: &Path,
 ) -> Result<Vec<String>> {
     prepare(scenario, rg)?;
-    let api = Arc::new(Mutex::new(scenario.stand_in(super::seed(name))));
+    let api = Arc::new(Mutex::new(scenario.stand_in(super::claude::seed(name))));
     let handler_api = Arc::clone(&api);
     let dump = std::env::var_os("RECORD_DUMP_REQUESTS")
         .map(|_| out.join(format!("{name}.requests.jsonl")));
@@ -551,17 +555,17 @@ fn run(
         notes.push(format!("killed after {}s", RUN_LIMIT.as_secs()));
     }
     if let Ok(api) = api.lock() {
-        if api.overflow > 0 {
+        if !api.overflow.is_empty() {
             notes.push(format!(
                 "{} request(s) after the script ran out; requests: {}",
-                api.overflow,
+                api.overflow.join(", "),
                 requests.join(", ")
             ));
         }
-        if api.remaining() > 0 {
+        if !api.remaining().is_empty() {
             notes.push(format!(
                 "{} scripted turn(s) never requested",
-                api.remaining()
+                api.remaining().join(", ")
             ));
         }
     }

@@ -2,9 +2,10 @@
 //!
 //! A scenario says how the binary is run (the prompt, the arguments after it, extra or removed
 //! environment variables, lines for its standard input, an interrupt), what the scratch project
-//! holds, and what the stand-in answers: one [`Turn`] per request that carries `tools`, in
-//! order, and [`Scenario::side_answer`] for every request without tools (titles, summaries,
-//! WebFetch's page digest).
+//! holds, and what the stand-in answers: the main thread's [`Turn`]s, each sub-agent's
+//! ([`Scenario::agents`]), each chosen by the place in its conversation of the request it
+//! answers ([`Turn::step`]), and [`Scenario::side_answer`] for every request without tools
+//! (titles, summaries, WebFetch's page digest).
 //!
 //! ```json
 //! {
@@ -64,8 +65,15 @@ pub struct Scenario {
     /// Something done to the running binary once a stdout line shows a tool use.
     #[serde(default)]
     pub interrupt: Option<Interrupt>,
-    /// The answers, in order, to the requests that carry `tools`.
+    /// The main thread's answers to the requests that carry `tools`, chosen from the request
+    /// itself (see [`Turn::step`]).
     pub turns: Vec<Turn>,
+    /// The answers of each sub-agent: the key is a text its first user message contains (the
+    /// `prompt` of the `Agent` tool use that started it), the turns are chosen as the main
+    /// thread's are. A background sub-agent runs beside the main thread, so which request
+    /// comes first varies; the answer never depends on it.
+    #[serde(default)]
+    pub agents: BTreeMap<String, Vec<Turn>>,
     /// Why this scenario cannot be re-recorded here yet, when it cannot.
     #[serde(default)]
     pub unsupported: Option<String>,
@@ -118,6 +126,17 @@ pub struct Turn {
     /// End the stream with this `error` event after the blocks, instead of `message_delta`.
     #[serde(default)]
     pub stream_error: Option<Value>,
+    /// The number of assistant messages the request this turn answers carries (its place in
+    /// the conversation); by default one more than the turn before, or the same as the turn
+    /// before when that was an HTTP `error` (the binary retries with the same messages).
+    /// Several turns with the same step answer the first, second, ... request at that step.
+    #[serde(default)]
+    pub step: Option<usize>,
+    /// Answer this long after the request came (the other requests meanwhile are answered at
+    /// once): puts a background sub-agent's output after the main thread's, where the two
+    /// would otherwise race.
+    #[serde(default)]
+    pub delay_ms: Option<u64>,
 }
 
 /// An HTTP error answer.
@@ -182,7 +201,18 @@ impl Scenario {
                 );
             }
         }
-        for (i, turn) in self.turns.iter().enumerate() {
+        for (i, turn) in self
+            .turns
+            .iter()
+            .enumerate()
+            .chain(self.agents.values().flat_map(|t| t.iter().enumerate()))
+        {
+            if turn.step.is_some_and(|s| s > 1000) {
+                bail!("turn {}: step out of range", i + 1);
+            }
+            if turn.delay_ms.is_some_and(|d| d > 60_000) {
+                bail!("turn {}: delay_ms above a minute", i + 1);
+            }
             for block in turn.values() {
                 let kind = block.get("type").and_then(Value::as_str).unwrap_or("");
                 if !matches!(kind, "text" | "thinking" | "redacted_thinking" | "tool_use") {
@@ -211,7 +241,7 @@ mod tests {
                 count += 1;
             }
         }
-        assert_eq!(count, 47, "one scenario per shared recording");
+        assert_eq!(count, 49, "one scenario per recording in fixtures/claude");
     }
 
     #[test]

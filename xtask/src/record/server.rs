@@ -41,6 +41,10 @@ pub struct Reply {
     pub headers: Vec<(String, String)>,
     /// The body, written whole.
     pub body: Vec<u8>,
+    /// How long to wait before answering. A delayed answer is written from a thread of its
+    /// own, so the requests that come meanwhile are answered first (a scenario orders two
+    /// threads of a conversation this way).
+    pub delay: Duration,
 }
 
 impl Reply {
@@ -50,6 +54,7 @@ impl Reply {
             status,
             headers: vec![("content-type".into(), "application/json".into())],
             body: value.to_string().into_bytes(),
+            delay: Duration::ZERO,
         }
     }
 
@@ -70,6 +75,7 @@ impl Reply {
                 ("cache-control".into(), "no-cache".into()),
             ],
             body: body.into_bytes(),
+            delay: Duration::ZERO,
         }
     }
 
@@ -128,14 +134,15 @@ impl Server {
                 };
                 // A body we cannot read is answered as an empty one.
                 let _ = incoming.as_reader().read_to_end(&mut request.body);
-                let reply = handler(&request);
+                let mut reply = handler(&request);
+                let body = std::mem::take(&mut reply.body);
                 if let Ok(mut log) = seen.lock() {
                     log.push(format!(
                         "{} {} -> {}",
                         request.method, request.path, reply.status
                     ));
                 }
-                let mut response = tiny_http::Response::from_data(reply.body)
+                let mut response = tiny_http::Response::from_data(body)
                     .with_status_code(tiny_http::StatusCode(reply.status));
                 for (name, value) in &reply.headers {
                     if let Ok(header) =
@@ -145,7 +152,15 @@ impl Server {
                     }
                 }
                 // A client that hung up early is not our failure.
-                let _ = incoming.respond(response);
+                if reply.delay.is_zero() {
+                    let _ = incoming.respond(response);
+                } else {
+                    let delay = reply.delay;
+                    std::thread::spawn(move || {
+                        std::thread::sleep(delay);
+                        let _ = incoming.respond(response);
+                    });
+                }
             }
         });
         Ok(Server {
@@ -232,6 +247,35 @@ pub(crate) mod tests {
         let (_, body) = send(port, "GET", "/b", "");
         assert!(body.contains(r#""n":2"#));
         assert_eq!(server.stop(), ["POST /a -> 200", "GET /b -> 200"]);
+    }
+
+    #[test]
+    fn a_delayed_answer_lets_later_requests_through_first() {
+        let server = Server::start(
+            0,
+            Box::new(|req: &Request| {
+                let mut reply = Reply::json(200, &serde_json::json!({"path": req.path}));
+                if req.path == "/slow" {
+                    reply.delay = Duration::from_millis(600);
+                }
+                reply
+            }),
+        )
+        .unwrap();
+        let port = server.port();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let slow_tx = tx.clone();
+        let slow = std::thread::spawn(move || {
+            let answer = send(port, "GET", "/slow", "");
+            slow_tx.send("slow").unwrap();
+            answer
+        });
+        std::thread::sleep(Duration::from_millis(100));
+        assert_eq!(send(port, "GET", "/fast", "").1, r#"{"path":"/fast"}"#);
+        tx.send("fast").unwrap();
+        assert_eq!(slow.join().unwrap().1, r#"{"path":"/slow"}"#);
+        let order: Vec<&str> = rx.try_iter().collect();
+        assert_eq!(order, ["fast", "slow"]);
     }
 
     #[test]

@@ -1,0 +1,55 @@
+//! The resource usage of a finished child process: the one place xtask reads it (`wait4`).
+
+use std::process::Child;
+
+use anyhow::{Result, bail};
+
+/// What `wait4` reports about a child that ended.
+#[derive(Debug, Clone, Copy)]
+pub struct Usage {
+    /// Whether it exited normally with status 0.
+    pub success: bool,
+    /// The raw wait status, for messages.
+    pub wait_status: i32,
+    /// Its peak resident set size in bytes (`ru_maxrss`; an upper bound: a child's count
+    /// starts from this process's size when it was spawned).
+    pub peak_rss: u64,
+}
+
+/// Waits for our `child` (taken, so nothing else reaps it) and returns its usage.
+#[allow(unsafe_code)] // wait4 is the only way to read one child's resource usage.
+pub fn wait(child: Child) -> Result<Usage> {
+    let pid = i32::try_from(child.id())?;
+    let mut wstatus = 0;
+    // SAFETY: an all-zero rusage is a valid value of this plain C struct.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: pid is the caller's own child, not yet reaped; both pointers are valid for the
+    // call.
+    let reaped = unsafe { libc::wait4(pid, &mut wstatus, 0, &mut usage) };
+    if reaped != pid {
+        bail!("wait4 failed: {}", std::io::Error::last_os_error());
+    }
+    Ok(Usage {
+        success: libc::WIFEXITED(wstatus) && libc::WEXITSTATUS(wstatus) == 0,
+        wait_status: wstatus,
+        // ru_maxrss is in kilobytes on Linux.
+        peak_rss: u64::try_from(usage.ru_maxrss).unwrap_or(0) * 1024,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use super::*;
+
+    #[test]
+    fn reports_a_childs_status_and_memory() {
+        let ok = std::process::Command::new("true").spawn().unwrap();
+        let usage = wait(ok).unwrap();
+        assert!(usage.success);
+        assert!(usage.peak_rss > 0);
+        let failed = std::process::Command::new("false").spawn().unwrap();
+        assert!(!wait(failed).unwrap().success);
+    }
+}
