@@ -1,6 +1,6 @@
 //! Every coding-agent backend of `harness` behind one dependency.
 //!
-//! Coding-agent CLIs (Claude Code, Codex) print very different streams; each backend turns its
+//! Coding-agent CLIs (Claude Code, Codex, Gemini CLI) print very different streams; each backend turns its
 //! agent's stream into the same [`Event`]s (the agent said this, read that file, ran this
 //! command) and, at the end, an [`Outcome`]. An orchestrator picks the backend by name at run
 //! time and consumes the same events from every one.
@@ -46,7 +46,7 @@
 //! # }
 //! ```
 //!
-//! Cargo features: one per backend (`claude`, `codex`; all on by default) and `schema` (the
+//! Cargo features: one per backend (`claude`, `codex`, `gemini`; all on by default) and `schema` (the
 //! JSON Schema of the output lines). Writing a backend is `harness_core::backend`'s business.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
@@ -70,12 +70,16 @@ pub use harness_claude::ClaudeHarness;
 #[cfg(feature = "codex")]
 #[cfg_attr(docsrs, doc(cfg(feature = "codex")))]
 pub use harness_codex::CodexHarness;
+#[cfg(feature = "gemini")]
+#[cfg_attr(docsrs, doc(cfg(feature = "gemini")))]
+pub use harness_gemini::GeminiHarness;
 
-/// A registry of every backend this build enables, in a fixed order (`claude`, `codex`).
+/// A registry of every backend this build enables, in a fixed order (`claude`, `codex`,
+/// `gemini`).
 ///
 /// ```
 /// let names: Vec<&str> = harness::registry().names().collect();
-/// assert_eq!(names, ["claude", "codex"]);
+/// assert_eq!(names, ["claude", "codex", "gemini"]);
 /// ```
 pub fn registry() -> Registry {
     let mut registry = Registry::new();
@@ -83,6 +87,8 @@ pub fn registry() -> Registry {
     registry.register(Box::new(ClaudeHarness));
     #[cfg(feature = "codex")]
     registry.register(Box::new(CodexHarness));
+    #[cfg(feature = "gemini")]
+    registry.register(Box::new(GeminiHarness));
     registry
 }
 

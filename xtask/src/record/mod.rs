@@ -45,6 +45,8 @@
 pub mod anthropic;
 pub mod codex;
 pub mod drift;
+pub mod gemini;
+pub mod gemini_api;
 pub mod openai;
 pub mod scenario;
 pub mod server;
@@ -86,6 +88,7 @@ struct Options {
     out: Option<PathBuf>,
     check: bool,
     codex: bool,
+    gemini: bool,
     names: Vec<String>,
 }
 
@@ -104,16 +107,21 @@ fn parse(args: &[String]) -> Result<Options> {
                 options.claude = Some(PathBuf::from(value("--codex")?));
                 options.codex = true;
             }
+            "--gemini" => {
+                options.claude = Some(PathBuf::from(value("--gemini")?));
+                options.gemini = true;
+            }
             "--version" => options.version = Some(value("--version")?),
             "--out" => options.out = Some(PathBuf::from(value("--out")?)),
             "--check" => options.check = true,
             "--backend" => match value("--backend")?.as_str() {
                 "claude" => options.codex = false,
                 "codex" => options.codex = true,
-                other => bail!("backend {other:?}: `claude` or `codex`"),
+                "gemini" => options.gemini = true,
+                other => bail!("backend {other:?}: `claude`, `codex` or `gemini`"),
             },
             flag if flag.starts_with('-') => bail!(
-                "unknown option {flag}\nusage: cargo xtask record [--backend claude|codex] [--check] [--claude PATH | --codex PATH] [--version V] [--out DIR] [SCENARIO...]"
+                "unknown option {flag}\nusage: cargo xtask record [--backend claude|codex|gemini] [--check] [--claude PATH | --codex PATH | --gemini PATH] [--version V] [--out DIR] [SCENARIO...]"
             ),
             name => options.names.push(name.to_string()),
         }
@@ -126,6 +134,9 @@ pub fn record(args: &[String]) -> Result<()> {
     let options = parse(args)?;
     if options.codex {
         return codex::record(&options);
+    }
+    if options.gemini {
+        return gemini::record(&options);
     }
     let scenarios = load_scenarios(&options.names)?;
     let claude = match &options.claude {
