@@ -47,7 +47,7 @@ pub struct GeminiDecoder {
 
     results: u64,
     failed: bool,
-    /// An `error` line of severity `error` arrived since the last `result` (G9).
+    /// An `error` line of severity `error` arrived since the last `result` (G10).
     reported: bool,
     /// The last `result` line's `stats` (G10).
     stats: Option<Value>,
@@ -56,7 +56,7 @@ pub struct GeminiDecoder {
     final_output: Option<String>,
 }
 
-/// What a line's `type` makes of it.
+/// A string field of a line.
 fn string<'v>(value: &'v Value, key: &str) -> Option<&'v str> {
     value.get(key).and_then(Value::as_str)
 }
@@ -135,6 +135,7 @@ impl GeminiDecoder {
             },
             "tool_use" => self.tool_use(value, out),
             "tool_result" => self.tool_result(value, out),
+            // G9: by severity.
             "error" => {
                 let message = string(&value, "message").unwrap_or_default().to_string();
                 if string(&value, "severity") == Some("warning") {
@@ -151,6 +152,7 @@ impl GeminiDecoder {
                 }
             }
             "result" => self.result(&value, out),
+            // G1: a type this backend does not know.
             _ => Self::unknown(out, UnknownReason::UnknownType, value, ToolRef::default()),
         }
     }
@@ -277,7 +279,7 @@ impl GeminiDecoder {
         }
     }
 
-    /// G9: the terminal `result` line.
+    /// G10: the terminal `result` line.
     fn result(&mut self, line: &Value, out: &mut Emitter<'_>) {
         out.terminal();
         self.results += 1;

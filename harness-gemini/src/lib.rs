@@ -17,8 +17,8 @@
 //!   `read`/`search`/`list` events), `activate_skill` a `skill`, `write_todos` a `plan`, any
 //!   other tool `unknown` (G6, G7); uses still pending at the end become `unresolved_tool_use`
 //!   (G11);
-//! - `error` lines give `warning` or `error` events by their severity (G8); `result` ends the
-//!   run, feeds the outcome's status and metrics and, when it failed, gives an `error` (G9).
+//! - `error` lines give `warning` or `error` events by their severity (G9); `result` ends the
+//!   run, feeds the outcome's status and metrics and, when it failed, gives an `error` (G10).
 //!
 //! The normalizer is a pure state machine: lines in, events out, no I/O, no panics. Its memory
 //! is bounded by the text of the current turn and the tool uses still pending.

@@ -80,7 +80,7 @@ fn every_expected_line_in_the_fixtures_validates_against_the_schema() {
     let mut files = 0;
     let mut lines = 0;
     let mut failures = Vec::new();
-    for folder in ["claude", "claude-edges", "codex", "codex-edges"] {
+    for folder in ["claude", "claude-edges", "codex", "codex-edges", "gemini"] {
         let dir = fixtures::root().join(folder);
         let mut paths: Vec<_> = std::fs::read_dir(&dir)
             .unwrap()

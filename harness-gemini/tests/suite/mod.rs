@@ -2,6 +2,7 @@
 
 mod golden;
 mod kit;
+mod live;
 mod rules;
 
 use harness_core::{Event, Normalizer, NormalizerConfig, OutcomeLine};

@@ -251,7 +251,7 @@ fn g7_write_todos_gives_a_plan_on_success_and_a_warning_on_failure() {
 }
 
 #[test]
-fn g8_error_lines_by_severity() {
+fn g9_error_lines_by_severity() {
     let got = events(&[
         json!({"type": "error", "severity": "warning", "message": "Loop detected"}),
         json!({"type": "error", "severity": "error", "message": "Maximum session turns exceeded"}),
@@ -268,7 +268,7 @@ fn g8_error_lines_by_severity() {
 }
 
 #[test]
-fn g9_a_failed_result_reports_its_error_once() {
+fn g10_a_failed_result_reports_its_error_once() {
     let failed_result = |error: Value| json!({"type": "result", "status": "error", "error": error, "stats": {"input_tokens": 5}});
     let with_message = run(&[failed_result(
         json!({"type": "unknown", "message": "[API Error]"}),
