@@ -6,9 +6,13 @@ use harness_core::{
     Event, EventBody, Metrics, NormalizerConfig, PendingToolUse, ToolRef, ToolStatus,
     UnknownReason, WarningSource,
 };
+use std::borrow::Cow;
+
+use harness_core::backend::json::Loose;
 use serde_json::{Number, Value, json};
 
 use crate::tools::{self, Context, Mapping};
+use crate::wire::{self, LineView};
 
 /// J6: a tool's failure text is cut to its first 1,000 characters.
 const MAX_ERROR: usize = 1_000;
@@ -23,8 +27,10 @@ struct Use {
     id: String,
     /// `tool_name`, when a string.
     tool: Option<String>,
-    /// The `tool_use` line, for `raw` and for the mapping.
-    line: Value,
+    /// `parameters` (`null` when missing), for the mapping.
+    params: Value,
+    /// The `tool_use` line, parsed again only when an event needs it as `raw`.
+    line: Box<[u8]>,
 }
 
 /// The decoding of Gemini CLI's `stream-json` lines (G rules).
@@ -49,21 +55,55 @@ pub struct GeminiDecoder {
     failed: bool,
     /// An `error` line of severity `error` arrived since the last `result` (G10).
     reported: bool,
-    /// The last `result` line's `stats` (G10).
-    stats: Option<Value>,
+    /// The numbers of the last `result` line's `stats` object, in [`wire::STATS`] order (G10).
+    stats: Option<[Option<Number>; 4]>,
     /// The last agent text since the previous `result` line (O1).
     answer: Option<String>,
     final_output: Option<String>,
 }
 
-/// A string field of a line.
-fn string<'v>(value: &'v Value, key: &str) -> Option<&'v str> {
-    value.get(key).and_then(Value::as_str)
+/// A line as a `Value`, for `raw`: it parsed as a view, so it parses as a `Value` (S2).
+fn reparse(line: &[u8]) -> Value {
+    parse_value(line).unwrap_or(Value::Null)
 }
 
 /// `{"tool_use": U, "tool_result": R}` (J8, as for Claude's tool uses).
 fn tool_raw(tool_use: Value, tool_result: Value) -> Value {
     json!({"tool_use": tool_use, "tool_result": tool_result})
+}
+
+/// A field of a `Value` line as a [`Loose`] borrowing from it.
+fn loose<'v>(value: &'v Value, key: &str) -> Loose<'v> {
+    match value.get(key) {
+        None => Loose::Absent,
+        Some(Value::Null) => Loose::Null,
+        Some(Value::Bool(b)) => Loose::Bool(*b),
+        Some(Value::Number(n)) => Loose::Number(n.clone()),
+        Some(Value::String(s)) => Loose::Str(Cow::Borrowed(s)),
+        Some(Value::Array(_)) => Loose::Array,
+        Some(Value::Object(_)) => Loose::Object,
+    }
+}
+
+/// The view of an object line already parsed as a `Value` (the view and the `Value` accept the
+/// same lines, so this path only exists for safety).
+fn view_of(value: &Value) -> LineView<'_> {
+    let object = |key: &str| value.get(key).filter(|v| v.is_object());
+    LineView {
+        kind: loose(value, "type"),
+        session_id: loose(value, "session_id"),
+        role: loose(value, "role"),
+        content: loose(value, "content"),
+        tool_name: loose(value, "tool_name"),
+        tool_id: loose(value, "tool_id"),
+        parameters: value.get("parameters").cloned(),
+        status: loose(value, "status"),
+        output: loose(value, "output"),
+        error_message: object("error").map_or(Loose::Absent, |e| loose(e, "message")),
+        severity: loose(value, "severity"),
+        message: loose(value, "message"),
+        stats: object("stats").map(|s| wire::STATS.map(|key| loose(s, key))),
+    }
 }
 
 impl GeminiDecoder {
@@ -93,15 +133,20 @@ impl GeminiDecoder {
         out.emit(EventBody::Unknown { reason, raw, tool });
     }
 
-    fn on_value(&mut self, value: Value, out: &mut Emitter<'_>) {
-        let Some(kind) = string(&value, "type") else {
-            // S3: not an object, or no string `type`.
+    fn on_view(&mut self, view: LineView<'_>, line: &[u8], out: &mut Emitter<'_>) {
+        let Some(kind) = view.kind.as_str() else {
+            // S3: no string `type`.
             self.flush(out);
-            Self::unknown(out, UnknownReason::NotAnEvent, value, ToolRef::default());
+            Self::unknown(
+                out,
+                UnknownReason::NotAnEvent,
+                reparse(line),
+                ToolRef::default(),
+            );
             return;
         };
-        if kind == "message" && string(&value, "role") == Some("assistant") {
-            if let Some(chunk) = string(&value, "content") {
+        if kind == "message" && view.role.as_str() == Some("assistant") {
+            if let Some(chunk) = view.content.as_str() {
                 // G3: a chunk of the turn's text; it flushes nothing.
                 if chunk.is_empty() {
                     out.consumed_by("G3");
@@ -119,57 +164,60 @@ impl GeminiDecoder {
             "init" => {
                 out.consumed_by("G2");
                 if self.session_id.is_none() {
-                    self.session_id = string(&value, "session_id")
-                        .filter(|id| !id.is_empty())
-                        .map(str::to_string);
+                    self.session_id = view.session_id.non_empty_str().map(str::to_string);
                 }
             }
-            "message" => match (string(&value, "role"), string(&value, "content")) {
+            "message" => match (view.role.as_str(), view.content.as_str()) {
                 (Some("user"), Some(_)) => out.consumed_by("G3"),
                 _ => Self::unknown(
                     out,
                     UnknownReason::MalformedMessage,
-                    value,
+                    reparse(line),
                     ToolRef::default(),
                 ),
             },
-            "tool_use" => self.tool_use(value, out),
-            "tool_result" => self.tool_result(value, out),
+            "tool_use" => self.tool_use(view, line, out),
+            "tool_result" => self.tool_result(&view, line, out),
             // G9: by severity.
             "error" => {
-                let message = string(&value, "message").unwrap_or_default().to_string();
-                if string(&value, "severity") == Some("warning") {
+                let message = view.message.as_str().unwrap_or_default();
+                if view.severity.as_str() == Some("warning") {
                     let source = WarningSource::Stream;
+                    let message = message.to_string();
                     out.emit(EventBody::Warning { message, source });
                 } else {
-                    let message = if message.is_empty() {
-                        "error".to_string()
-                    } else {
-                        message
-                    };
+                    let message = if message.is_empty() { "error" } else { message };
                     self.reported = true;
-                    out.emit(EventBody::Error { message });
+                    out.emit(EventBody::Error {
+                        message: message.to_string(),
+                    });
                 }
             }
-            "result" => self.result(&value, out),
+            "result" => self.result(&view, out),
             // G1: a type this backend does not know.
-            _ => Self::unknown(out, UnknownReason::UnknownType, value, ToolRef::default()),
+            _ => Self::unknown(
+                out,
+                UnknownReason::UnknownType,
+                reparse(line),
+                ToolRef::default(),
+            ),
         }
     }
 
     /// G4: records a tool use under its `tool_id`; one without a string id cannot be paired
     /// and is `malformed_tool_use` at once.
-    fn tool_use(&mut self, line: Value, out: &mut Emitter<'_>) {
-        let tool = string(&line, "tool_name").map(str::to_string);
-        let Some(id) = string(&line, "tool_id").map(str::to_string) else {
+    fn tool_use(&mut self, view: LineView<'_>, line: &[u8], out: &mut Emitter<'_>) {
+        let tool = view.tool_name.as_str().map(str::to_string);
+        let Some(id) = view.tool_id.as_str().map(str::to_string) else {
             let tool = ToolRef {
                 tool,
                 tool_use_id: None,
             };
-            let raw = tool_raw(line, Value::Null);
+            let raw = tool_raw(reparse(line), Value::Null);
             Self::unknown(out, UnknownReason::MalformedToolUse, raw, tool);
             return;
         };
+        let params = view.parameters.unwrap_or(Value::Null);
         let tool_ref = ToolRef {
             tool: tool.clone(),
             tool_use_id: Some(id.clone()),
@@ -180,74 +228,72 @@ impl GeminiDecoder {
                 error: None,
             };
             let would_be = match tool.as_deref() {
-                Some(name) => {
-                    match tools::map(name, &params(&line), &ok, &tool_ref, self.context()) {
-                        Mapping::Events(bodies) => bodies,
-                        _ => Vec::new(),
-                    }
-                }
+                Some(name) => match tools::map(name, &params, &ok, &tool_ref, self.context()) {
+                    Mapping::Events(bodies) => bodies,
+                    _ => Vec::new(),
+                },
                 None => Vec::new(),
             };
             out.started_from(tool_ref, &would_be, None);
         }
-        self.uses.push(Use { id, tool, line });
+        self.uses.push(Use {
+            id,
+            tool,
+            params,
+            line: line.into(),
+        });
         out.defer();
     }
 
     /// G5: resolves the pending use with the result's `tool_id`.
-    fn tool_result(&mut self, line: Value, out: &mut Emitter<'_>) {
-        let id = string(&line, "tool_id").map(str::to_string);
-        let candidates: Vec<usize> = match &id {
+    fn tool_result(&mut self, view: &LineView<'_>, line: &[u8], out: &mut Emitter<'_>) {
+        let id = view.tool_id.as_str();
+        let candidates: Vec<usize> = match id {
             Some(id) => (0..self.uses.len())
-                .filter(|&i| self.uses[i].id == *id)
+                .filter(|&i| self.uses[i].id == id)
                 .collect(),
             None => Vec::new(),
         };
+        let tool_use_id = id.map(str::to_string);
         match candidates[..] {
             [] => {
                 let tool = ToolRef {
                     tool: None,
-                    tool_use_id: id,
+                    tool_use_id,
                 };
-                let raw = tool_raw(Value::Null, line);
+                let raw = tool_raw(Value::Null, reparse(line));
                 Self::unknown(out, UnknownReason::UnpairedResult, raw, tool);
             }
             [i] => {
                 let tool_use = self.uses.remove(i);
-                self.resolved(tool_use, line, out);
+                self.resolved(tool_use, view, line, out);
             }
             _ => {
                 // G5 (C11): never guess; every candidate is settled.
                 let mut uses = Vec::with_capacity(candidates.len());
                 for i in candidates.into_iter().rev() {
-                    uses.push(self.uses.remove(i).line);
+                    uses.push(reparse(&self.uses.remove(i).line));
                 }
                 uses.reverse();
                 let tool = ToolRef {
                     tool: None,
-                    tool_use_id: id,
+                    tool_use_id,
                 };
-                let raw = tool_raw(Value::Array(uses), line);
+                let raw = tool_raw(Value::Array(uses), reparse(line));
                 Self::unknown(out, UnknownReason::AmbiguousToolUseId, raw, tool);
             }
         }
     }
 
     /// G5-G7: the events of a tool use its result resolved.
-    fn resolved(&mut self, tool_use: Use, result: Value, out: &mut Emitter<'_>) {
-        let status = result_status(&result);
+    fn resolved(&mut self, tool_use: Use, view: &LineView<'_>, line: &[u8], out: &mut Emitter<'_>) {
+        let status = result_status(view);
         let tool = ToolRef {
             tool: tool_use.tool.clone(),
             tool_use_id: Some(tool_use.id.clone()),
         };
         let mapping = match tool_use.tool.as_deref() {
-            Some(name) => tools::map(
-                name,
-                &params(&tool_use.line),
-                &status,
-                &tool,
-                self.context(),
-            ),
+            Some(name) => tools::map(name, &tool_use.params, &status, &tool, self.context()),
             None => Mapping::Malformed,
         };
         match mapping {
@@ -269,36 +315,34 @@ impl GeminiDecoder {
                 }
             }
             Mapping::UnknownTool => {
-                let raw = tool_raw(tool_use.line, result);
+                let raw = tool_raw(reparse(&tool_use.line), reparse(line));
                 Self::unknown(out, UnknownReason::UnknownTool, raw, tool);
             }
             Mapping::Malformed => {
-                let raw = tool_raw(tool_use.line, result);
+                let raw = tool_raw(reparse(&tool_use.line), reparse(line));
                 Self::unknown(out, UnknownReason::MalformedToolUse, raw, tool);
             }
         }
     }
 
     /// G10: the terminal `result` line.
-    fn result(&mut self, line: &Value, out: &mut Emitter<'_>) {
+    fn result(&mut self, view: &LineView<'_>, out: &mut Emitter<'_>) {
         out.terminal();
         self.results += 1;
         self.final_output = self.answer.take();
-        if let Some(stats) = line.get("stats").filter(|s| s.is_object()) {
-            self.stats = Some(stats.clone());
+        if let Some(stats) = &view.stats {
+            self.stats = Some(stats.clone().map(|figure| match figure {
+                Loose::Number(n) => Some(n),
+                _ => None,
+            }));
         }
-        let status = string(line, "status");
+        let status = view.status.as_str();
         let reported = std::mem::take(&mut self.reported);
         if status == Some("success") {
             return;
         }
         self.failed = true;
-        let message = line
-            .get("error")
-            .and_then(|e| e.get("message"))
-            .and_then(Value::as_str)
-            .filter(|m| !m.is_empty());
-        match (message, reported) {
+        match (view.error_message.non_empty_str(), reported) {
             (Some(message), _) => out.emit(EventBody::Error {
                 message: message.to_string(),
             }),
@@ -315,39 +359,30 @@ impl GeminiDecoder {
 
     fn metrics(&self) -> Metrics {
         let mut metrics = Metrics::default();
-        let number = |key: &str| match self.stats.as_ref().and_then(|s| s.get(key)) {
-            Some(Value::Number(n)) => Some(n.clone()),
-            _ => None,
-        };
-        metrics.input_tokens = number("input_tokens");
-        metrics.output_tokens = number("output_tokens");
-        metrics.cache_read_input_tokens = number("cached");
-        metrics.duration_ms = number("duration_ms");
+        if let Some([input, output, cached, duration]) = self.stats.clone() {
+            metrics.input_tokens = input;
+            metrics.output_tokens = output;
+            metrics.cache_read_input_tokens = cached;
+            metrics.duration_ms = duration;
+        }
         metrics.num_turns = (self.results > 0).then(|| Number::from(self.results));
         metrics
     }
 }
 
-/// A tool use's `parameters` (`null` when missing).
-fn params(line: &Value) -> Value {
-    line.get("parameters").cloned().unwrap_or(Value::Null)
-}
-
 /// G5: `success` when `status` is `"success"`; otherwise the failure text is the result's
 /// `error.message`, else its `output`, when a non-empty string (J6).
-fn result_status(result: &Value) -> ToolStatus {
-    if string(result, "status") == Some("success") {
+fn result_status(view: &LineView<'_>) -> ToolStatus {
+    if view.status.as_str() == Some("success") {
         return ToolStatus {
             success: true,
             error: None,
         };
     }
-    let message = result
-        .get("error")
-        .and_then(|e| e.get("message"))
-        .and_then(Value::as_str)
-        .filter(|m| !m.is_empty())
-        .or_else(|| string(result, "output").filter(|o| !o.is_empty()));
+    let message = view
+        .error_message
+        .non_empty_str()
+        .or_else(|| view.output.non_empty_str());
     ToolStatus {
         success: false,
         error: message.map(|m| truncate_chars(m, MAX_ERROR).to_string()),
@@ -364,8 +399,19 @@ impl Decoder for GeminiDecoder {
     }
 
     fn line(&mut self, line: &[u8], out: &mut Emitter<'_>) -> Result<(), NotJson> {
+        if let Some(view) = wire::view(line) {
+            self.on_view(view, line, out);
+            return Ok(());
+        }
         // G3: a line that is not JSON does not end the text being assembled.
-        self.on_value(parse_value(line)?, out);
+        let value = parse_value(line)?;
+        if value.is_object() {
+            self.on_view(view_of(&value), line, out);
+        } else {
+            // S3: valid JSON that is not an object.
+            self.flush(out);
+            Self::unknown(out, UnknownReason::NotAnEvent, value, ToolRef::default());
+        }
         Ok(())
     }
 
@@ -377,7 +423,7 @@ impl Decoder for GeminiDecoder {
                 tool: tool_use.tool,
                 tool_use_id: Some(tool_use.id),
             };
-            let raw = tool_raw(tool_use.line, Value::Null);
+            let raw = tool_raw(reparse(&tool_use.line), Value::Null);
             Self::unknown(out, UnknownReason::UnresolvedToolUse, raw, tool);
         }
     }

@@ -63,6 +63,7 @@
 mod decoder;
 mod runner;
 mod tools;
+mod wire;
 
 use std::path::Path;
 

@@ -3,6 +3,7 @@
 mod golden;
 mod kit;
 mod live;
+mod properties;
 mod rules;
 
 use harness_core::{Event, Normalizer, NormalizerConfig, OutcomeLine};

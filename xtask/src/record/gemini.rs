@@ -20,6 +20,12 @@
 //! `--gemini PATH` names a `gemini` binary; otherwise `@google/gemini-cli@VERSION` (default
 //! [`GEMINI_VERSION`], or `--version`) is installed with npm into `target/record-cache/`.
 //! With `RECORD_DUMP_REQUESTS=1`, each run's request bodies go to `NAME.requests.jsonl`.
+//!
+//! Every scenario then runs a second time, live, the way `harness run --backend gemini` runs
+//! it: through `GeminiHarness::run` (the prompt on stdin, the command line it builds from the
+//! scenario's model and approval mode) against a fresh stand-in, the real binary behind a
+//! wrapper that clears the environment. Its events must be the recording's (stderr warnings
+//! aside, ids numbered on each side) and its exit status the recorded one.
 
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
@@ -29,8 +35,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
-use harness_core::NormalizerConfig;
-use harness_gemini::GeminiNormalizer;
+use harness_core::{Harness, NormalizerConfig, OutcomeLine, RunItem, RunRequest};
+use harness_gemini::{GeminiHarness, GeminiNormalizer};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -203,6 +209,12 @@ pub(super) fn record(options: &Options) -> Result<()> {
             run(name, &scenario, &gemini, &out).with_context(|| format!("recording {name}"))?;
         let raw = read(&out.join(format!("{name}.jsonl")));
         let events = normalize(&raw, &read(&out.join(format!("{name}.stderr"))));
+        // The same scenario through `harness run --backend gemini`'s code path.
+        let (live, exit, notes) =
+            run_live(&scenario, &gemini).with_context(|| format!("running {name} live"))?;
+        problems.extend(notes.into_iter().map(|n| format!("live: {n}")));
+        let recorded_exit = recorded_exit_code(&out.join(format!("{name}.cmd")));
+        problems.extend(live_drift(&events, recorded_exit, &live, exit));
         let expected_path = dir.join(format!("{name}.expected.jsonl"));
         let old_raw = read(&dir.join(format!("{name}.jsonl")));
         if options.check {
@@ -270,6 +282,17 @@ pub(super) fn record(options: &Options) -> Result<()> {
     Ok(())
 }
 
+/// The `exit_code` on the last line of a `.cmd` file (0 when there is none).
+fn recorded_exit_code(path: &Path) -> i64 {
+    read(path)
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .and_then(|l| serde_json::from_str::<Value>(l).ok())
+        .and_then(|l| l.get("exit_code").and_then(Value::as_i64))
+        .unwrap_or(0)
+}
+
 /// Event lines without the warnings made from standard error, and the outcome's `warning`
 /// count without them: Gemini CLI's stderr notices (terminal warnings, start-up timing
 /// messages) vary from run to run, so the drift check compares what stdout gives.
@@ -312,7 +335,17 @@ fn normalize(raw: &str, stderr: &str) -> String {
     )
 }
 
-fn run(name: &str, scenario: &Scenario, gemini: &Path, out: &Path) -> Result<Vec<String>> {
+/// A fresh project, HOME and stand-in for one run of a scenario.
+struct Setup {
+    server: Server,
+    api: Arc<Mutex<GeminiApi>>,
+    env: BTreeMap<String, String>,
+    settings: Value,
+}
+
+/// Makes `/home/gemini` anew with the scenario's files and settings, and starts its stand-in;
+/// `dump` names the file the request bodies go to, if any.
+fn prepare(scenario: &Scenario, dump: Option<PathBuf>) -> Result<Setup> {
     clean()?;
     std::fs::create_dir_all(PROJECT)?;
     std::fs::create_dir_all(TMP)?;
@@ -332,8 +365,6 @@ fn run(name: &str, scenario: &Scenario, gemini: &Path, out: &Path) -> Result<Vec
 
     let api = Arc::new(Mutex::new(GeminiApi::new(&scenario.turns)));
     let handler_api = Arc::clone(&api);
-    let dump = std::env::var_os("RECORD_DUMP_REQUESTS")
-        .map(|_| out.join(format!("{name}.requests.jsonl")));
     let server = Server::start(
         0,
         Box::new(move |request| {
@@ -371,7 +402,44 @@ fn run(name: &str, scenario: &Scenario, gemini: &Path, out: &Path) -> Result<Vec
     .map(|(k, v)| (k.to_string(), v.to_string()))
     .collect();
     env.extend(scenario.env.clone());
+    Ok(Setup {
+        server,
+        api,
+        env,
+        settings,
+    })
+}
 
+/// What the stand-in noticed: requests beyond the script, turns never requested.
+fn api_notes(api: &Mutex<GeminiApi>, requests: &[String]) -> Vec<String> {
+    let mut notes = Vec::new();
+    if let Ok(api) = api.lock() {
+        if api.overflow > 0 {
+            notes.push(format!(
+                "{} request(s) after the script ran out; requests: {}",
+                api.overflow,
+                requests.join(", ")
+            ));
+        }
+        if api.remaining() > 0 {
+            notes.push(format!(
+                "{} scripted turn(s) never requested",
+                api.remaining()
+            ));
+        }
+    }
+    notes
+}
+
+fn run(name: &str, scenario: &Scenario, gemini: &Path, out: &Path) -> Result<Vec<String>> {
+    let dump = std::env::var_os("RECORD_DUMP_REQUESTS")
+        .map(|_| out.join(format!("{name}.requests.jsonl")));
+    let Setup {
+        server,
+        api,
+        mut env,
+        settings,
+    } = prepare(scenario, dump)?;
     let args = scenario.args();
     let started = Instant::now();
     let mut child = Command::new(gemini)
@@ -443,22 +511,99 @@ fn run(name: &str, scenario: &Scenario, gemini: &Path, out: &Path) -> Result<Vec
     if timed_out {
         notes.push(format!("killed after {}s", RUN_LIMIT.as_secs()));
     }
-    if let Ok(api) = api.lock() {
-        if api.overflow > 0 {
-            notes.push(format!(
-                "{} request(s) after the script ran out; requests: {}",
-                api.overflow,
-                requests.join(", ")
-            ));
-        }
-        if api.remaining() > 0 {
-            notes.push(format!(
-                "{} scripted turn(s) never requested",
-                api.remaining()
-            ));
+    notes.extend(api_notes(&api, &requests));
+    Ok(notes)
+}
+
+/// The request `harness run --backend gemini` would make for a scenario's arguments: its
+/// `--model` and `--approval-mode` as the request's model and permission mode, the other
+/// arguments (beyond the two every live run gives) as extra arguments.
+fn live_request(scenario: &Scenario, binary: PathBuf) -> RunRequest {
+    let mut request = RunRequest::new(scenario.prompt.clone());
+    request.cwd = Some(PathBuf::from(PROJECT));
+    request.binary = Some(binary);
+    request.timeout = Some(RUN_LIMIT);
+    request.normalizer.cwd = Some(PROJECT.to_string());
+    for arg in scenario.args() {
+        if let Some(model) = arg.strip_prefix("--model=") {
+            request.model = Some(model.to_string());
+        } else if let Some(mode) = arg.strip_prefix("--approval-mode=") {
+            request.permission_mode = Some(mode.to_string());
+        } else if !["--output-format=stream-json", "--skip-trust"].contains(&arg.as_str()) {
+            request.extra_args.push(arg);
         }
     }
-    Ok(notes)
+    request
+}
+
+/// The scenario once more, live, as `harness run --backend gemini` runs it: through
+/// `GeminiHarness::run` (the prompt on stdin, the arguments it builds) against a fresh stand-in.
+/// The real binary is started through a wrapper that clears the environment, so only the
+/// scenario's variables reach it. Returns the events and the outcome line as
+/// `harness run --format jsonl` prints them, and the exit status.
+fn run_live(scenario: &Scenario, gemini: &Path) -> Result<(String, Option<i32>, Vec<String>)> {
+    let Setup {
+        server, api, env, ..
+    } = prepare(scenario, None)?;
+    let wrapper = Path::new(HOME).join("gemini-clean-env");
+    let mut script = String::from("#!/bin/sh\nexec env -i");
+    for (key, value) in &env {
+        script.push_str(&format!(" {}", shlex_quote(&format!("{key}={value}"))));
+    }
+    script.push_str(&format!(
+        " {} \"$@\"\n",
+        shlex_quote(&gemini.display().to_string())
+    ));
+    std::fs::write(&wrapper, script)?;
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755))?;
+    }
+    let request = live_request(scenario, wrapper);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let items: Vec<RunItem> = runtime.block_on(async {
+        let stream = GeminiHarness.run(request).await?;
+        Ok::<_, harness_core::RunError>(futures::StreamExt::collect(stream).await)
+    })?;
+    let requests = server.stop();
+    clean()?;
+    let mut text = String::new();
+    let mut exit = None;
+    for item in items {
+        match item {
+            RunItem::Event(event) => text.push_str(&serde_json::to_string(&event)?),
+            RunItem::Outcome(outcome) => {
+                exit = outcome.exit_code.flatten();
+                text.push_str(&serde_json::to_string(&OutcomeLine::new(&outcome))?);
+            }
+        }
+        text.push('\n');
+    }
+    Ok((text, exit, api_notes(&api, &requests)))
+}
+
+/// `text` quoted for `sh` (single quotes).
+fn shlex_quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "'\\''"))
+}
+
+/// The differences between a live run and the recording's events: stdout's events in order
+/// (stderr's warnings interleave by timing and vary, see [`without_stderr`]), ids numbered by
+/// first appearance on each side, and the exit status.
+fn live_drift(recorded: &str, recorded_exit: i64, live: &str, exit: Option<i32>) -> Vec<String> {
+    let (recorded, live) = (without_stderr(recorded), without_stderr(live));
+    let mut problems: Vec<String> = drift::event_drift(&recorded, &recorded, &live, &live)
+        .into_iter()
+        .map(|p| format!("live: {p}"))
+        .collect();
+    if exit.map(i64::from) != Some(recorded_exit) {
+        problems.push(format!(
+            "live: exit status {exit:?}, the recording's {recorded_exit}"
+        ));
+    }
+    problems
 }
 
 #[cfg(test)]
@@ -474,7 +619,6 @@ mod tests {
         for name in &names {
             let scenario = Scenario::load(&dir.join(format!("scenarios/{name}.json"))).unwrap();
             assert!(!scenario.turns.is_empty(), "{name}");
-            assert!(!scenario.prompt.starts_with('-') || scenario.args.is_none());
             for file in ["jsonl", "expected.jsonl", "cmd"] {
                 let path = dir.join(format!("{name}.{file}"));
                 assert!(path.exists(), "{}", path.display());
@@ -501,6 +645,67 @@ mod tests {
                 r#"{"counts":{"warning":1},"kind":"outcome","metrics":{},"status":"success"}"#,
                 "\n"
             )
+        );
+    }
+
+    #[test]
+    fn a_live_run_must_give_the_recordings_events_and_exit_status() {
+        let recorded = concat!(
+            r#"{"kind":"read","path":"/p/a","success":true,"tool":"read_file","tool_use_id":"read_file_111","line":4}"#,
+            "\n",
+            r#"{"kind":"warning","message":"x","source":"stderr","line":1,"stream":"stderr"}"#,
+            "\n",
+            r#"{"kind":"outcome","session_id":"aaaaaaaa","status":"success","metrics":{"duration_ms":5},"counts":{"read":1,"warning":1}}"#,
+            "\n",
+        );
+        let live = concat!(
+            r#"{"kind":"warning","message":"y","source":"stderr","line":1,"stream":"stderr"}"#,
+            "\n",
+            r#"{"kind":"read","path":"/p/a","success":true,"tool":"read_file","tool_use_id":"read_file_222","line":4}"#,
+            "\n",
+            r#"{"kind":"outcome","session_id":"bbbbbbbb","status":"success","metrics":{"duration_ms":9},"counts":{"read":1,"warning":1},"exit_code":0}"#,
+            "\n",
+        );
+        assert_eq!(live_drift(recorded, 0, live, Some(0)), Vec::<String>::new());
+        assert_eq!(
+            live_drift(recorded, 144, live, Some(0)),
+            ["live: exit status Some(0), the recording's 144"]
+        );
+        let other = live.replace("/p/a", "/p/b");
+        assert_eq!(live_drift(recorded, 0, &other, Some(0)).len(), 1);
+    }
+
+    #[test]
+    fn the_live_request_carries_the_scenarios_model_and_approval_mode() {
+        let scenario = Scenario {
+            prompt: "-p x".into(),
+            args: Some(
+                [
+                    "--output-format=stream-json",
+                    "--skip-trust",
+                    "--approval-mode=yolo",
+                    "--model=gemini-2.5-flash",
+                    "--debug",
+                ]
+                .map(String::from)
+                .into(),
+            ),
+            ..Scenario::default()
+        };
+        let request = live_request(&scenario, PathBuf::from("/bin/gemini"));
+        assert_eq!(request.prompt, "-p x");
+        assert_eq!(request.model.as_deref(), Some("gemini-2.5-flash"));
+        assert_eq!(request.permission_mode.as_deref(), Some("yolo"));
+        assert_eq!(request.extra_args, ["--debug"]);
+        assert_eq!(
+            GeminiHarness.args(&request, Path::new(PROJECT)),
+            [
+                "--output-format=stream-json",
+                "--skip-trust",
+                "--model=gemini-2.5-flash",
+                "--approval-mode=yolo",
+                "--debug"
+            ]
         );
     }
 
