@@ -206,3 +206,20 @@ fn run_gemini_reports_an_api_error_and_the_agents_exit_status() {
     assert_eq!(outcome["status"], "error");
     assert_eq!(outcome["exit_code"], 144);
 }
+
+#[test]
+fn the_readmes_side_by_side_gemini_line_is_what_normalize_prints() {
+    let readme = std::fs::read_to_string(fixtures::root().join("../README.md")).unwrap();
+    let fixture = fixtures::streams("gemini")
+        .unwrap()
+        .into_iter()
+        .find(|f| f.name == "gemini/c_read_range")
+        .unwrap();
+    let output = normalize(&fixture, &["--backend", "gemini", "--cwd", CWD]);
+    let first = String::from_utf8(output.stdout).unwrap();
+    let first = first.lines().next().unwrap();
+    assert!(readme.lines().any(|l| l == first), "README lacks {first}");
+    assert!(readme.contains(
+        "harness normalize --backend gemini --cwd /home/gemini/project fixtures/gemini/c_read_range.jsonl"
+    ));
+}
