@@ -48,7 +48,7 @@ fn every_gemini_recording_prints_its_expected_events_named_or_detected() {
         }
         checked += 1;
     }
-    assert_eq!(checked, 34);
+    assert_eq!(checked, 39);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 

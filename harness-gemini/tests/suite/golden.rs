@@ -14,7 +14,7 @@ fn gemini() -> Box<dyn Normalizer> {
 
 #[test]
 fn every_gemini_recording_gives_its_expected_events() {
-    if let Err(failures) = check_folder("gemini", 34, gemini) {
+    if let Err(failures) = check_folder("gemini", 39, gemini) {
         panic!("{failures}");
     }
 }

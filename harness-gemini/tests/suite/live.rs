@@ -153,7 +153,7 @@ fn every_recording_replayed_live_gives_its_expected_events_and_exit_code() {
         }
         checked += 1;
     }
-    assert_eq!(checked, 34);
+    assert_eq!(checked, 39);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
