@@ -657,7 +657,12 @@ mod tests {
                 .unwrap()
                 .codex
         );
-        assert!(parse(&["--backend".to_string(), "gemini".to_string()]).is_err());
+        assert!(parse(&["--backend".to_string(), "no-such".to_string()]).is_err());
+        let gemini = parse(&["--backend".to_string(), "gemini".to_string()]).unwrap();
+        assert!(gemini.gemini && !gemini.codex);
+        let gemini = parse(&["--gemini".to_string(), "/x/gemini".to_string()]).unwrap();
+        assert!(gemini.gemini);
+        assert_eq!(gemini.claude, Some(PathBuf::from("/x/gemini")));
         let codex = parse(&["--codex".to_string(), "/x/codex".to_string()]).unwrap();
         assert!(codex.codex);
         assert_eq!(codex.claude, Some(PathBuf::from("/x/codex")));
