@@ -1,6 +1,6 @@
 //! Every coding-agent backend of `harness` behind one dependency.
 //!
-//! Coding-agent CLIs (Claude Code, Codex) print very different streams; each backend turns its
+//! Coding-agent CLIs (Claude Code, Codex, Gemini CLI) print very different streams; each backend turns its
 //! agent's stream into the same [`Event`]s (the agent said this, read that file, ran this
 //! command) and, at the end, an [`Outcome`]. An orchestrator picks the backend by name at run
 //! time and consumes the same events from every one.
@@ -46,7 +46,7 @@
 //! # }
 //! ```
 //!
-//! Cargo features: one per backend (`claude`, `codex`, `opencode`; all on by default) and `schema` (the
+//! Cargo features: one per backend (`claude`, `codex`, `opencode`, `gemini`; all on by default) and `schema` (the
 //! JSON Schema of the output lines). Writing a backend is `harness_core::backend`'s business.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
@@ -70,16 +70,19 @@ pub use harness_claude::ClaudeHarness;
 #[cfg(feature = "codex")]
 #[cfg_attr(docsrs, doc(cfg(feature = "codex")))]
 pub use harness_codex::CodexHarness;
+#[cfg(feature = "gemini")]
+#[cfg_attr(docsrs, doc(cfg(feature = "gemini")))]
+pub use harness_gemini::GeminiHarness;
 #[cfg(feature = "opencode")]
 #[cfg_attr(docsrs, doc(cfg(feature = "opencode")))]
 pub use harness_opencode::OpencodeHarness;
 
 /// A registry of every backend this build enables, in a fixed order (`claude`, `codex`,
-/// `opencode`).
+/// `opencode`, `gemini`).
 ///
 /// ```
 /// let names: Vec<&str> = harness::registry().names().collect();
-/// assert_eq!(names, ["claude", "codex", "opencode"]);
+/// assert_eq!(names, ["claude", "codex", "opencode", "gemini"]);
 /// ```
 pub fn registry() -> Registry {
     let mut registry = Registry::new();
@@ -89,6 +92,8 @@ pub fn registry() -> Registry {
     registry.register(Box::new(CodexHarness));
     #[cfg(feature = "opencode")]
     registry.register(Box::new(OpencodeHarness));
+    #[cfg(feature = "gemini")]
+    registry.register(Box::new(GeminiHarness));
     registry
 }
 

@@ -1,5 +1,6 @@
 mod classify;
 mod format;
+mod gemini;
 mod library;
 mod normalize;
 mod options;

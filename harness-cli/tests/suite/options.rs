@@ -122,16 +122,16 @@ fn issue18_13_nothing_is_said_when_stdin_is_a_pipe_or_not_read() {
 
 #[test]
 fn issue18_14_an_unknown_backend_names_auto_where_it_may_be_given() {
-    let output = run(&["normalize", "--backend", "gemini"], b"");
+    let output = run(&["normalize", "--backend", "no-such-agent"], b"");
     assert_eq!(output.status.code(), Some(2));
     assert_eq!(
         String::from_utf8_lossy(&output.stderr),
-        "harness: unknown backend 'gemini' (known: auto, claude, codex, opencode)\n"
+        "harness: unknown backend 'no-such-agent' (known: auto, claude, codex, opencode, gemini)\n"
     );
-    let output = run(&["run", "--backend", "gemini", "hi"], b"");
+    let output = run(&["run", "--backend", "no-such-agent", "hi"], b"");
     assert_eq!(output.status.code(), Some(2));
     assert_eq!(
         String::from_utf8_lossy(&output.stderr),
-        "harness: unknown backend 'gemini' (known: claude, codex, opencode)\n"
+        "harness: unknown backend 'no-such-agent' (known: claude, codex, opencode, gemini)\n"
     );
 }

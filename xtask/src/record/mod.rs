@@ -39,6 +39,8 @@ pub mod anthropic;
 pub mod claude;
 pub mod codex;
 pub mod drift;
+pub mod gemini;
+pub mod gemini_api;
 pub mod openai;
 pub mod opencode;
 pub mod scenario;
@@ -59,6 +61,8 @@ pub enum Backend {
     Codex,
     /// opencode (`fixtures/opencode/`).
     Opencode,
+    /// Gemini CLI (`fixtures/gemini/`).
+    Gemini,
 }
 
 /// The arguments of `cargo xtask record`.
@@ -73,7 +77,7 @@ pub struct Args {
     check: bool,
     /// Install the newest published version(s) into a temporary folder and report their drift
     /// (implies --check).
-    #[arg(long, conflicts_with_all = ["version", "claude", "codex", "out"])]
+    #[arg(long, conflicts_with_all = ["version", "claude", "codex", "gemini", "out"])]
     latest: bool,
     /// A Claude Code binary to record with, instead of the installed corpus version.
     #[arg(long, value_name = "PATH", conflicts_with = "codex")]
@@ -81,6 +85,9 @@ pub struct Args {
     /// A Codex binary to record with (implies --backend codex).
     #[arg(long, value_name = "PATH")]
     codex: Option<PathBuf>,
+    /// A Gemini CLI binary to record with (implies --backend gemini).
+    #[arg(long, value_name = "PATH", conflicts_with_all = ["claude", "codex"])]
+    gemini: Option<PathBuf>,
     /// The npm version to install and record with (default: the corpus's version).
     #[arg(long, value_name = "V")]
     version: Option<String>,
@@ -116,7 +123,11 @@ pub(crate) struct Options {
 /// Entry point of `cargo xtask record`.
 pub fn record(args: Args) -> Result<()> {
     let mut options = Options {
-        binary: args.claude.clone().or(args.codex.clone()),
+        binary: args
+            .claude
+            .clone()
+            .or(args.codex.clone())
+            .or(args.gemini.clone()),
         version: args.version.clone(),
         out: args.out.clone(),
         check: args.check || args.latest,
@@ -128,6 +139,7 @@ pub fn record(args: Args) -> Result<()> {
             bail!("--codex names a Codex binary: not with --backend claude")
         }
         (_, Some(_)) => Some(Backend::Codex),
+        (_, None) if args.gemini.is_some() => Some(Backend::Gemini),
         (backend, None) => backend,
     };
     if !args.latest {
@@ -135,11 +147,17 @@ pub fn record(args: Args) -> Result<()> {
             Backend::Claude => claude::record(&options),
             Backend::Codex => codex::record(&options),
             Backend::Opencode => opencode::record(&options),
+            Backend::Gemini => gemini::record(&options),
         };
     }
     let backends = match backend {
         Some(one) => vec![one],
-        None => vec![Backend::Claude, Backend::Codex, Backend::Opencode],
+        None => vec![
+            Backend::Claude,
+            Backend::Codex,
+            Backend::Opencode,
+            Backend::Gemini,
+        ],
     };
     let cache = tempfile::Builder::new()
         .prefix("harness-record-latest-")
@@ -151,6 +169,7 @@ pub fn record(args: Args) -> Result<()> {
             Backend::Claude => (claude::PACKAGE, claude::CLAUDE_VERSION),
             Backend::Codex => (codex::PACKAGE, codex::CODEX_VERSION),
             Backend::Opencode => (opencode::PACKAGE, opencode::OPENCODE_VERSION),
+            Backend::Gemini => (gemini::PACKAGE, gemini::GEMINI_VERSION),
         };
         let newest = newest_version(package)?;
         println!("{package}: newest {newest}, fixtures recorded with {current}");
@@ -158,12 +177,14 @@ pub fn record(args: Args) -> Result<()> {
             Backend::Claude => claude::install(cache.path(), &newest)?,
             Backend::Codex => codex::install(cache.path(), &newest)?,
             Backend::Opencode => opencode::install(cache.path(), &newest)?,
+            Backend::Gemini => gemini::install(cache.path(), &newest)?,
         };
         options.binary = Some(binary);
         let result = match backend {
             Backend::Claude => claude::record(&options),
             Backend::Codex => codex::record(&options),
             Backend::Opencode => opencode::record(&options),
+            Backend::Gemini => gemini::record(&options),
         };
         if let Err(e) = result {
             println!("{package}@{newest}: {e:#}");
@@ -388,7 +409,12 @@ mod tests {
             parse(&["--backend", "codex"]).unwrap().backend,
             Some(Backend::Codex)
         );
-        assert!(parse(&["--backend", "gemini"]).is_err());
+        assert!(parse(&["--backend", "no-such"]).is_err());
+        assert_eq!(
+            parse(&["--backend", "gemini"]).unwrap().backend,
+            Some(Backend::Gemini)
+        );
+        assert!(parse(&["--gemini", "/a", "--codex", "/b"]).is_err());
         assert!(parse(&["--latest", "--version", "1.0.0"]).is_err());
         assert!(parse(&["--claude", "/a", "--codex", "/b"]).is_err());
         let codex = parse(&["--codex", "/x/codex"]).unwrap();

@@ -1,0 +1,453 @@
+//! The incremental normalizer for `gemini --output-format stream-json` (S and G rules, O1).
+
+use harness_core::backend::text::truncate_chars;
+use harness_core::backend::{Decoder, Driver, Emitter, NotJson, Summary, parse_value};
+use harness_core::{
+    Event, EventBody, Metrics, NormalizerConfig, PendingToolUse, ToolRef, ToolStatus,
+    UnknownReason, WarningSource,
+};
+use std::borrow::Cow;
+
+use harness_core::backend::json::Loose;
+use serde_json::{Number, Value, json};
+
+use crate::tools::{self, Context, Mapping};
+use crate::wire::{self, LineView};
+
+/// J6: a tool's failure text is cut to its first 1,000 characters.
+const MAX_ERROR: usize = 1_000;
+
+/// The Gemini CLI normalizer: feed it lines, get events (see the crate docs). The core's
+/// [`Driver`] does the bookkeeping; [`GeminiDecoder`] the G rules.
+pub type GeminiNormalizer = Driver<GeminiDecoder>;
+
+/// A `tool_use` waiting for its `tool_result` (G4).
+#[derive(Debug)]
+struct Use {
+    id: String,
+    /// `tool_name`, when a string.
+    tool: Option<String>,
+    /// `parameters` (`null` when missing), for the mapping.
+    params: Value,
+    /// The `tool_use` line, parsed again only when an event needs it as `raw`.
+    line: Box<[u8]>,
+}
+
+/// The decoding of Gemini CLI's `stream-json` lines (G rules).
+///
+/// Its state is the assistant text being assembled (G3), the tool uses waiting for their
+/// results in the order they were recorded (G4), and a few figures for the outcome (G10).
+#[derive(Debug, Default)]
+pub struct GeminiDecoder {
+    cwd: Option<String>,
+    workspace: Option<String>,
+    session_id: Option<String>,
+
+    /// The assistant chunks of the current turn, joined (G3).
+    text: String,
+    /// The last line that added non-empty text (J2).
+    text_line: Option<u64>,
+
+    /// Pending tool uses, in record order (G4).
+    uses: Vec<Use>,
+
+    results: u64,
+    failed: bool,
+    /// An `error` line of severity `error` arrived since the last `result` (G10).
+    reported: bool,
+    /// The numbers of the last `result` line's `stats` object, in [`wire::STATS`] order (G10).
+    stats: Option<[Option<Number>; 4]>,
+    /// The last agent text since the previous `result` line (O1).
+    answer: Option<String>,
+    final_output: Option<String>,
+}
+
+/// A line as a `Value`, for `raw`: it parsed as a view, so it parses as a `Value` (S2).
+fn reparse(line: &[u8]) -> Value {
+    parse_value(line).unwrap_or(Value::Null)
+}
+
+/// `{"tool_use": U, "tool_result": R}` (J8, as for Claude's tool uses).
+fn tool_raw(tool_use: Value, tool_result: Value) -> Value {
+    json!({"tool_use": tool_use, "tool_result": tool_result})
+}
+
+/// A field of a `Value` line as a [`Loose`] borrowing from it.
+fn loose<'v>(value: &'v Value, key: &str) -> Loose<'v> {
+    match value.get(key) {
+        None => Loose::Absent,
+        Some(Value::Null) => Loose::Null,
+        Some(Value::Bool(b)) => Loose::Bool(*b),
+        Some(Value::Number(n)) => Loose::Number(n.clone()),
+        Some(Value::String(s)) => Loose::Str(Cow::Borrowed(s)),
+        Some(Value::Array(_)) => Loose::Array,
+        Some(Value::Object(_)) => Loose::Object,
+    }
+}
+
+/// The view of an object line already parsed as a `Value` (the view and the `Value` accept the
+/// same lines, so this path only exists for safety).
+fn view_of(value: &Value) -> LineView<'_> {
+    let object = |key: &str| value.get(key).filter(|v| v.is_object());
+    LineView {
+        kind: loose(value, "type"),
+        session_id: loose(value, "session_id"),
+        role: loose(value, "role"),
+        content: loose(value, "content"),
+        tool_name: loose(value, "tool_name"),
+        tool_id: loose(value, "tool_id"),
+        parameters: value.get("parameters").cloned(),
+        status: loose(value, "status"),
+        output: loose(value, "output"),
+        error_message: object("error").map_or(Loose::Absent, |e| loose(e, "message")),
+        severity: loose(value, "severity"),
+        message: loose(value, "message"),
+        stats: object("stats").map(|s| wire::STATS.map(|key| loose(s, key))),
+    }
+}
+
+impl GeminiDecoder {
+    fn context(&self) -> Context<'_> {
+        Context {
+            cwd: self.cwd.as_deref(),
+            workspace: self.workspace.as_deref(),
+        }
+    }
+
+    /// G3: the turn's text as one `agent` event, on the last line that added to it.
+    fn flush(&mut self, out: &mut Emitter<'_>) {
+        let text = std::mem::take(&mut self.text);
+        let line = self.text_line.take();
+        if text.is_empty() {
+            return;
+        }
+        self.answer = Some(text.clone());
+        let mut event = Event::new(EventBody::Agent { text });
+        if let Some(line) = line {
+            event = event.at_line(line);
+        }
+        out.event(event);
+    }
+
+    fn unknown(out: &mut Emitter<'_>, reason: UnknownReason, raw: Value, tool: ToolRef) {
+        out.emit(EventBody::Unknown { reason, raw, tool });
+    }
+
+    fn on_view(&mut self, view: LineView<'_>, line: &[u8], out: &mut Emitter<'_>) {
+        let Some(kind) = view.kind.as_str() else {
+            // S3: no string `type`.
+            self.flush(out);
+            Self::unknown(
+                out,
+                UnknownReason::NotAnEvent,
+                reparse(line),
+                ToolRef::default(),
+            );
+            return;
+        };
+        if kind == "message" && view.role.as_str() == Some("assistant") {
+            if let Some(chunk) = view.content.as_str() {
+                // G3: a chunk of the turn's text; it flushes nothing.
+                if chunk.is_empty() {
+                    out.consumed_by("G3");
+                } else {
+                    self.text.push_str(chunk);
+                    self.text_line = out.line();
+                    out.defer();
+                }
+                return;
+            }
+        }
+        // G3: every other JSON line ends the text being assembled.
+        self.flush(out);
+        match kind {
+            "init" => {
+                out.consumed_by("G2");
+                if self.session_id.is_none() {
+                    self.session_id = view.session_id.non_empty_str().map(str::to_string);
+                }
+            }
+            "message" => match (view.role.as_str(), view.content.as_str()) {
+                (Some("user"), Some(_)) => out.consumed_by("G3"),
+                _ => Self::unknown(
+                    out,
+                    UnknownReason::MalformedMessage,
+                    reparse(line),
+                    ToolRef::default(),
+                ),
+            },
+            "tool_use" => self.tool_use(view, line, out),
+            "tool_result" => self.tool_result(&view, line, out),
+            // G9: by severity.
+            "error" => {
+                let message = view.message.as_str().unwrap_or_default();
+                if view.severity.as_str() == Some("warning") {
+                    let source = WarningSource::Stream;
+                    let message = message.to_string();
+                    out.emit(EventBody::Warning { message, source });
+                } else {
+                    let message = if message.is_empty() { "error" } else { message };
+                    self.reported = true;
+                    out.emit(EventBody::Error {
+                        message: message.to_string(),
+                    });
+                }
+            }
+            "result" => self.result(&view, out),
+            // G1: a type this backend does not know.
+            _ => Self::unknown(
+                out,
+                UnknownReason::UnknownType,
+                reparse(line),
+                ToolRef::default(),
+            ),
+        }
+    }
+
+    /// G4: records a tool use under its `tool_id`; one without a string id cannot be paired
+    /// and is `malformed_tool_use` at once.
+    fn tool_use(&mut self, view: LineView<'_>, line: &[u8], out: &mut Emitter<'_>) {
+        let tool = view.tool_name.as_str().map(str::to_string);
+        let Some(id) = view.tool_id.as_str().map(str::to_string) else {
+            let tool = ToolRef {
+                tool,
+                tool_use_id: None,
+            };
+            let raw = tool_raw(reparse(line), Value::Null);
+            Self::unknown(out, UnknownReason::MalformedToolUse, raw, tool);
+            return;
+        };
+        let params = view.parameters.unwrap_or(Value::Null);
+        let tool_ref = ToolRef {
+            tool: tool.clone(),
+            tool_use_id: Some(id.clone()),
+        };
+        if out.wants_started() {
+            let ok = ToolStatus {
+                success: true,
+                error: None,
+            };
+            let would_be = match tool.as_deref() {
+                Some(name) => match tools::map(name, &params, &ok, &tool_ref, self.context()) {
+                    Mapping::Events(bodies) => bodies,
+                    _ => Vec::new(),
+                },
+                None => Vec::new(),
+            };
+            out.started_from(tool_ref, &would_be, None);
+        }
+        self.uses.push(Use {
+            id,
+            tool,
+            params,
+            line: line.into(),
+        });
+        out.defer();
+    }
+
+    /// G5: resolves the pending use with the result's `tool_id`.
+    fn tool_result(&mut self, view: &LineView<'_>, line: &[u8], out: &mut Emitter<'_>) {
+        let id = view.tool_id.as_str();
+        let candidates: Vec<usize> = match id {
+            Some(id) => (0..self.uses.len())
+                .filter(|&i| self.uses[i].id == id)
+                .collect(),
+            None => Vec::new(),
+        };
+        let tool_use_id = id.map(str::to_string);
+        match candidates[..] {
+            [] => {
+                let tool = ToolRef {
+                    tool: None,
+                    tool_use_id,
+                };
+                let raw = tool_raw(Value::Null, reparse(line));
+                Self::unknown(out, UnknownReason::UnpairedResult, raw, tool);
+            }
+            [i] => {
+                let tool_use = self.uses.remove(i);
+                self.resolved(tool_use, view, line, out);
+            }
+            _ => {
+                // G5 (C11): never guess; every candidate is settled.
+                let mut uses = Vec::with_capacity(candidates.len());
+                for i in candidates.into_iter().rev() {
+                    uses.push(reparse(&self.uses.remove(i).line));
+                }
+                uses.reverse();
+                let tool = ToolRef {
+                    tool: None,
+                    tool_use_id,
+                };
+                let raw = tool_raw(Value::Array(uses), reparse(line));
+                Self::unknown(out, UnknownReason::AmbiguousToolUseId, raw, tool);
+            }
+        }
+    }
+
+    /// G5-G7: the events of a tool use its result resolved.
+    fn resolved(&mut self, tool_use: Use, view: &LineView<'_>, line: &[u8], out: &mut Emitter<'_>) {
+        let status = result_status(view);
+        let tool = ToolRef {
+            tool: tool_use.tool.clone(),
+            tool_use_id: Some(tool_use.id.clone()),
+        };
+        let mapping = match tool_use.tool.as_deref() {
+            Some(name) => tools::map(name, &tool_use.params, &status, &tool, self.context()),
+            None => Mapping::Malformed,
+        };
+        match mapping {
+            Mapping::Events(bodies) => {
+                for body in bodies {
+                    out.emit(body);
+                }
+            }
+            Mapping::Plan(items) => {
+                if status.success {
+                    out.emit(EventBody::Plan { items });
+                } else {
+                    // G7: a failed `write_todos` changed no plan; the caller still sees it.
+                    let why = status.error.as_deref().unwrap_or("no reason given");
+                    out.emit(EventBody::Warning {
+                        message: format!("write_todos failed: {why}"),
+                        source: WarningSource::Stream,
+                    });
+                }
+            }
+            Mapping::UnknownTool => {
+                let raw = tool_raw(reparse(&tool_use.line), reparse(line));
+                Self::unknown(out, UnknownReason::UnknownTool, raw, tool);
+            }
+            Mapping::Malformed => {
+                let raw = tool_raw(reparse(&tool_use.line), reparse(line));
+                Self::unknown(out, UnknownReason::MalformedToolUse, raw, tool);
+            }
+        }
+    }
+
+    /// G10: the terminal `result` line.
+    fn result(&mut self, view: &LineView<'_>, out: &mut Emitter<'_>) {
+        out.terminal();
+        self.results += 1;
+        self.final_output = self.answer.take();
+        if let Some(stats) = &view.stats {
+            self.stats = Some(stats.clone().map(|figure| match figure {
+                Loose::Number(n) => Some(n),
+                _ => None,
+            }));
+        }
+        let status = view.status.as_str();
+        let reported = std::mem::take(&mut self.reported);
+        if status == Some("success") {
+            return;
+        }
+        self.failed = true;
+        match (view.error_message.non_empty_str(), reported) {
+            (Some(message), _) => out.emit(EventBody::Error {
+                message: message.to_string(),
+            }),
+            // The failure was already reported by an `error` line.
+            (None, true) => {}
+            (None, false) => out.emit(EventBody::Error {
+                message: match status {
+                    Some(status) => format!("result status: {status}"),
+                    None => "result without a status".to_string(),
+                },
+            }),
+        }
+    }
+
+    fn metrics(&self) -> Metrics {
+        let mut metrics = Metrics::default();
+        if let Some([input, output, cached, duration]) = self.stats.clone() {
+            metrics.input_tokens = input;
+            metrics.output_tokens = output;
+            metrics.cache_read_input_tokens = cached;
+            metrics.duration_ms = duration;
+        }
+        metrics.num_turns = (self.results > 0).then(|| Number::from(self.results));
+        metrics
+    }
+}
+
+/// G5: `success` when `status` is `"success"`; otherwise the failure text is the result's
+/// `error.message`, else its `output`, when a non-empty string (J6).
+fn result_status(view: &LineView<'_>) -> ToolStatus {
+    if view.status.as_str() == Some("success") {
+        return ToolStatus {
+            success: true,
+            error: None,
+        };
+    }
+    let message = view
+        .error_message
+        .non_empty_str()
+        .or_else(|| view.output.non_empty_str());
+    ToolStatus {
+        success: false,
+        error: message.map(|m| truncate_chars(m, MAX_ERROR).to_string()),
+    }
+}
+
+impl Decoder for GeminiDecoder {
+    fn new(config: &NormalizerConfig) -> Self {
+        GeminiDecoder {
+            cwd: config.cwd.clone(),
+            workspace: config.workspace.clone(),
+            ..GeminiDecoder::default()
+        }
+    }
+
+    fn line(&mut self, line: &[u8], out: &mut Emitter<'_>) -> Result<(), NotJson> {
+        if let Some(view) = wire::view(line) {
+            self.on_view(view, line, out);
+            return Ok(());
+        }
+        // G3: a line that is not JSON does not end the text being assembled.
+        let value = parse_value(line)?;
+        if value.is_object() {
+            self.on_view(view_of(&value), line, out);
+        } else {
+            // S3: valid JSON that is not an object.
+            self.flush(out);
+            Self::unknown(out, UnknownReason::NotAnEvent, value, ToolRef::default());
+        }
+        Ok(())
+    }
+
+    fn end(&mut self, out: &mut Emitter<'_>) {
+        self.flush(out);
+        // G11: one use at a time, in record order, its memory freed as it goes (S7, S9).
+        for tool_use in std::mem::take(&mut self.uses) {
+            let tool = ToolRef {
+                tool: tool_use.tool,
+                tool_use_id: Some(tool_use.id),
+            };
+            let raw = tool_raw(reparse(&tool_use.line), Value::Null);
+            Self::unknown(out, UnknownReason::UnresolvedToolUse, raw, tool);
+        }
+    }
+
+    fn summary(&self) -> Summary {
+        let mut summary = Summary::default();
+        summary.failed = self.failed;
+        summary.final_output = self.final_output.clone();
+        summary.metrics = self.metrics();
+        summary
+    }
+
+    fn session_id(&self) -> Option<&str> {
+        self.session_id.as_deref()
+    }
+
+    fn pending_tool_uses(&self) -> Vec<PendingToolUse> {
+        self.uses
+            .iter()
+            .map(|u| PendingToolUse {
+                id: u.id.clone(),
+                tool: u.tool.clone(),
+                thread: None,
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,55 @@
+//! The conformance kit (`harness_core::testkit`) on the Gemini CLI backend: hostile and
+//! generated lines in its vocabulary (no panic, chunk invariance, line numbers, order,
+//! accounting, settling, counts, L1), and every recording.
+
+use harness_core::NormalizerConfig;
+use harness_gemini::GeminiHarness;
+
+use super::config;
+
+const TYPES: &[&str] = &[
+    "init",
+    "message",
+    "tool_use",
+    "tool_result",
+    "error",
+    "result",
+];
+const KEYS: &[&str] = &[
+    "type",
+    "session_id",
+    "role",
+    "content",
+    "delta",
+    "tool_name",
+    "tool_id",
+    "parameters",
+    "status",
+    "output",
+    "error",
+    "severity",
+    "message",
+    "stats",
+    "file_path",
+    "command",
+];
+
+harness_core::conformance_kit!(GeminiHarness, config(), types: TYPES, keys: KEYS);
+
+#[test]
+fn every_recording_passes_the_kit() {
+    let fixtures = fixtures::streams("gemini").unwrap();
+    assert!(!fixtures.is_empty());
+    for fixture in fixtures {
+        let stdout = std::fs::read(&fixture.stream).unwrap();
+        let stderr = fixture
+            .stderr
+            .as_ref()
+            .map(|p| std::fs::read(p).unwrap())
+            .unwrap_or_default();
+        for config in [config(), NormalizerConfig::default()] {
+            harness_core::testkit::check_recording(&GeminiHarness, &config, &stdout, &stderr)
+                .unwrap_or_else(|e| panic!("{}: {e}", fixture.name));
+        }
+    }
+}

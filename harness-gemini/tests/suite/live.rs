@@ -1,0 +1,298 @@
+//! Live runs (G12) against the fake `gemini` kept in `fixtures/fake-agent/`: a shell script
+//! that records its argv, working directory and stdin, replays a recorded stream and its
+//! recorded stderr, then exits as the recording did, hangs, or dies mid-line. No test runs the
+//! real `gemini` (`cargo xtask record --backend gemini` does).
+//!
+//! The recordings' expected files assume `--cwd /home/gemini/project`, a directory that does
+//! not exist here; the golden replay starts the fake in a temporary folder and gives the
+//! normalizer that directory through `RunRequest::normalizer`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use futures::StreamExt;
+use harness_core::{
+    Event, Harness, Outcome, OutcomeLine, Registry, RunError, RunItem, RunRequest, RunStream,
+    Status,
+};
+use harness_gemini::{GeminiHarness, INSTALL};
+use serde_json::{Value, json};
+
+use fixtures::recording_order;
+
+use super::{config, ok, result, tool_use};
+
+/// The fake `gemini` script in `fixtures/fake-agent/`.
+fn agent() -> PathBuf {
+    fixtures::root().join("fake-agent").join("gemini")
+}
+
+/// A temporary folder for what the fake records, removed on drop; the run's directory.
+struct Fake {
+    dir: PathBuf,
+}
+
+impl Fake {
+    fn new(name: &str) -> Self {
+        let dir =
+            std::env::temp_dir().join(format!("harness-gemini-live-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Fake { dir }
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.join(name)
+    }
+
+    /// A request for the fake, run in its folder, with `env` for the script.
+    fn request(&self, prompt: &str, env: &[(&str, &Path)]) -> RunRequest {
+        let mut request = RunRequest::new(prompt);
+        request.cwd = Some(self.dir.clone());
+        request.binary = Some(agent());
+        request.env = env
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.display().to_string()))
+            .collect::<BTreeMap<_, _>>();
+        request
+    }
+
+    /// `lines` as a stream file for `FAKE_STREAM`.
+    fn stream(&self, lines: &[Value]) -> PathBuf {
+        let path = self.path("stream.jsonl");
+        let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+}
+
+impl Drop for Fake {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// Every item of the stream (at most a minute): the events, then the outcome, last.
+async fn collect(stream: RunStream) -> (Vec<Event>, Outcome) {
+    let items: Vec<RunItem> = tokio::time::timeout(Duration::from_secs(60), stream.collect())
+        .await
+        .expect("hang guard");
+    let mut events = Vec::new();
+    let mut outcome = None;
+    for item in items {
+        assert!(outcome.is_none(), "the outcome is the last item");
+        match item {
+            RunItem::Event(event) => events.push(event),
+            RunItem::Outcome(o) => outcome = Some(o),
+        }
+    }
+    (events, outcome.expect("an outcome"))
+}
+
+/// Runs `request` through the registry, as callers choosing a backend by name do.
+fn run_by_name(request: RunRequest) -> (Vec<Event>, Outcome) {
+    let mut registry = Registry::new();
+    registry.register(Box::new(GeminiHarness));
+    let gemini = registry.get("gemini").unwrap();
+    runtime().block_on(async { collect(gemini.run(request).await.unwrap()).await })
+}
+
+fn json_events(events: &[Event]) -> Vec<Value> {
+    events
+        .iter()
+        .map(|e| serde_json::to_value(e).unwrap())
+        .collect()
+}
+
+#[test]
+fn every_recording_replayed_live_gives_its_expected_events_and_exit_code() {
+    let fake = Fake::new("golden");
+    let runtime = runtime();
+    let mut checked = 0;
+    let mut failures = Vec::new();
+    for fixture in fixtures::streams("gemini").unwrap() {
+        let exit = fixture.recorded_exit_code();
+        let exit_text = PathBuf::from(exit.to_string());
+        let mut env = vec![
+            ("FAKE_STREAM", fixture.stream.as_path()),
+            ("FAKE_EXIT", exit_text.as_path()),
+        ];
+        if let Some(stderr) = &fixture.stderr {
+            env.push(("FAKE_STDERR_FILE", stderr));
+        }
+        let mut request = fake.request("hello", &env);
+        request.normalizer = config();
+        let (events, outcome) =
+            runtime.block_on(async { collect(GeminiHarness.run(request).await.unwrap()).await });
+        assert_eq!(
+            outcome.exit_code,
+            Some(Some(i32::try_from(exit).unwrap())),
+            "{}",
+            fixture.name
+        );
+        let mut actual = String::new();
+        for event in &events {
+            actual.push_str(&serde_json::to_string(event).unwrap());
+            actual.push('\n');
+        }
+        actual.push_str(&serde_json::to_string(&OutcomeLine::new(&outcome)).unwrap());
+        let expected = std::fs::read_to_string(&fixture.expected).unwrap();
+        if let Err(problems) = fixtures::compare(
+            &recording_order(&expected).unwrap(),
+            &recording_order(&actual).unwrap(),
+        ) {
+            failures.push(format!("{}: {}", fixture.name, problems.join("; ")));
+        }
+        checked += 1;
+    }
+    assert_eq!(checked, 39);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn g12_the_prompt_goes_to_stdin_never_argv_and_the_run_starts_in_its_directory() {
+    let fake = Fake::new("argv");
+    let (argv, stdin, pwd) = (fake.path("argv"), fake.path("stdin"), fake.path("pwd"));
+    let stream = fake.stream(&[
+        tool_use("read_file", "t1", json!({"file_path": "README.md"})),
+        ok("t1"),
+        result(),
+    ]);
+    let prompt = "--yolo\n-p evil\r\n\u{e9} -";
+    let mut request = fake.request(
+        prompt,
+        &[
+            ("FAKE_ARGV", &argv),
+            ("FAKE_STDIN", &stdin),
+            ("FAKE_PWD", &pwd),
+            ("FAKE_STREAM", &stream),
+        ],
+    );
+    request.model = Some("gemini-2.5-pro".into());
+    request.permission_mode = Some("acceptEdits".into());
+    request.extra_args = vec!["--debug".into()];
+    let (events, outcome) = run_by_name(request);
+
+    assert_eq!(std::fs::read_to_string(&stdin).unwrap(), prompt);
+    let dir = fake.dir.display().to_string();
+    assert_eq!(std::fs::read_to_string(&pwd).unwrap().trim_end(), dir);
+    let argv = std::fs::read_to_string(&argv).unwrap();
+    assert_eq!(
+        argv.lines().collect::<Vec<_>>(),
+        [
+            "--output-format=stream-json",
+            "--skip-trust",
+            "--model=gemini-2.5-pro",
+            "--approval-mode=auto_edit",
+            "--debug"
+        ]
+    );
+    assert!(!argv.contains("evil"), "{argv}");
+    // Relative paths resolve against the run's directory (G8).
+    assert_eq!(
+        json_events(&events),
+        [
+            json!({"kind": "read", "path": format!("{dir}/README.md"), "success": true,
+                "tool": "read_file", "tool_use_id": "t1", "line": 2})
+        ]
+    );
+    assert_eq!(outcome.status, Status::Success);
+    assert_eq!(outcome.exit_code, Some(Some(0)));
+}
+
+#[test]
+fn g12_an_error_exit_status_reaches_the_outcome_as_given() {
+    // Gemini CLI exits 41 on bad auth, 55 in an untrusted folder, before printing anything.
+    let fake = Fake::new("exit");
+    let stderr = fake.path("stderr");
+    std::fs::write(&stderr, "Invalid auth method selected\n").unwrap();
+    let code = PathBuf::from("41");
+    let (events, outcome) =
+        run_by_name(fake.request("hi", &[("FAKE_EXIT", &code), ("FAKE_STDERR_FILE", &stderr)]));
+    assert_eq!(
+        json_events(&events),
+        [
+            json!({"kind": "warning", "source": "stderr", "message": "Invalid auth method selected",
+                   "stream": "stderr", "line": 1}),
+            json!({"kind": "error", "message": "stream ended without a result"}),
+        ]
+    );
+    assert_eq!(outcome.status, Status::Incomplete);
+    assert_eq!(outcome.exit_code, Some(Some(41)));
+}
+
+#[test]
+fn g12_an_agent_dying_mid_line_gives_the_partial_line_its_pending_uses_and_no_exit_code() {
+    let fake = Fake::new("partial");
+    let use_line = tool_use("run_shell_command", "sh", json!({"command": "sleep 100"}));
+    let stream = fake.stream(std::slice::from_ref(&use_line));
+    let partial = PathBuf::from(r#"{"type":"mess"#);
+    let (events, outcome) = run_by_name(fake.request(
+        "hi",
+        &[("FAKE_STREAM", &stream), ("FAKE_PARTIAL", &partial)],
+    ));
+    assert_eq!(
+        json_events(&events),
+        [
+            json!({"kind": "warning", "source": "non_json", "message": r#"{"type":"mess"#, "line": 2}),
+            json!({"kind": "unknown", "reason": "unresolved_tool_use",
+                   "raw": {"tool_use": use_line, "tool_result": null},
+                   "tool": "run_shell_command", "tool_use_id": "sh"}),
+            json!({"kind": "error", "message": "stream ended without a result"}),
+        ]
+    );
+    assert_eq!(outcome.exit_code, Some(None), "SIGKILL: no exit status");
+}
+
+#[test]
+fn g12_a_timeout_kills_the_agent_and_its_children() {
+    let fake = Fake::new("timeout");
+    let pids = fake.path("pids");
+    let stream = fake.stream(&[tool_use("glob", "g", json!({"pattern": "*"}))]);
+    let mut request = fake.request("hi", &[("FAKE_STREAM", &stream), ("FAKE_PIDS", &pids)]);
+    request.timeout = Some(Duration::from_millis(500));
+    let (events, outcome) = run_by_name(request);
+    let events = json_events(&events);
+    let kinds: Vec<(&Value, &Value)> = events.iter().map(|e| (&e["kind"], &e["reason"])).collect();
+    assert_eq!(
+        kinds,
+        [
+            (&json!("error"), &Value::Null),
+            (&json!("unknown"), &json!("unresolved_tool_use")),
+            (&json!("error"), &Value::Null),
+        ]
+    );
+    let message = events[0]["message"].as_str().unwrap();
+    assert!(message.starts_with("the run timed out"), "{message}");
+    assert_eq!(outcome.status, Status::Incomplete);
+    assert_eq!(outcome.exit_code, Some(None));
+    for pid in std::fs::read_to_string(&pids).unwrap().lines() {
+        let proc = Path::new("/proc").join(pid.trim());
+        let gone = (0..500).any(|_| {
+            std::thread::sleep(Duration::from_millis(20));
+            !proc.exists()
+        });
+        assert!(gone, "process {pid} is still there");
+    }
+}
+
+#[test]
+fn g12_a_missing_binary_is_binary_not_found_saying_it_does_not_exist() {
+    let mut request = RunRequest::new("hi");
+    request.binary = Some("/nonexistent/gemini".into());
+    let Err(err) = runtime().block_on(GeminiHarness.run(request)) else {
+        panic!("spawned a missing binary");
+    };
+    assert!(matches!(err, RunError::BinaryNotFound { .. }), "{err:?}");
+    // A path named explicitly: no install hint (issue 18 item 12).
+    assert_eq!(err.to_string(), "/nonexistent/gemini does not exist");
+    assert_eq!(INSTALL, "npm install -g @google/gemini-cli");
+}

@@ -1,0 +1,730 @@
+//! `cargo xtask record --backend gemini`: the Gemini CLI corpus, recorded from the real
+//! `gemini` binary against the Gemini API stand-in ([`super::gemini_api`]).
+//!
+//! Scenarios live in `fixtures/gemini/scenarios/NAME.json`: the prompt (written to stdin, as
+//! `harness run` does), the arguments after `gemini` (by default those of a live run with
+//! `--approval-mode=yolo`), settings merged over the offline defaults, extra environment, the
+//! project's files, files under HOME, and the model turns. Each runs in a fresh
+//! `/home/gemini/project` with `HOME=/home/gemini` and `TMPDIR=/home/gemini/tmp`, created for
+//! the run and removed after it (the command refuses to touch a `/home/gemini` it did not
+//! make). Only loopback traffic: `GOOGLE_GEMINI_BASE_URL` names the stand-in, the settings
+//! select API-key auth and turn off telemetry, usage statistics and update checks, and a dead
+//! loopback proxy takes anything else.
+//!
+//! Without `--check`, recordings (`NAME.jsonl`, `NAME.stderr`, `NAME.cmd`) go to
+//! `fixtures/gemini/` (or `--out DIR`) and are compared with `NAME.expected.jsonl`, normalized
+//! with `--cwd /home/gemini/project`; new ones have no expected file until one is written and
+//! reviewed by hand. `--check` records into a temporary folder and reports drift against the
+//! committed recordings and expected events: new or vanished line types and tool names, and
+//! any difference in the normalized events (ids, timestamps and durations neutralized).
+//! `--gemini PATH` names a `gemini` binary; otherwise `@google/gemini-cli@VERSION` (default
+//! [`GEMINI_VERSION`], or `--version`) is installed with npm into `target/record-cache/`.
+//! With `RECORD_DUMP_REQUESTS=1`, each run's request bodies go to `NAME.requests.jsonl`.
+//!
+//! Every scenario then runs a second time, live, the way `harness run --backend gemini` runs
+//! it: through `GeminiHarness::run` (the prompt on stdin, the command line it builds from the
+//! scenario's model and approval mode) against a fresh stand-in, the real binary behind a
+//! wrapper that clears the environment. Its events must be the recording's (stderr warnings
+//! aside, ids numbered on each side) and its exit status the recorded one.
+
+use std::collections::BTreeMap;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use harness_core::{Harness, NormalizerConfig, OutcomeLine, RunItem, RunRequest};
+use harness_gemini::{GeminiHarness, GeminiNormalizer};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::gemini_api::{GeminiApi, Turn};
+use super::server::{Reply, Server};
+use super::{Options, drift, read};
+
+/// The Gemini CLI version the corpus was recorded with.
+pub const GEMINI_VERSION: &str = "0.61.0";
+const HOME: &str = "/home/gemini";
+const PROJECT: &str = "/home/gemini/project";
+const TMP: &str = "/home/gemini/tmp";
+const MARKER: &str = ".harness-record";
+const RUN_LIMIT: Duration = Duration::from_secs(120);
+
+/// The arguments of a live run with `--approval-mode=yolo` (`harness run --backend gemini
+/// --permission-mode yolo`).
+const DEFAULT_ARGS: [&str; 3] = [
+    "--output-format=stream-json",
+    "--skip-trust",
+    "--approval-mode=yolo",
+];
+
+/// One scripted `gemini` run.
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// What the scenario exercises, for people.
+    #[serde(default)]
+    pub about: String,
+    /// The prompt, written to standard input.
+    pub prompt: String,
+    /// The arguments after `gemini`; [`DEFAULT_ARGS`] when absent.
+    #[serde(default)]
+    pub args: Option<Vec<String>>,
+    /// Top-level keys merged over the default `settings.json`.
+    #[serde(default)]
+    pub settings: BTreeMap<String, Value>,
+    /// Variables added to the standard environment.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// Files of the project, by relative path.
+    #[serde(default)]
+    pub files: BTreeMap<String, String>,
+    /// Files under HOME, by relative path.
+    #[serde(default)]
+    pub home_files: BTreeMap<String, String>,
+    /// The model's turns, in order.
+    pub turns: Vec<Turn>,
+}
+
+impl Scenario {
+    fn load(path: &Path) -> Result<Scenario> {
+        let text =
+            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        let scenario: Scenario =
+            serde_json::from_str(&text).with_context(|| format!("parsing {}", path.display()))?;
+        for file in scenario.files.keys().chain(scenario.home_files.keys()) {
+            let p = Path::new(file);
+            if p.is_absolute()
+                || p.components()
+                    .any(|c| !matches!(c, std::path::Component::Normal(_)))
+            {
+                bail!(
+                    "{}: file {file:?} must be a plain relative path",
+                    path.display()
+                );
+            }
+        }
+        Ok(scenario)
+    }
+
+    fn args(&self) -> Vec<String> {
+        match &self.args {
+            Some(args) => args.clone(),
+            None => DEFAULT_ARGS.map(String::from).into(),
+        }
+    }
+
+    /// `~/.gemini/settings.json`: API-key auth (otherwise headless mode refuses to start, exit
+    /// status 41), nothing sent anywhere, then the scenario's own keys.
+    fn settings(&self) -> Value {
+        let mut settings = json!({
+            "security": {"auth": {"selectedType": "gemini-api-key"}},
+            "privacy": {"usageStatisticsEnabled": false},
+            "telemetry": {"enabled": false},
+            "general": {"enableAutoUpdate": false, "enableAutoUpdateNotification": false}
+        });
+        for (key, value) in &self.settings {
+            settings[key] = value.clone();
+        }
+        settings
+    }
+}
+
+/// The npm package.
+pub const PACKAGE: &str = "@google/gemini-cli";
+
+/// Installs `@google/gemini-cli@version` into `cache/gemini-VERSION/` (once) and returns its
+/// `gemini`.
+pub fn install(cache: &Path, version: &str) -> Result<PathBuf> {
+    let cache = cache.join(format!("gemini-{version}"));
+    let binary = cache.join("node_modules/.bin/gemini");
+    super::npm_install(&cache, &format!("{PACKAGE}@{version}"), binary)
+}
+
+fn clean() -> Result<()> {
+    let home = Path::new(HOME);
+    if home.exists() {
+        if !home.join(MARKER).exists() {
+            bail!("{HOME} exists and was not made by `cargo xtask record`; not touching it");
+        }
+        std::fs::remove_dir_all(home)?;
+    }
+    Ok(())
+}
+
+fn write_files(base: &Path, files: &BTreeMap<String, String>) -> Result<()> {
+    for (file, text) in files {
+        let path = base.join(file);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
+    }
+    Ok(())
+}
+
+/// The scenario names: those given, else every file of the folder.
+fn names(given: &[String], dir: &Path) -> Result<Vec<String>> {
+    if !given.is_empty() {
+        return Ok(given.to_vec());
+    }
+    let mut names = Vec::new();
+    for entry in std::fs::read_dir(dir).with_context(|| format!("reading {}", dir.display()))? {
+        if let Some(name) = entry?
+            .path()
+            .file_name()
+            .and_then(|f| f.to_str())
+            .and_then(|f| f.strip_suffix(".json"))
+        {
+            names.push(name.to_string());
+        }
+    }
+    names.sort();
+    Ok(names)
+}
+
+/// Entry point of `cargo xtask record --backend gemini`.
+pub(super) fn record(options: &Options) -> Result<()> {
+    let dir = fixtures::root().join("gemini");
+    let names = names(&options.names, &dir.join("scenarios"))?;
+    let gemini = match &options.binary {
+        Some(path) => path.clone(),
+        None => install(
+            &super::cache_dir(),
+            options.version.as_deref().unwrap_or(GEMINI_VERSION),
+        )?,
+    };
+    let out = if options.check {
+        std::env::temp_dir().join(format!(
+            "harness-record-gemini-check-{}",
+            std::process::id()
+        ))
+    } else {
+        options.out.clone().unwrap_or_else(|| dir.clone())
+    };
+    std::fs::create_dir_all(&out)?;
+    let mut failures = Vec::new();
+    let mut unreviewed = 0;
+    for name in &names {
+        let scenario = Scenario::load(&dir.join("scenarios").join(format!("{name}.json")))?;
+        let mut problems =
+            run(name, &scenario, &gemini, &out).with_context(|| format!("recording {name}"))?;
+        let raw = read(&out.join(format!("{name}.jsonl")));
+        let events = normalize(&raw, &read(&out.join(format!("{name}.stderr"))));
+        // The same scenario through `harness run --backend gemini`'s code path.
+        let (live, exit, notes) =
+            run_live(&scenario, &gemini).with_context(|| format!("running {name} live"))?;
+        problems.extend(notes.into_iter().map(|n| format!("live: {n}")));
+        let recorded_exit = recorded_exit_code(&out.join(format!("{name}.cmd")));
+        problems.extend(live_drift(&events, recorded_exit, &live, exit));
+        let expected_path = dir.join(format!("{name}.expected.jsonl"));
+        let old_raw = read(&dir.join(format!("{name}.jsonl")));
+        if options.check {
+            if old_raw.is_empty() {
+                problems.push(format!(
+                    "no committed recording fixtures/gemini/{name}.jsonl"
+                ));
+            }
+            problems.extend(drift::shape_drift(
+                &drift::shape(&old_raw),
+                &drift::shape(&raw),
+            ));
+        }
+        if expected_path.exists() {
+            let expected = without_stderr(&read(&expected_path));
+            problems.extend(
+                drift::event_drift(&expected, &old_raw, &without_stderr(&events), &raw)
+                    .into_iter()
+                    .map(|p| format!("expected: {p}")),
+            );
+        } else if options.check {
+            problems.push(format!("no expected file {}", expected_path.display()));
+        } else {
+            // A new scenario: its events are written beside it for review, not trusted.
+            std::fs::write(out.join(format!("{name}.unreviewed.jsonl")), &events)?;
+            unreviewed += 1;
+        }
+        if problems.is_empty() {
+            println!("{name}: ok");
+        } else {
+            println!(
+                "{name} ({}): {} difference(s)",
+                scenario.about,
+                problems.len()
+            );
+            for p in problems.iter().take(12) {
+                println!("    {p}");
+            }
+            failures.push(name.clone());
+        }
+    }
+    println!(
+        "{}/{} Gemini CLI scenarios {}{}; recordings in {}",
+        names.len() - failures.len(),
+        names.len(),
+        if options.check {
+            "without drift"
+        } else {
+            "reproducing their expected events"
+        },
+        if unreviewed > 0 {
+            format!(" ({unreviewed} new, events in NAME.unreviewed.jsonl to review)")
+        } else {
+            String::new()
+        },
+        out.display()
+    );
+    if !failures.is_empty() {
+        bail!(
+            "{} scenario(s) differ: {}",
+            failures.len(),
+            failures.join(", ")
+        );
+    }
+    Ok(())
+}
+
+/// The `exit_code` on the last line of a `.cmd` file (0 when there is none).
+fn recorded_exit_code(path: &Path) -> i64 {
+    read(path)
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .and_then(|l| serde_json::from_str::<Value>(l).ok())
+        .and_then(|l| l.get("exit_code").and_then(Value::as_i64))
+        .unwrap_or(0)
+}
+
+/// Event lines without the warnings made from standard error, and the outcome's `warning`
+/// count without them: Gemini CLI's stderr notices (terminal warnings, start-up timing
+/// messages) vary from run to run, so the drift check compares what stdout gives.
+fn without_stderr(events: &str) -> String {
+    let mut dropped = 0;
+    let mut out = String::new();
+    for line in events.lines() {
+        let Ok(mut value) = serde_json::from_str::<Value>(line) else {
+            out.push_str(line);
+            out.push('\n');
+            continue;
+        };
+        if value.get("stream").and_then(Value::as_str) == Some("stderr") {
+            dropped += 1;
+            continue;
+        }
+        if value.get("kind").and_then(Value::as_str) == Some("outcome")
+            && let Some(counts) = value.get_mut("counts").and_then(Value::as_object_mut)
+            && let Some(warnings) = counts.get("warning").and_then(Value::as_u64)
+        {
+            match warnings.saturating_sub(dropped) {
+                0 => counts.remove("warning"),
+                left => counts.insert("warning".into(), json!(left)),
+            };
+        }
+        out.push_str(&value.to_string());
+        out.push('\n');
+    }
+    out
+}
+
+/// The events `harness normalize --backend gemini --cwd /home/gemini/project` prints.
+fn normalize(raw: &str, stderr: &str) -> String {
+    let mut config = NormalizerConfig::default();
+    config.cwd = Some(PROJECT.to_string());
+    drift::normalize_with(
+        GeminiNormalizer::new(config),
+        raw.as_bytes(),
+        stderr.as_bytes(),
+    )
+}
+
+/// A fresh project, HOME and stand-in for one run of a scenario.
+struct Setup {
+    server: Server,
+    api: Arc<Mutex<GeminiApi>>,
+    env: BTreeMap<String, String>,
+    settings: Value,
+}
+
+/// Makes `/home/gemini` anew with the scenario's files and settings, and starts its stand-in;
+/// `dump` names the file the request bodies go to, if any.
+fn prepare(scenario: &Scenario, dump: Option<PathBuf>) -> Result<Setup> {
+    clean()?;
+    std::fs::create_dir_all(PROJECT)?;
+    std::fs::create_dir_all(TMP)?;
+    std::fs::write(
+        Path::new(HOME).join(MARKER),
+        "created by cargo xtask record\n",
+    )?;
+    write_files(Path::new(PROJECT), &scenario.files)?;
+    write_files(Path::new(HOME), &scenario.home_files)?;
+    let settings = scenario.settings();
+    let settings_dir = Path::new(HOME).join(".gemini");
+    std::fs::create_dir_all(&settings_dir)?;
+    std::fs::write(
+        settings_dir.join("settings.json"),
+        serde_json::to_string_pretty(&settings)?,
+    )?;
+
+    let api = Arc::new(Mutex::new(GeminiApi::new(&scenario.turns)));
+    let handler_api = Arc::clone(&api);
+    let server = Server::start(
+        0,
+        Box::new(move |request| {
+            if let Some(path) = &dump
+                && let Ok(mut file) = std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(path)
+            {
+                let _ = writeln!(file, "{} {}", request.method, request.path);
+                let _ = file.write_all(&request.body);
+                let _ = file.write_all(b"\n");
+            }
+            match handler_api.lock() {
+                Ok(mut api) => api.handle(request),
+                Err(_) => Reply::not_found(&request.path),
+            }
+        }),
+    )?;
+    let base_url = format!("http://127.0.0.1:{}", server.port());
+    let mut env: BTreeMap<String, String> = [
+        ("PATH", "/usr/local/bin:/usr/bin:/bin"),
+        ("LANG", "C.UTF-8"),
+        ("TERM", "dumb"),
+        ("HOME", HOME),
+        ("TMPDIR", TMP),
+        ("GEMINI_API_KEY", "loopback-only"),
+        ("GOOGLE_GEMINI_BASE_URL", base_url.as_str()),
+        // Anything not addressed to the stand-in goes to a port nobody listens on.
+        ("HTTPS_PROXY", "http://127.0.0.1:9"),
+        ("HTTP_PROXY", "http://127.0.0.1:9"),
+        ("NO_PROXY", "127.0.0.1,localhost"),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
+    env.extend(scenario.env.clone());
+    Ok(Setup {
+        server,
+        api,
+        env,
+        settings,
+    })
+}
+
+/// What the stand-in noticed: requests beyond the script, turns never requested.
+fn api_notes(api: &Mutex<GeminiApi>, requests: &[String]) -> Vec<String> {
+    let mut notes = Vec::new();
+    if let Ok(api) = api.lock() {
+        if api.overflow > 0 {
+            notes.push(format!(
+                "{} request(s) after the script ran out; requests: {}",
+                api.overflow,
+                requests.join(", ")
+            ));
+        }
+        if api.remaining() > 0 {
+            notes.push(format!(
+                "{} scripted turn(s) never requested",
+                api.remaining()
+            ));
+        }
+    }
+    notes
+}
+
+fn run(name: &str, scenario: &Scenario, gemini: &Path, out: &Path) -> Result<Vec<String>> {
+    let dump = std::env::var_os("RECORD_DUMP_REQUESTS")
+        .map(|_| out.join(format!("{name}.requests.jsonl")));
+    let Setup {
+        server,
+        api,
+        mut env,
+        settings,
+    } = prepare(scenario, dump)?;
+    let args = scenario.args();
+    let started = Instant::now();
+    let mut child = Command::new(gemini)
+        .args(&args)
+        .env_clear()
+        .envs(&env)
+        .current_dir(PROJECT)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .with_context(|| format!("starting {}", gemini.display()))?;
+    if let Some(mut stdin) = child.stdin.take() {
+        stdin.write_all(scenario.prompt.as_bytes())?;
+    }
+    let mut stdout_pipe = child.stdout.take().context("no stdout pipe")?;
+    let mut stderr_pipe = child.stderr.take().context("no stderr pipe")?;
+    let stdout_thread = std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let _ = stdout_pipe.read_to_end(&mut bytes);
+        bytes
+    });
+    let stderr_thread = std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let _ = stderr_pipe.read_to_end(&mut bytes);
+        bytes
+    });
+    let mut timed_out = false;
+    let status = loop {
+        if let Some(status) = child.try_wait()? {
+            break status;
+        }
+        if started.elapsed() > RUN_LIMIT {
+            let _ = child.kill();
+            timed_out = true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let seconds = started.elapsed().as_secs_f64();
+    let stdout_bytes = stdout_thread.join().unwrap_or_default();
+    let stderr_bytes = stderr_thread.join().unwrap_or_default();
+    let requests = server.stop();
+    clean()?;
+
+    std::fs::write(out.join(format!("{name}.jsonl")), &stdout_bytes)?;
+    std::fs::write(out.join(format!("{name}.stderr")), &stderr_bytes)?;
+    let mut argv = vec!["gemini".to_string()];
+    argv.extend(args);
+    env.insert(
+        "GOOGLE_GEMINI_BASE_URL".into(),
+        "http://127.0.0.1:PORT".into(),
+    );
+    let cmd = json!({"cwd": PROJECT, "env": env, "argv": argv, "stdin": scenario.prompt,
+                     "settings": settings});
+    let exit_code: Value = match status.code() {
+        Some(code) => json!(code),
+        None => {
+            use std::os::unix::process::ExitStatusExt;
+            json!(status.signal().map(|s| -s))
+        }
+    };
+    let tail = json!({"exit_code": exit_code, "seconds": (seconds * 10.0).round() / 10.0});
+    std::fs::write(
+        out.join(format!("{name}.cmd")),
+        format!("{}\n{tail}\n", serde_json::to_string_pretty(&cmd)?),
+    )?;
+
+    let mut notes = Vec::new();
+    if timed_out {
+        notes.push(format!("killed after {}s", RUN_LIMIT.as_secs()));
+    }
+    notes.extend(api_notes(&api, &requests));
+    Ok(notes)
+}
+
+/// The request `harness run --backend gemini` would make for a scenario's arguments: its
+/// `--model` and `--approval-mode` as the request's model and permission mode, the other
+/// arguments (beyond the two every live run gives) as extra arguments.
+fn live_request(scenario: &Scenario, binary: PathBuf) -> RunRequest {
+    let mut request = RunRequest::new(scenario.prompt.clone());
+    request.cwd = Some(PathBuf::from(PROJECT));
+    request.binary = Some(binary);
+    request.timeout = Some(RUN_LIMIT);
+    request.normalizer.cwd = Some(PROJECT.to_string());
+    for arg in scenario.args() {
+        if let Some(model) = arg.strip_prefix("--model=") {
+            request.model = Some(model.to_string());
+        } else if let Some(mode) = arg.strip_prefix("--approval-mode=") {
+            request.permission_mode = Some(mode.to_string());
+        } else if !["--output-format=stream-json", "--skip-trust"].contains(&arg.as_str()) {
+            request.extra_args.push(arg);
+        }
+    }
+    request
+}
+
+/// The scenario once more, live, as `harness run --backend gemini` runs it: through
+/// `GeminiHarness::run` (the prompt on stdin, the arguments it builds) against a fresh stand-in.
+/// The real binary is started through a wrapper that clears the environment, so only the
+/// scenario's variables reach it. Returns the events and the outcome line as
+/// `harness run --format jsonl` prints them, and the exit status.
+fn run_live(scenario: &Scenario, gemini: &Path) -> Result<(String, Option<i32>, Vec<String>)> {
+    let Setup {
+        server, api, env, ..
+    } = prepare(scenario, None)?;
+    let wrapper = Path::new(HOME).join("gemini-clean-env");
+    let mut script = String::from("#!/bin/sh\nexec env -i");
+    for (key, value) in &env {
+        script.push_str(&format!(" {}", shlex_quote(&format!("{key}={value}"))));
+    }
+    script.push_str(&format!(
+        " {} \"$@\"\n",
+        shlex_quote(&gemini.display().to_string())
+    ));
+    std::fs::write(&wrapper, script)?;
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755))?;
+    }
+    let request = live_request(scenario, wrapper);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let items: Vec<RunItem> = runtime.block_on(async {
+        let stream = GeminiHarness.run(request).await?;
+        Ok::<_, harness_core::RunError>(futures::StreamExt::collect(stream).await)
+    })?;
+    let requests = server.stop();
+    clean()?;
+    let mut text = String::new();
+    let mut exit = None;
+    for item in items {
+        match item {
+            RunItem::Event(event) => text.push_str(&serde_json::to_string(&event)?),
+            RunItem::Outcome(outcome) => {
+                exit = outcome.exit_code.flatten();
+                text.push_str(&serde_json::to_string(&OutcomeLine::new(&outcome))?);
+            }
+        }
+        text.push('\n');
+    }
+    Ok((text, exit, api_notes(&api, &requests)))
+}
+
+/// `text` quoted for `sh` (single quotes).
+fn shlex_quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "'\\''"))
+}
+
+/// The differences between a live run and the recording's events: stdout's events in order
+/// (stderr's warnings interleave by timing and vary, see [`without_stderr`]), ids numbered by
+/// first appearance on each side, and the exit status.
+fn live_drift(recorded: &str, recorded_exit: i64, live: &str, exit: Option<i32>) -> Vec<String> {
+    let (recorded, live) = (without_stderr(recorded), without_stderr(live));
+    let mut problems: Vec<String> = drift::event_drift(&recorded, &recorded, &live, &live)
+        .into_iter()
+        .map(|p| format!("live: {p}"))
+        .collect();
+    if exit.map(i64::from) != Some(recorded_exit) {
+        problems.push(format!(
+            "live: exit status {exit:?}, the recording's {recorded_exit}"
+        ));
+    }
+    problems
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use super::*;
+
+    #[test]
+    fn every_committed_gemini_scenario_loads_and_has_a_recording_and_expected_events() {
+        let dir = fixtures::root().join("gemini");
+        let names = names(&[], &dir.join("scenarios")).unwrap();
+        for name in &names {
+            let scenario = Scenario::load(&dir.join(format!("scenarios/{name}.json"))).unwrap();
+            assert!(!scenario.turns.is_empty(), "{name}");
+            for file in ["jsonl", "expected.jsonl", "cmd"] {
+                let path = dir.join(format!("{name}.{file}"));
+                assert!(path.exists(), "{}", path.display());
+            }
+        }
+        assert!(names.len() >= 25, "{} scenarios", names.len());
+    }
+
+    #[test]
+    fn stderr_warnings_are_left_out_of_the_comparison_and_of_the_counts() {
+        let events = concat!(
+            r#"{"kind":"warning","message":"w","source":"stream","line":3}"#,
+            "\n",
+            r#"{"kind":"warning","message":"x","source":"stderr","line":1,"stream":"stderr"}"#,
+            "\n",
+            r#"{"kind":"outcome","status":"success","metrics":{},"counts":{"warning":2}}"#,
+            "\n",
+        );
+        assert_eq!(
+            without_stderr(events),
+            concat!(
+                r#"{"kind":"warning","line":3,"message":"w","source":"stream"}"#,
+                "\n",
+                r#"{"counts":{"warning":1},"kind":"outcome","metrics":{},"status":"success"}"#,
+                "\n"
+            )
+        );
+    }
+
+    #[test]
+    fn a_live_run_must_give_the_recordings_events_and_exit_status() {
+        let recorded = concat!(
+            r#"{"kind":"read","path":"/p/a","success":true,"tool":"read_file","tool_use_id":"read_file_111","line":4}"#,
+            "\n",
+            r#"{"kind":"warning","message":"x","source":"stderr","line":1,"stream":"stderr"}"#,
+            "\n",
+            r#"{"kind":"outcome","session_id":"aaaaaaaa","status":"success","metrics":{"duration_ms":5},"counts":{"read":1,"warning":1}}"#,
+            "\n",
+        );
+        let live = concat!(
+            r#"{"kind":"warning","message":"y","source":"stderr","line":1,"stream":"stderr"}"#,
+            "\n",
+            r#"{"kind":"read","path":"/p/a","success":true,"tool":"read_file","tool_use_id":"read_file_222","line":4}"#,
+            "\n",
+            r#"{"kind":"outcome","session_id":"bbbbbbbb","status":"success","metrics":{"duration_ms":9},"counts":{"read":1,"warning":1},"exit_code":0}"#,
+            "\n",
+        );
+        assert_eq!(live_drift(recorded, 0, live, Some(0)), Vec::<String>::new());
+        assert_eq!(
+            live_drift(recorded, 144, live, Some(0)),
+            ["live: exit status Some(0), the recording's 144"]
+        );
+        let other = live.replace("/p/a", "/p/b");
+        assert_eq!(live_drift(recorded, 0, &other, Some(0)).len(), 1);
+    }
+
+    #[test]
+    fn the_live_request_carries_the_scenarios_model_and_approval_mode() {
+        let scenario = Scenario {
+            prompt: "-p x".into(),
+            args: Some(
+                [
+                    "--output-format=stream-json",
+                    "--skip-trust",
+                    "--approval-mode=yolo",
+                    "--model=gemini-2.5-flash",
+                    "--debug",
+                ]
+                .map(String::from)
+                .into(),
+            ),
+            ..Scenario::default()
+        };
+        let request = live_request(&scenario, PathBuf::from("/bin/gemini"));
+        assert_eq!(request.prompt, "-p x");
+        assert_eq!(request.model.as_deref(), Some("gemini-2.5-flash"));
+        assert_eq!(request.permission_mode.as_deref(), Some("yolo"));
+        assert_eq!(request.extra_args, ["--debug"]);
+        assert_eq!(
+            GeminiHarness.args(&request, Path::new(PROJECT)),
+            [
+                "--output-format=stream-json",
+                "--skip-trust",
+                "--model=gemini-2.5-flash",
+                "--approval-mode=yolo",
+                "--debug"
+            ]
+        );
+    }
+
+    #[test]
+    fn the_settings_select_api_key_auth_and_keep_scenario_keys() {
+        let mut scenario = Scenario::default();
+        scenario
+            .settings
+            .insert("model".into(), json!({"name": "gemini-2.5-flash"}));
+        let settings = scenario.settings();
+        assert_eq!(
+            settings["security"]["auth"]["selectedType"],
+            "gemini-api-key"
+        );
+        assert_eq!(settings["model"]["name"], "gemini-2.5-flash");
+        assert_eq!(scenario.args(), DEFAULT_ARGS);
+    }
+}
