@@ -328,11 +328,7 @@ impl Decoder for CodexDecoder {
     }
 
     fn summary(&self) -> Summary {
-        let mut summary = Summary::default();
-        summary.failed = self.any_failed;
-        summary.final_output = self.final_output.clone();
-        summary.metrics = self.metrics();
-        summary
+        Summary::new(self.any_failed, self.final_output.clone(), self.metrics())
     }
 
     fn session_id(&self) -> Option<&str> {

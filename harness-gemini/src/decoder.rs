@@ -429,11 +429,7 @@ impl Decoder for GeminiDecoder {
     }
 
     fn summary(&self) -> Summary {
-        let mut summary = Summary::default();
-        summary.failed = self.failed;
-        summary.final_output = self.final_output.clone();
-        summary.metrics = self.metrics();
-        summary
+        Summary::new(self.failed, self.final_output.clone(), self.metrics())
     }
 
     fn session_id(&self) -> Option<&str> {

@@ -285,11 +285,8 @@ impl Decoder for ClaudeDecoder {
     }
 
     fn summary(&self) -> Summary {
-        let mut summary = Summary::default();
-        summary.failed = self.any_error;
-        summary.final_output = self.final_output.clone();
+        let mut summary = Summary::new(self.any_error, self.final_output.clone(), self.metrics());
         summary.structured_output = self.structured_output.clone();
-        summary.metrics = self.metrics();
         summary
     }
 

@@ -68,6 +68,18 @@ pub struct Summary {
     pub metrics: Metrics,
 }
 
+impl Summary {
+    /// A summary: whether the run failed, the final answer, the figures.
+    pub fn new(failed: bool, final_output: Option<String>, metrics: Metrics) -> Self {
+        Summary {
+            failed,
+            final_output,
+            structured_output: None,
+            metrics,
+        }
+    }
+}
+
 /// A backend's decoding: one line in, events out through an [`Emitter`]. Wrapped in a
 /// [`Driver`], it is a [`Normalizer`].
 ///

@@ -7,15 +7,12 @@
 //! not exist here; the golden replay starts the fake in a temporary folder and gives the
 //! normalizer that directory through `RunRequest::normalizer`.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use futures::StreamExt;
-use harness_core::{
-    Event, Harness, Outcome, OutcomeLine, Registry, RunError, RunItem, RunRequest, RunStream,
-    Status,
-};
+use fixtures::live::{Fake, collect, runtime};
+
+use harness_core::{Event, Harness, Outcome, OutcomeLine, Registry, RunError, RunRequest, Status};
 use harness_gemini::{GeminiHarness, INSTALL};
 use serde_json::{Value, json};
 
@@ -23,78 +20,12 @@ use fixtures::recording_order;
 
 use super::{config, ok, result, tool_use};
 
-/// The fake `gemini` script in `fixtures/fake-agent/`.
-fn agent() -> PathBuf {
-    fixtures::root().join("fake-agent").join("gemini")
-}
-
-/// A temporary folder for what the fake records, removed on drop; the run's directory.
-struct Fake {
-    dir: PathBuf,
-}
-
-impl Fake {
-    fn new(name: &str) -> Self {
-        let dir =
-            std::env::temp_dir().join(format!("harness-gemini-live-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        Fake { dir }
-    }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.dir.join(name)
-    }
-
-    /// A request for the fake, run in its folder, with `env` for the script.
-    fn request(&self, prompt: &str, env: &[(&str, &Path)]) -> RunRequest {
-        let mut request = RunRequest::new(prompt);
-        request.cwd = Some(self.dir.clone());
-        request.binary = Some(agent());
-        request.env = env
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.display().to_string()))
-            .collect::<BTreeMap<_, _>>();
-        request
-    }
-
-    /// `lines` as a stream file for `FAKE_STREAM`.
-    fn stream(&self, lines: &[Value]) -> PathBuf {
-        let path = self.path("stream.jsonl");
-        let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
-        std::fs::write(&path, text).unwrap();
-        path
-    }
-}
-
-impl Drop for Fake {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
-/// Every item of the stream (at most a minute): the events, then the outcome, last.
-async fn collect(stream: RunStream) -> (Vec<Event>, Outcome) {
-    let items: Vec<RunItem> = tokio::time::timeout(Duration::from_secs(60), stream.collect())
-        .await
-        .expect("hang guard");
-    let mut events = Vec::new();
-    let mut outcome = None;
-    for item in items {
-        assert!(outcome.is_none(), "the outcome is the last item");
-        match item {
-            RunItem::Event(event) => events.push(event),
-            RunItem::Outcome(o) => outcome = Some(o),
-        }
-    }
-    (events, outcome.expect("an outcome"))
+/// `lines` as a stream file for `FAKE_STREAM`, in the fake's folder.
+fn stream(fake: &Fake, lines: &[Value]) -> PathBuf {
+    let path = fake.path("stream.jsonl");
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(&path, text).unwrap();
+    path
 }
 
 /// Runs `request` through the registry, as callers choosing a backend by name do.
@@ -114,7 +45,7 @@ fn json_events(events: &[Event]) -> Vec<Value> {
 
 #[test]
 fn every_recording_replayed_live_gives_its_expected_events_and_exit_code() {
-    let fake = Fake::new("golden");
+    let fake = Fake::new("gemini");
     let runtime = runtime();
     let mut checked = 0;
     let mut failures = Vec::new();
@@ -159,13 +90,16 @@ fn every_recording_replayed_live_gives_its_expected_events_and_exit_code() {
 
 #[test]
 fn g12_the_prompt_goes_to_stdin_never_argv_and_the_run_starts_in_its_directory() {
-    let fake = Fake::new("argv");
+    let fake = Fake::new("gemini");
     let (argv, stdin, pwd) = (fake.path("argv"), fake.path("stdin"), fake.path("pwd"));
-    let stream = fake.stream(&[
-        tool_use("read_file", "t1", json!({"file_path": "README.md"})),
-        ok("t1"),
-        result(),
-    ]);
+    let stream = stream(
+        &fake,
+        &[
+            tool_use("read_file", "t1", json!({"file_path": "README.md"})),
+            ok("t1"),
+            result(),
+        ],
+    );
     let prompt = "--yolo\n-p evil\r\n\u{e9} -";
     let mut request = fake.request(
         prompt,
@@ -182,7 +116,7 @@ fn g12_the_prompt_goes_to_stdin_never_argv_and_the_run_starts_in_its_directory()
     let (events, outcome) = run_by_name(request);
 
     assert_eq!(std::fs::read_to_string(&stdin).unwrap(), prompt);
-    let dir = fake.dir.display().to_string();
+    let dir = fake.dir().display().to_string();
     assert_eq!(std::fs::read_to_string(&pwd).unwrap().trim_end(), dir);
     let argv = std::fs::read_to_string(&argv).unwrap();
     assert_eq!(
@@ -211,7 +145,7 @@ fn g12_the_prompt_goes_to_stdin_never_argv_and_the_run_starts_in_its_directory()
 #[test]
 fn g12_an_error_exit_status_reaches_the_outcome_as_given() {
     // Gemini CLI exits 41 on bad auth, 55 in an untrusted folder, before printing anything.
-    let fake = Fake::new("exit");
+    let fake = Fake::new("gemini");
     let stderr = fake.path("stderr");
     std::fs::write(&stderr, "Invalid auth method selected\n").unwrap();
     let code = PathBuf::from("41");
@@ -231,9 +165,9 @@ fn g12_an_error_exit_status_reaches_the_outcome_as_given() {
 
 #[test]
 fn g12_an_agent_dying_mid_line_gives_the_partial_line_its_pending_uses_and_no_exit_code() {
-    let fake = Fake::new("partial");
+    let fake = Fake::new("gemini");
     let use_line = tool_use("run_shell_command", "sh", json!({"command": "sleep 100"}));
-    let stream = fake.stream(std::slice::from_ref(&use_line));
+    let stream = stream(&fake, std::slice::from_ref(&use_line));
     let partial = PathBuf::from(r#"{"type":"mess"#);
     let (events, outcome) = run_by_name(fake.request(
         "hi",
@@ -254,9 +188,9 @@ fn g12_an_agent_dying_mid_line_gives_the_partial_line_its_pending_uses_and_no_ex
 
 #[test]
 fn g12_a_timeout_kills_the_agent_and_its_children() {
-    let fake = Fake::new("timeout");
+    let fake = Fake::new("gemini");
     let pids = fake.path("pids");
-    let stream = fake.stream(&[tool_use("glob", "g", json!({"pattern": "*"}))]);
+    let stream = stream(&fake, &[tool_use("glob", "g", json!({"pattern": "*"}))]);
     let mut request = fake.request("hi", &[("FAKE_STREAM", &stream), ("FAKE_PIDS", &pids)]);
     request.timeout = Some(Duration::from_millis(500));
     let (events, outcome) = run_by_name(request);

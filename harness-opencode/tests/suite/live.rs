@@ -3,84 +3,18 @@
 //! recording did, or hangs with a grandchild. No test runs the real `opencode` (the recorder
 //! does: `cargo xtask record --backend opencode` starts it with this very command line).
 
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
-use futures::StreamExt;
+use fixtures::live::{Fake, collect, runtime};
+
 use harness_core::{
-    Event, Harness, NormalizerConfig, Outcome, OutcomeLine, Registry, RunError, RunItem,
-    RunRequest, RunStream,
+    Event, Harness, NormalizerConfig, Outcome, OutcomeLine, Registry, RunError, RunRequest,
 };
 use harness_opencode::{INSTALL, OpencodeHarness};
 use serde_json::json;
 
 use super::CWD;
-
-fn agent() -> PathBuf {
-    fixtures::root().join("fake-agent").join("opencode")
-}
-
-/// A temporary folder for what the fake records, removed on drop; the run's directory.
-struct Fake {
-    dir: PathBuf,
-}
-
-impl Fake {
-    fn new(name: &str) -> Self {
-        let dir = std::env::temp_dir().join(format!(
-            "harness-opencode-live-{name}-{}",
-            std::process::id()
-        ));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        Fake { dir }
-    }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.dir.join(name)
-    }
-
-    fn request(&self, prompt: &str, env: &[(&str, &Path)]) -> RunRequest {
-        let mut request = RunRequest::new(prompt);
-        request.cwd = Some(self.dir.clone());
-        request.binary = Some(agent());
-        request.env = env
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.display().to_string()))
-            .collect::<BTreeMap<_, _>>();
-        request
-    }
-}
-
-impl Drop for Fake {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
-async fn collect(stream: RunStream) -> (Vec<Event>, Outcome) {
-    let items: Vec<RunItem> = tokio::time::timeout(Duration::from_secs(60), stream.collect())
-        .await
-        .expect("hang guard");
-    let mut events = Vec::new();
-    let mut outcome = None;
-    for item in items {
-        assert!(outcome.is_none(), "the outcome is the last item");
-        match item {
-            RunItem::Event(event) => events.push(event),
-            RunItem::Outcome(o) => outcome = Some(o),
-        }
-    }
-    (events, outcome.expect("an outcome"))
-}
 
 /// Runs `request` through the registry, as callers choosing a backend by name do.
 fn run_by_name(request: RunRequest) -> (Vec<Event>, Outcome) {
@@ -92,7 +26,7 @@ fn run_by_name(request: RunRequest) -> (Vec<Event>, Outcome) {
 
 #[test]
 fn every_recording_replayed_live_gives_its_expected_events_and_exit_code() {
-    let fake = Fake::new("golden");
+    let fake = Fake::new("opencode");
     let mut config = NormalizerConfig::default();
     config.cwd = Some(CWD.into());
     let runtime = runtime();
@@ -139,7 +73,7 @@ fn every_recording_replayed_live_gives_its_expected_events_and_exit_code() {
 
 #[test]
 fn p14_the_prompt_goes_last_after_a_double_dash_and_the_flags_are_opencode_s() {
-    let fake = Fake::new("argv");
+    let fake = Fake::new("opencode");
     let (argv, stdin, pwd) = (fake.path("argv"), fake.path("stdin"), fake.path("pwd"));
     let prompt = "--auto\n-m evil\r\n\u{e9} -";
     let mut request = fake.request(
@@ -175,7 +109,7 @@ fn p14_the_prompt_goes_last_after_a_double_dash_and_the_flags_are_opencode_s() {
     assert_eq!(std::fs::read_to_string(&stdin).unwrap(), "");
     assert_eq!(
         std::fs::read_to_string(&pwd).unwrap().trim_end(),
-        fake.dir.display().to_string()
+        fake.dir().display().to_string()
     );
     // No stream at all: S9's error, incomplete, exit 0.
     assert_eq!(
@@ -187,7 +121,7 @@ fn p14_the_prompt_goes_last_after_a_double_dash_and_the_flags_are_opencode_s() {
 
 #[test]
 fn relative_paths_resolve_against_the_run_s_directory() {
-    let fake = Fake::new("cwd");
+    let fake = Fake::new("opencode");
     let stream = fake.path("stream");
     let line = json!({"type": "tool_use", "sessionID": "ses_1", "part": {"type": "tool",
         "tool": "bash", "callID": "t1", "state": {"status": "completed",
@@ -196,13 +130,13 @@ fn relative_paths_resolve_against_the_run_s_directory() {
     let (events, outcome) = run_by_name(fake.request("hi", &[("FAKE_STREAM", &stream)]));
     let event = serde_json::to_value(&events[0]).unwrap();
     assert_eq!(event["kind"], "read");
-    assert_eq!(event["path"], format!("{}/README.md", fake.dir.display()));
+    assert_eq!(event["path"], format!("{}/README.md", fake.dir().display()));
     assert_eq!(outcome.session_id.as_deref(), Some("ses_1"));
 }
 
 #[test]
 fn a_hanging_agent_is_killed_with_its_grandchild_at_the_timeout() {
-    let fake = Fake::new("hang");
+    let fake = Fake::new("opencode");
     let (pids, stream) = (fake.path("pids"), fake.path("stream"));
     let fixture = fixtures::root().join("opencode/c01_read.jsonl");
     let first = std::fs::read_to_string(&fixture).unwrap();
