@@ -9,18 +9,13 @@
 //! tests go through the `Harness` trait, where the normalizer resolves against the run's own
 //! directory.
 
-use std::path::PathBuf;
-
 use harness_codex::{CodexHarness, INSTALL};
-use harness_core::{
-    Event, Harness, NormalizerConfig, Outcome, OutcomeLine, Registry, RunError, RunRequest,
-};
+use harness_core::{Event, Harness, Outcome, Registry, RunError, RunRequest};
 use serde_json::json;
 
 use fixtures::live::{Fake, collect, runtime};
-use fixtures::recording_order;
 
-use super::{CWD, completed, turn_completed};
+use super::{completed, turn_completed};
 
 /// Runs `request` through the registry, as callers choosing a backend by name do.
 fn run_by_name(request: RunRequest) -> (Vec<Event>, Outcome) {
@@ -32,50 +27,12 @@ fn run_by_name(request: RunRequest) -> (Vec<Event>, Outcome) {
 
 #[test]
 fn every_recording_replayed_live_gives_its_expected_events_and_exit_code() {
-    let fake = Fake::new("codex");
-    let config = {
-        let mut config = NormalizerConfig::default();
-        config.cwd = Some(CWD.into());
-        config
-    };
-    let runtime = runtime();
-    let mut checked = 0;
-    let mut failures = Vec::new();
-    for folder in fixtures::CODEX_FOLDERS {
-        for fixture in fixtures::streams(folder).unwrap() {
-            let exit = fixture.recorded_exit_code();
-            let exit_text = PathBuf::from(exit.to_string());
-            let mut env = vec![
-                ("FAKE_STREAM", fixture.stream.as_path()),
-                ("FAKE_EXIT", exit_text.as_path()),
-            ];
-            if let Some(stderr) = &fixture.stderr {
-                env.push(("FAKE_STDERR_FILE", stderr));
-            }
-            let mut request = fake.request("hello", &env);
-            request.normalizer = config.clone();
-            let (events, outcome) =
-                runtime.block_on(async { collect(CodexHarness.run(request).await.unwrap()).await });
-            // A negative recorded status is the signal that ended Codex: no exit code (O1).
-            let code = i32::try_from(exit).ok().filter(|c| *c >= 0);
-            assert_eq!(outcome.exit_code, Some(code), "{}", fixture.name);
-
-            let mut actual = String::new();
-            for event in &events {
-                actual.push_str(&serde_json::to_string(event).unwrap());
-                actual.push('\n');
-            }
-            actual.push_str(&serde_json::to_string(&OutcomeLine::new(&outcome)).unwrap());
-            let expected = std::fs::read_to_string(&fixture.expected).unwrap();
-            if let Err(problems) = fixtures::compare(
-                &recording_order(&expected).unwrap(),
-                &recording_order(&actual).unwrap(),
-            ) {
-                failures.push(format!("{}: {}", fixture.name, problems.join("; ")));
-            }
-            checked += 1;
-        }
-    }
+    let (checked, failures) = fixtures::live::replay_recordings(
+        &CodexHarness,
+        "codex",
+        &fixtures::CODEX_FOLDERS,
+        &super::config(),
+    );
     assert_eq!(checked, 50 + 50 + 2);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

@@ -12,11 +12,9 @@ use std::time::Duration;
 
 use fixtures::live::{Fake, collect, runtime};
 
-use harness_core::{Event, Harness, Outcome, OutcomeLine, Registry, RunError, RunRequest, Status};
+use harness_core::{Event, Harness, Outcome, Registry, RunError, RunRequest, Status};
 use harness_gemini::{GeminiHarness, INSTALL};
 use serde_json::{Value, json};
-
-use fixtures::recording_order;
 
 use super::{config, ok, result, tool_use};
 
@@ -45,45 +43,8 @@ fn json_events(events: &[Event]) -> Vec<Value> {
 
 #[test]
 fn every_recording_replayed_live_gives_its_expected_events_and_exit_code() {
-    let fake = Fake::new("gemini");
-    let runtime = runtime();
-    let mut checked = 0;
-    let mut failures = Vec::new();
-    for fixture in fixtures::streams("gemini").unwrap() {
-        let exit = fixture.recorded_exit_code();
-        let exit_text = PathBuf::from(exit.to_string());
-        let mut env = vec![
-            ("FAKE_STREAM", fixture.stream.as_path()),
-            ("FAKE_EXIT", exit_text.as_path()),
-        ];
-        if let Some(stderr) = &fixture.stderr {
-            env.push(("FAKE_STDERR_FILE", stderr));
-        }
-        let mut request = fake.request("hello", &env);
-        request.normalizer = config();
-        let (events, outcome) =
-            runtime.block_on(async { collect(GeminiHarness.run(request).await.unwrap()).await });
-        assert_eq!(
-            outcome.exit_code,
-            Some(Some(i32::try_from(exit).unwrap())),
-            "{}",
-            fixture.name
-        );
-        let mut actual = String::new();
-        for event in &events {
-            actual.push_str(&serde_json::to_string(event).unwrap());
-            actual.push('\n');
-        }
-        actual.push_str(&serde_json::to_string(&OutcomeLine::new(&outcome)).unwrap());
-        let expected = std::fs::read_to_string(&fixture.expected).unwrap();
-        if let Err(problems) = fixtures::compare(
-            &recording_order(&expected).unwrap(),
-            &recording_order(&actual).unwrap(),
-        ) {
-            failures.push(format!("{}: {}", fixture.name, problems.join("; ")));
-        }
-        checked += 1;
-    }
+    let (checked, failures) =
+        fixtures::live::replay_recordings(&GeminiHarness, "gemini", &["gemini"], &config());
     assert_eq!(checked, 39);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

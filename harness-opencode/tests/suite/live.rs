@@ -3,18 +3,13 @@
 //! recording did, or hangs with a grandchild. No test runs the real `opencode` (the recorder
 //! does: `cargo xtask record --backend opencode` starts it with this very command line).
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use fixtures::live::{Fake, collect, runtime};
 
-use harness_core::{
-    Event, Harness, NormalizerConfig, Outcome, OutcomeLine, Registry, RunError, RunRequest,
-};
+use harness_core::{Event, Harness, Outcome, Registry, RunError, RunRequest};
 use harness_opencode::{INSTALL, OpencodeHarness};
 use serde_json::json;
-
-use super::CWD;
 
 /// Runs `request` through the registry, as callers choosing a backend by name do.
 fn run_by_name(request: RunRequest) -> (Vec<Event>, Outcome) {
@@ -26,48 +21,13 @@ fn run_by_name(request: RunRequest) -> (Vec<Event>, Outcome) {
 
 #[test]
 fn every_recording_replayed_live_gives_its_expected_events_and_exit_code() {
-    let fake = Fake::new("opencode");
-    let mut config = NormalizerConfig::default();
-    config.cwd = Some(CWD.into());
-    let runtime = runtime();
-    let mut failures = Vec::new();
-    let mut checked = 0;
-    for fixture in fixtures::streams("opencode").unwrap() {
-        let exit = fixture.recorded_exit_code();
-        let exit_text = PathBuf::from(exit.to_string());
-        let mut env = vec![
-            ("FAKE_STREAM", fixture.stream.as_path()),
-            ("FAKE_EXIT", exit_text.as_path()),
-        ];
-        if let Some(stderr) = &fixture.stderr {
-            env.push(("FAKE_STDERR_FILE", stderr));
-        }
-        let mut request = fake.request("hello", &env);
-        request.normalizer = config.clone();
-        let (events, outcome) =
-            runtime.block_on(async { collect(OpencodeHarness.run(request).await.unwrap()).await });
-        assert_eq!(
-            outcome.exit_code,
-            Some(i32::try_from(exit).ok()),
-            "{}",
-            fixture.name
-        );
-        let mut actual = String::new();
-        for event in &events {
-            actual.push_str(&serde_json::to_string(event).unwrap());
-            actual.push('\n');
-        }
-        actual.push_str(&serde_json::to_string(&OutcomeLine::new(&outcome)).unwrap());
-        let expected = std::fs::read_to_string(&fixture.expected).unwrap();
-        if let Err(problems) = fixtures::compare(
-            &fixtures::recording_order(&expected).unwrap(),
-            &fixtures::recording_order(&actual).unwrap(),
-        ) {
-            failures.push(format!("{}: {}", fixture.name, problems.join("; ")));
-        }
-        checked += 1;
-    }
-    assert_eq!(checked, 45);
+    let (checked, failures) = fixtures::live::replay_recordings(
+        &OpencodeHarness,
+        "opencode",
+        &["opencode"],
+        &super::config(),
+    );
+    assert!(checked == 45, "{checked} recordings");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
