@@ -14,12 +14,26 @@ pub struct Usage {
     /// Its peak resident set size in bytes (`ru_maxrss`; an upper bound: a child's count
     /// starts from this process's size when it was spawned).
     pub peak_rss: u64,
+    /// The CPU time it used, user and system.
+    pub cpu: std::time::Duration,
+}
+
+/// A `timeval` as a duration (negative fields, which the kernel never reports, count as 0).
+fn duration(t: libc::timeval) -> std::time::Duration {
+    let secs = u64::try_from(t.tv_sec).unwrap_or(0);
+    let micros = u64::try_from(t.tv_usec).unwrap_or(0);
+    std::time::Duration::from_secs(secs) + std::time::Duration::from_micros(micros)
 }
 
 /// Waits for our `child` (taken, so nothing else reaps it) and returns its usage.
-#[allow(unsafe_code)] // wait4 is the only way to read one child's resource usage.
 pub fn wait(child: Child) -> Result<Usage> {
-    let pid = i32::try_from(child.id())?;
+    wait_pid(child.id())
+}
+
+/// [`wait`] for a child known by its pid (its handle's pipes already taken by threads).
+#[allow(unsafe_code)] // wait4 is the only way to read one child's resource usage.
+pub fn wait_pid(pid: u32) -> Result<Usage> {
+    let pid = i32::try_from(pid)?;
     let mut wstatus = 0;
     // SAFETY: an all-zero rusage is a valid value of this plain C struct.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
@@ -34,6 +48,7 @@ pub fn wait(child: Child) -> Result<Usage> {
         wait_status: wstatus,
         // ru_maxrss is in kilobytes on Linux.
         peak_rss: u64::try_from(usage.ru_maxrss).unwrap_or(0) * 1024,
+        cpu: duration(usage.ru_utime) + duration(usage.ru_stime),
     })
 }
 

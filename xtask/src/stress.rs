@@ -51,7 +51,6 @@ type Generator = Box<dyn FnOnce(&mut dyn Write) -> std::io::Result<(u64, u64)> +
 type Check = Box<dyn Fn(&Figures, u64) -> Result<()>>;
 
 /// Runs `harness ARGS` with the generated input on stdin; returns its figures.
-#[allow(unsafe_code)] // wait4 is the only way to read a child's resource usage.
 fn run(harness: &Path, args: &[&str], input: Generator) -> Result<Figures> {
     let start = Instant::now();
     let mut child = Command::new(harness)
@@ -61,7 +60,7 @@ fn run(harness: &Path, args: &[&str], input: Generator) -> Result<Figures> {
         .stderr(Stdio::inherit())
         .spawn()
         .with_context(|| format!("running {}", harness.display()))?;
-    let pid = i32::try_from(child.id()).context("pid out of range")?;
+    let pid = child.id();
     let mut stdin = child.stdin.take().context("no stdin")?;
     let stdout = child.stdout.take().context("no stdout")?;
     let writer = std::thread::spawn(move || -> std::io::Result<(u64, u64)> {
@@ -99,17 +98,14 @@ fn run(harness: &Path, args: &[&str], input: Generator) -> Result<Figures> {
     let (output_lines, output_bytes, last_line) = reader
         .join()
         .map_err(|_| anyhow::anyhow!("reader panicked"))??;
-    let mut wstatus = 0;
-    // SAFETY: an all-zero rusage is a valid value of this plain C struct.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: pid is our own child, not yet reaped; both pointers are valid for the call.
-    let reaped = unsafe { libc::wait4(pid, &mut wstatus, 0, &mut usage) };
+    let usage = crate::rusage::wait_pid(pid)?;
     let wall = start.elapsed();
-    if reaped != pid {
-        bail!("wait4 failed: {}", std::io::Error::last_os_error());
-    }
-    if !libc::WIFEXITED(wstatus) || libc::WEXITSTATUS(wstatus) != 0 {
-        bail!("harness {} failed (wait status {wstatus})", args.join(" "));
+    if !usage.success {
+        bail!(
+            "harness {} failed (wait status {})",
+            args.join(" "),
+            usage.wait_status
+        );
     }
     let (input_bytes, longest_line) = written.context("writing the input")?;
     Ok(Figures {
@@ -118,17 +114,10 @@ fn run(harness: &Path, args: &[&str], input: Generator) -> Result<Figures> {
         output_lines,
         output_bytes,
         last_line,
-        // ru_maxrss is in kilobytes on Linux.
-        peak_rss: u64::try_from(usage.ru_maxrss).unwrap_or(0) * 1024,
+        peak_rss: usage.peak_rss,
         wall,
-        cpu: timeval(usage.ru_utime) + timeval(usage.ru_stime),
+        cpu: usage.cpu,
     })
-}
-
-fn timeval(t: libc::timeval) -> Duration {
-    let secs = u64::try_from(t.tv_sec).unwrap_or(0);
-    let micros = u32::try_from(t.tv_usec).unwrap_or(0);
-    Duration::from_secs(secs) + Duration::from_micros(u64::from(micros))
 }
 
 /// Counts what goes through: total bytes and the longest line.
