@@ -91,8 +91,9 @@ enum Command {
         #[arg(long, value_name = "MODEL")]
         model: Option<String>,
         /// The permission mode to ask for: Claude Code's `--permission-mode`; for Codex, its
-        /// `--sandbox`; for opencode, its `--agent` or `--auto` (Claude's `plan`, `acceptEdits`,
-        /// `bypassPermissions` are translated).
+        /// `--sandbox`; for opencode, its `--agent` or `--auto`; for Gemini CLI, its
+        /// `--approval-mode` (Claude's `plan`, `acceptEdits`, `bypassPermissions` are
+        /// translated).
         #[arg(long, value_name = "MODE")]
         permission_mode: Option<String>,
         /// Stop the agent (its whole process group) after this long: seconds (`90`, `1.5`) or
@@ -105,7 +106,8 @@ enum Command {
         )]
         timeout: Option<Duration>,
         /// The agent's binary [default: the backend's: $CLAUDE_BIN or `claude` on PATH,
-        /// $CODEX_BIN or `codex` on PATH, $OPENCODE_BIN or `opencode` on PATH].
+        /// $CODEX_BIN or `codex` on PATH, $OPENCODE_BIN or `opencode` on PATH, $GEMINI_BIN or
+        /// `gemini` on PATH].
         #[arg(long, value_name = "PATH")]
         binary: Option<PathBuf>,
         /// An extra argument for the agent's command line (repeatable).
