@@ -16,6 +16,18 @@ fn full(line: &[u8]) -> Value {
     parse_value(line).unwrap_or(Value::Null)
 }
 
+/// The pruned `part` with its `state.output` added from the line (P6a, P6c).
+fn with_output(part: &Value, line: &[u8]) -> Value {
+    let mut part = part.clone();
+    let output = wire::parse(line, &wire::OUTPUT)
+        .ok()
+        .and_then(|mut v| v.pointer_mut("/part/state/output").map(Value::take));
+    if let (Some(output), Some(Value::Object(state))) = (output, part.get_mut("state")) {
+        state.insert("output".to_string(), output);
+    }
+    part
+}
+
 /// The whole `part` of a line.
 fn full_part(line: &[u8]) -> Value {
     match full(line) {
@@ -310,8 +322,8 @@ impl OpencodeDecoder {
             _ => {
                 self.settle(id);
                 // The output is read only for a failed shell command's error text and an old
-                // read's `<type>` line (P6a, P6c): then the whole part is parsed again.
-                let whole = needs_output(tool, part).then(|| full_part(line));
+                // read's `<type>` line (P6a, P6c): then it alone is read again.
+                let whole = needs_output(tool, part).then(|| with_output(part, line));
                 let completed = status == "completed";
                 let events =
                     tool_events(&self.tools, tool, whole.as_ref().unwrap_or(part), completed);

@@ -64,6 +64,13 @@ pub(crate) const LINE: Keep = Keep::Fields(&[
     ),
 ]);
 
+/// Only a tool part's `state.output`: read for the few rules that need it (P6a, P6c), instead
+/// of building the whole line again.
+pub(crate) const OUTPUT: Keep = Keep::Fields(&[(
+    "part",
+    Keep::Fields(&[("state", Keep::Fields(&[("output", Keep::All)]))]),
+)]);
+
 /// Parses `line` keeping what `keep` says; `Err` exactly when it is not JSON (S2).
 pub(crate) fn parse(line: &[u8], keep: &'static Keep) -> Result<Value, NotJson> {
     let mut de = serde_json::Deserializer::from_slice(line);
