@@ -8,12 +8,11 @@
 //! keeps its last value, as in a `Value`. Lines whose events need the line itself as `raw` are
 //! parsed again into a `Value` when (rarely) that happens.
 
-use std::borrow::Cow;
 use std::fmt;
 
-use harness_core::backend::json::{Checked, Loose};
+use harness_core::backend::json::{Checked, FieldsSeed, Key, Loose};
 use serde::Deserialize;
-use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::de::{Deserializer, MapAccess, Visitor};
 use serde_json::Value;
 
 /// The top-level fields the rules read; every one absent unless the line has it.
@@ -51,87 +50,6 @@ pub(crate) struct LineView<'a> {
 /// The names [`LineView::stats`] reads, in its order.
 pub(crate) const STATS: [&str; 4] = ["input_tokens", "output_tokens", "cached", "duration_ms"];
 
-/// An object key, borrowed when it holds no escape.
-struct Key<'a>(Cow<'a, str>);
-
-impl<'de> Deserialize<'de> for Key<'de> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct KeyVisitor;
-        impl<'de> Visitor<'de> for KeyVisitor {
-            type Value = Key<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a key")
-            }
-            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
-                Ok(Key(Cow::Borrowed(v)))
-            }
-            fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
-                Ok(Key(Cow::Owned(v.to_string())))
-            }
-            fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
-                Ok(Key(Cow::Owned(v)))
-            }
-        }
-        deserializer.deserialize_str(KeyVisitor)
-    }
-}
-
-/// The named members of an object, each [`Loose`] (a repeated key keeps its last value);
-/// `None` when the value is not an object. Anything else is skipped, checked.
-struct Fields<const N: usize>(&'static [&'static str; N]);
-
-impl<'de, const N: usize> DeserializeSeed<'de> for Fields<N> {
-    type Value = Option<[Loose<'de>; N]>;
-
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
-        struct FieldsVisitor<const N: usize>(&'static [&'static str; N]);
-
-        impl<'de, const N: usize> Visitor<'de> for FieldsVisitor<N> {
-            type Value = Option<[Loose<'de>; N]>;
-
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("any JSON value")
-            }
-            fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
-                Ok(None)
-            }
-            fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
-                Ok(None)
-            }
-            fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
-                Ok(None)
-            }
-            fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
-                Ok(None)
-            }
-            fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
-                Ok(None)
-            }
-            fn visit_unit<E>(self) -> Result<Self::Value, E> {
-                Ok(None)
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-                while seq.next_element::<Checked>()?.is_some() {}
-                Ok(None)
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-                let mut fields: [Loose<'de>; N] = std::array::from_fn(|_| Loose::Absent);
-                while let Some(Key(key)) = map.next_key()? {
-                    match self.0.iter().position(|name| *name == key) {
-                        Some(i) => fields[i] = map.next_value()?,
-                        None => {
-                            map.next_value::<Checked>()?;
-                        }
-                    }
-                }
-                Ok(Some(fields))
-            }
-        }
-
-        deserializer.deserialize_any(FieldsVisitor(self.0))
-    }
-}
-
 impl<'de: 'a, 'a> Deserialize<'de> for LineView<'a> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         struct LineVisitor;
@@ -159,12 +77,13 @@ impl<'de: 'a, 'a> Deserialize<'de> for LineView<'a> {
                         "severity" => view.severity = map.next_value()?,
                         "message" => view.message = map.next_value()?,
                         "error" => {
-                            view.error_message = match map.next_value_seed(Fields(&["message"]))? {
-                                Some([message]) => message,
-                                None => Loose::Absent,
-                            }
+                            view.error_message =
+                                match map.next_value_seed(FieldsSeed(&["message"]))? {
+                                    Some([message]) => message,
+                                    None => Loose::Absent,
+                                }
                         }
-                        "stats" => view.stats = map.next_value_seed(Fields(&STATS))?,
+                        "stats" => view.stats = map.next_value_seed(FieldsSeed(&STATS))?,
                         _ => {
                             map.next_value::<Checked>()?;
                         }
