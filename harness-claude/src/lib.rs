@@ -9,6 +9,30 @@
 //!
 //! The normalizer is a pure state machine: lines in, events out, no I/O, no panics.
 //!
+//! ```
+//! use harness_claude::ClaudeNormalizer;
+//! use harness_core::{EventBody, Normalizer, NormalizerConfig, Status};
+//!
+//! let mut normalizer = ClaudeNormalizer::new(NormalizerConfig::default());
+//! let mut events = Vec::new();
+//! for line in [
+//!     r#"{"type":"system","subtype":"init","cwd":"/repo","session_id":"s1"}"#,
+//!     r#"{"type":"assistant","message":{"id":"m1","content":[{"type":"tool_use","id":"t1","name":"Read","input":{"file_path":"src/lib.rs","offset":10,"limit":5}}]}}"#,
+//!     r#"{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t1","content":"..."}]}}"#,
+//!     r#"{"type":"result","subtype":"success","is_error":false,"result":"done"}"#,
+//! ] {
+//!     normalizer.push_line(line.as_bytes(), &mut events);
+//! }
+//! let outcome = normalizer.finish(&mut events);
+//!
+//! let EventBody::Read { path, range, .. } = &events[0].body else { panic!() };
+//! assert_eq!(path, "/repo/src/lib.rs");
+//! assert_eq!(range.map(|r| (r.start, r.end)), Some((10, Some(14))));
+//! assert_eq!(events[0].line, Some(3));
+//! assert_eq!(outcome.status, Status::Success);
+//! assert_eq!(outcome.session_id.as_deref(), Some("s1"));
+//! ```
+//!
 //! [`ClaudeHarness`] also runs Claude Code live, through the [`Harness`] trait: it spawns
 //! `claude`, writes the prompt to its standard input (never its command line) and streams
 //! the events as they happen, then the outcome with the exit status:
@@ -37,30 +61,6 @@
 //! }
 //! # Ok(())
 //! # }
-//! ```
-//!
-//! ```
-//! use harness_claude::ClaudeNormalizer;
-//! use harness_core::{EventBody, Normalizer, NormalizerConfig, Status};
-//!
-//! let mut normalizer = ClaudeNormalizer::new(NormalizerConfig::default());
-//! let mut events = Vec::new();
-//! for line in [
-//!     r#"{"type":"system","subtype":"init","cwd":"/repo","session_id":"s1"}"#,
-//!     r#"{"type":"assistant","message":{"id":"m1","content":[{"type":"tool_use","id":"t1","name":"Read","input":{"file_path":"src/lib.rs","offset":10,"limit":5}}]}}"#,
-//!     r#"{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t1","content":"..."}]}}"#,
-//!     r#"{"type":"result","subtype":"success","is_error":false,"result":"done"}"#,
-//! ] {
-//!     normalizer.push_line(line.as_bytes(), &mut events);
-//! }
-//! let outcome = normalizer.finish(&mut events);
-//!
-//! let EventBody::Read { path, range, .. } = &events[0].body else { panic!() };
-//! assert_eq!(path, "/repo/src/lib.rs");
-//! assert_eq!(range.map(|r| (r.start, r.end)), Some((10, Some(14))));
-//! assert_eq!(events[0].line, Some(3));
-//! assert_eq!(outcome.status, Status::Success);
-//! assert_eq!(outcome.session_id.as_deref(), Some("s1"));
 //! ```
 
 mod normalizer;

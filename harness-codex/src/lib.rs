@@ -22,6 +22,35 @@
 //! The normalizer is a pure state machine: lines in, events out, no I/O, no panics. Its memory
 //! is bounded by the items still open.
 //!
+//! ```
+//! use harness_codex::CodexNormalizer;
+//! use harness_core::{EventBody, Normalizer, NormalizerConfig, Status};
+//!
+//! let mut config = NormalizerConfig::default();
+//! config.cwd = Some("/repo".into());
+//! let mut normalizer = CodexNormalizer::new(config);
+//! let mut events = Vec::new();
+//! for line in [
+//!     r#"{"type":"thread.started","thread_id":"th-1"}"#,
+//!     r#"{"type":"turn.started"}"#,
+//!     r#"{"type":"item.started","item":{"id":"item_0","type":"command_execution","command":"/bin/bash -lc 'cd src && cat lib.rs'","status":"in_progress"}}"#,
+//!     r#"{"type":"item.completed","item":{"id":"item_0","type":"command_execution","command":"/bin/bash -lc 'cd src && cat lib.rs'","exit_code":0,"status":"completed"}}"#,
+//!     r#"{"type":"item.completed","item":{"id":"item_1","type":"agent_message","text":"Done."}}"#,
+//!     r#"{"type":"turn.completed","usage":{"input_tokens":10,"cached_input_tokens":0,"output_tokens":3,"reasoning_output_tokens":0}}"#,
+//! ] {
+//!     normalizer.push_line(line.as_bytes(), &mut events);
+//! }
+//! let outcome = normalizer.finish(&mut events);
+//!
+//! let EventBody::Read { path, command, .. } = &events[0].body else { panic!() };
+//! assert_eq!(path, "/repo/src/lib.rs");
+//! assert_eq!(command.as_deref(), Some("cd src && cat lib.rs"));
+//! assert_eq!(events[0].line, Some(4));
+//! assert_eq!(outcome.status, Status::Success);
+//! assert_eq!(outcome.session_id.as_deref(), Some("th-1"));
+//! assert_eq!(outcome.final_output.as_deref(), Some("Done."));
+//! ```
+//!
 //! [`CodexHarness`] also runs Codex live, through the [`Harness`] trait: it spawns
 //! `codex exec --json --skip-git-repo-check --cd=DIR -`, writes the prompt to its standard input
 //! (never its command line) and streams the events as they happen, then the outcome with the
@@ -52,35 +81,6 @@
 //! }
 //! # Ok(())
 //! # }
-//! ```
-//!
-//! ```
-//! use harness_codex::CodexNormalizer;
-//! use harness_core::{EventBody, Normalizer, NormalizerConfig, Status};
-//!
-//! let mut config = NormalizerConfig::default();
-//! config.cwd = Some("/repo".into());
-//! let mut normalizer = CodexNormalizer::new(config);
-//! let mut events = Vec::new();
-//! for line in [
-//!     r#"{"type":"thread.started","thread_id":"th-1"}"#,
-//!     r#"{"type":"turn.started"}"#,
-//!     r#"{"type":"item.started","item":{"id":"item_0","type":"command_execution","command":"/bin/bash -lc 'cd src && cat lib.rs'","status":"in_progress"}}"#,
-//!     r#"{"type":"item.completed","item":{"id":"item_0","type":"command_execution","command":"/bin/bash -lc 'cd src && cat lib.rs'","exit_code":0,"status":"completed"}}"#,
-//!     r#"{"type":"item.completed","item":{"id":"item_1","type":"agent_message","text":"Done."}}"#,
-//!     r#"{"type":"turn.completed","usage":{"input_tokens":10,"cached_input_tokens":0,"output_tokens":3,"reasoning_output_tokens":0}}"#,
-//! ] {
-//!     normalizer.push_line(line.as_bytes(), &mut events);
-//! }
-//! let outcome = normalizer.finish(&mut events);
-//!
-//! let EventBody::Read { path, command, .. } = &events[0].body else { panic!() };
-//! assert_eq!(path, "/repo/src/lib.rs");
-//! assert_eq!(command.as_deref(), Some("cd src && cat lib.rs"));
-//! assert_eq!(events[0].line, Some(4));
-//! assert_eq!(outcome.status, Status::Success);
-//! assert_eq!(outcome.session_id.as_deref(), Some("th-1"));
-//! assert_eq!(outcome.final_output.as_deref(), Some("Done."));
 //! ```
 
 mod items;
