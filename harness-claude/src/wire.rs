@@ -665,139 +665,47 @@ pub(crate) fn parse(text: &str) -> Option<LineParts<'_>> {
 /// that is empty. Only the first `limit` characters are kept (J6), so a huge result costs no
 /// more than its line.
 pub(crate) fn result_error_text(block: &str, limit: usize) -> Option<String> {
-    let mut reader = serde_json::Deserializer::from_str(block);
-    let text = ErrorTextSeed(limit).deserialize(&mut reader).ok()?;
-    (!text.is_empty()).then_some(text)
+    read_text(block, Member("content", ContentText(limit)))
 }
 
 /// [`result_error_text`] for the result at `index` in a user line's `message.content`.
 pub(crate) fn line_result_error_text(line: &str, index: usize, limit: usize) -> Option<String> {
-    #[derive(Clone, Copy)]
-    struct Path {
-        index: usize,
-        limit: usize,
-    }
-    impl<'de> DeserializeSeed<'de> for Path {
-        type Value = String;
-        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-            struct LineV(Path);
-            impl<'de> Visitor<'de> for LineV {
-                type Value = String;
-                fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                    f.write_str("a user line")
-                }
-                other_values!(String::new());
-                other_seq!(String::new());
-                fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-                    let mut text = String::new();
-                    while let Some(Key(key)) = map.next_key()? {
-                        if key == "message" {
-                            text = map.next_value_seed(MessageText(self.0))?;
-                        } else {
-                            map.next_value::<Checked>()?;
-                        }
-                    }
-                    Ok(text)
-                }
-            }
-            d.deserialize_any(LineV(self))
-        }
-    }
-    /// `message`: its `content`'s block at the index.
-    struct MessageText(Path);
-    impl<'de> DeserializeSeed<'de> for MessageText {
-        type Value = String;
-        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-            struct MessageV(Path);
-            impl<'de> Visitor<'de> for MessageV {
-                type Value = String;
-                fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                    f.write_str("a message")
-                }
-                other_values!(String::new());
-                other_seq!(String::new());
-                fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-                    let mut text = String::new();
-                    while let Some(Key(key)) = map.next_key()? {
-                        if key == "content" {
-                            text = map.next_value_seed(NthBlockText(self.0))?;
-                        } else {
-                            map.next_value::<Checked>()?;
-                        }
-                    }
-                    Ok(text)
-                }
-            }
-            d.deserialize_any(MessageV(self.0))
-        }
-    }
-    /// `content`: the failure text of its block at the index.
-    struct NthBlockText(Path);
-    impl<'de> DeserializeSeed<'de> for NthBlockText {
-        type Value = String;
-        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-            struct ContentV(Path);
-            impl<'de> Visitor<'de> for ContentV {
-                type Value = String;
-                fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                    f.write_str("message content")
-                }
-                other_values!(String::new());
-                other_map!(String::new());
-                fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-                    let mut text = String::new();
-                    let mut i = 0;
-                    loop {
-                        if i == self.0.index {
-                            match seq.next_element_seed(BlockErrorText(self.0.limit))? {
-                                Some(t) => text = t,
-                                None => break,
-                            }
-                        } else if seq.next_element::<Checked>()?.is_none() {
-                            break;
-                        }
-                        i += 1;
-                    }
-                    Ok(text)
-                }
-            }
-            d.deserialize_any(ContentV(self.0))
-        }
-    }
-    let mut reader = serde_json::Deserializer::from_str(line);
-    let text = Path { index, limit }.deserialize(&mut reader).ok()?;
+    let block = Member("content", ContentText(limit));
+    let seed = Member("message", Member("content", Nth(index, block)));
+    read_text(line, seed)
+}
+
+/// The text `seed` reads from `json`; `None` when it is empty (or the JSON cannot be read).
+fn read_text<'de>(
+    json: &'de str,
+    seed: impl DeserializeSeed<'de, Value = String>,
+) -> Option<String> {
+    let mut reader = serde_json::Deserializer::from_str(json);
+    let text = seed.deserialize(&mut reader).ok()?;
     (!text.is_empty()).then_some(text)
 }
 
-/// A `tool_result` block: the failure text of its `content` (the last one, when repeated).
-struct BlockErrorText(usize);
+/// The text `.1` reads from member `.0` of an object (its last value when repeated); empty when
+/// the value is not an object or has no such member. Other members are skipped, checked.
+#[derive(Clone, Copy)]
+struct Member<S>(&'static str, S);
 
-impl<'de> DeserializeSeed<'de> for BlockErrorText {
+impl<'de, S: DeserializeSeed<'de, Value = String> + Copy> DeserializeSeed<'de> for Member<S> {
     type Value = String;
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        ErrorTextSeed(self.0).deserialize(d)
-    }
-}
-
-/// Reads a block's `content` into its failure text, at most `.0` characters.
-struct ErrorTextSeed(usize);
-
-impl<'de> DeserializeSeed<'de> for ErrorTextSeed {
-    type Value = String;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        struct BlockV(usize);
-        impl<'de> Visitor<'de> for BlockV {
+        struct MemberV<S>(&'static str, S);
+        impl<'de, S: DeserializeSeed<'de, Value = String> + Copy> Visitor<'de> for MemberV<S> {
             type Value = String;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a tool result")
+                f.write_str("an object")
             }
             other_values!(String::new());
             other_seq!(String::new());
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
                 let mut text = String::new();
                 while let Some(Key(key)) = map.next_key()? {
-                    if key == "content" {
-                        text = map.next_value_seed(ContentText(self.0))?;
+                    if key == self.0 {
+                        text = map.next_value_seed(self.1)?;
                     } else {
                         map.next_value::<Checked>()?;
                     }
@@ -805,7 +713,44 @@ impl<'de> DeserializeSeed<'de> for ErrorTextSeed {
                 Ok(text)
             }
         }
-        d.deserialize_any(BlockV(self.0))
+        d.deserialize_any(MemberV(self.0, self.1))
+    }
+}
+
+/// The text `.1` reads from element `.0` of a list; empty when the value is not a list or is
+/// shorter. Other elements are skipped, checked.
+#[derive(Clone, Copy)]
+struct Nth<S>(usize, S);
+
+impl<'de, S: DeserializeSeed<'de, Value = String> + Copy> DeserializeSeed<'de> for Nth<S> {
+    type Value = String;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        struct NthV<S>(usize, S);
+        impl<'de, S: DeserializeSeed<'de, Value = String> + Copy> Visitor<'de> for NthV<S> {
+            type Value = String;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a list")
+            }
+            other_values!(String::new());
+            other_map!(String::new());
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                let mut text = String::new();
+                let mut i = 0;
+                loop {
+                    if i == self.0 {
+                        match seq.next_element_seed(self.1)? {
+                            Some(t) => text = t,
+                            None => break,
+                        }
+                    } else if seq.next_element::<Checked>()?.is_none() {
+                        break;
+                    }
+                    i += 1;
+                }
+                Ok(text)
+            }
+        }
+        d.deserialize_any(NthV(self.0, self.1))
     }
 }
 
@@ -817,6 +762,7 @@ fn append_capped(out: &mut String, text: &str, room: usize) -> usize {
 }
 
 /// A result's `content`: the string, or its text blocks' `text` joined with `"\n"`, capped.
+#[derive(Clone, Copy)]
 struct ContentText(usize);
 
 impl<'de> DeserializeSeed<'de> for ContentText {
