@@ -1,6 +1,7 @@
 //! The incremental normalizer for `opencode run --format json` (the S rules and the P rules of
 //! `docs/opencode.md`).
 
+use harness_core::backend::json::Loose;
 use harness_core::backend::{Decoder, Driver, Emitter, NotJson, Summary, parse_value};
 use harness_core::{
     Event, EventBody, Metrics, NormalizerConfig, PendingToolUse, ToolRef, UnknownReason,
@@ -8,24 +9,12 @@ use harness_core::{
 use serde_json::{Number, Value};
 
 use crate::tools::{Tools, tool_events};
-use crate::wire;
+use crate::wire::{self, Line, Part};
 
 /// The whole line as a `Value`, for the events that carry it (J8). The line already parsed
-/// (pruned, with the same checks), so this cannot fail.
+/// (into its view, with the same checks), so this cannot fail.
 fn full(line: &[u8]) -> Value {
     parse_value(line).unwrap_or(Value::Null)
-}
-
-/// The pruned `part` with its `state.output` added from the line (P6a, P6c).
-fn with_output(part: &Value, line: &[u8]) -> Value {
-    let mut part = part.clone();
-    let output = wire::parse(line, &wire::OUTPUT)
-        .ok()
-        .and_then(|mut v| v.pointer_mut("/part/state/output").map(Value::take));
-    if let (Some(output), Some(Value::Object(state))) = (output, part.get_mut("state")) {
-        state.insert("output".to_string(), output);
-    }
-    part
 }
 
 /// The whole `part` of a line.
@@ -71,8 +60,8 @@ struct Usage {
     steps: u64,
 }
 
-fn add(sum: &mut Option<Number>, value: Option<&Value>) {
-    if let Some(Value::Number(n)) = value {
+fn add(sum: &mut Option<Number>, value: Option<&Loose<'_>>) {
+    if let Some(Loose::Number(n)) = value {
         *sum = Some(match sum {
             Some(s) => harness_core::add_numbers(s, n),
             None => n.clone(),
@@ -81,17 +70,16 @@ fn add(sum: &mut Option<Number>, value: Option<&Value>) {
 }
 
 impl Usage {
-    fn add_step(&mut self, part: &Value) {
+    fn add_step(&mut self, part: &Part<'_>) {
         self.steps += 1;
-        let tokens = part.get("tokens");
-        let token = |key: &str| tokens.and_then(|t| t.get(key));
-        add(&mut self.input, token("input"));
-        add(&mut self.output, token("output"));
-        add(&mut self.reasoning, token("reasoning"));
-        let cache = token("cache");
-        add(&mut self.cache_read, cache.and_then(|c| c.get("read")));
-        add(&mut self.cache_write, cache.and_then(|c| c.get("write")));
-        add(&mut self.cost, part.get("cost"));
+        let tokens = part.tokens.as_ref();
+        add(&mut self.input, tokens.map(|t| &t.input));
+        add(&mut self.output, tokens.map(|t| &t.output));
+        add(&mut self.reasoning, tokens.map(|t| &t.reasoning));
+        let cache = tokens.and_then(|t| t.cache.as_ref());
+        add(&mut self.cache_read, cache.map(|[read, _]| read));
+        add(&mut self.cache_write, cache.map(|[_, write]| write));
+        add(&mut self.cost, Some(&part.cost));
     }
 }
 
@@ -110,11 +98,6 @@ pub struct OpencodeDecoder {
     /// The last `agent` text and its message (P12).
     answer: Option<(Option<String>, String)>,
     final_output: Option<String>,
-}
-
-/// A string field, when it is one.
-fn string<'a>(value: &'a Value, key: &str) -> Option<&'a str> {
-    value.get(key).and_then(Value::as_str)
 }
 
 impl OpencodeDecoder {
@@ -152,8 +135,8 @@ impl OpencodeDecoder {
         out.emit(body);
     }
 
-    fn on_value(&mut self, value: Value, line: &[u8], out: &mut Emitter<'_>) {
-        let Some(kind) = string(&value, "type") else {
+    fn on_view(&mut self, view: Option<&Line<'_>>, line: &[u8], out: &mut Emitter<'_>) {
+        let Some((view, kind)) = view.and_then(|v| v.kind.as_str().map(|kind| (v, kind))) else {
             // S3: not an object, or no string `type`.
             self.flush(out);
             Self::unknown(out, UnknownReason::NotAnEvent, full(line));
@@ -161,13 +144,11 @@ impl OpencodeDecoder {
         };
         // P1: the first session id.
         if self.session_id.is_none() {
-            self.session_id = string(&value, "sessionID")
-                .filter(|s| !s.is_empty())
-                .map(str::to_string);
+            self.session_id = view.session_id.non_empty_str().map(str::to_string);
         }
         // P9: `opencode run` prints only its own session's parts: no event is in a sub-agent
         // (no `parent_tool_use_id`).
-        let part = value.get("part").filter(|p| p.is_object());
+        let part = view.part.as_ref();
         match (kind, part) {
             ("text" | "reasoning", Some(part)) => self.on_text(kind, part, line, out),
             ("step_start", Some(_)) => {
@@ -184,7 +165,7 @@ impl OpencodeDecoder {
             }
             ("error", _) => {
                 self.flush(out);
-                self.on_error(&value, out);
+                self.on_error(view.error.as_ref(), out);
             }
             ("text" | "reasoning" | "step_start" | "step_finish" | "tool_use", None) => {
                 self.flush(out);
@@ -198,19 +179,19 @@ impl OpencodeDecoder {
     }
 
     /// P2, P3: a whole text or reasoning part joins the message being assembled.
-    fn on_text(&mut self, kind: &str, part: &Value, line: &[u8], out: &mut Emitter<'_>) {
-        let Some(text) = string(part, "text") else {
+    fn on_text(&mut self, kind: &str, part: &Part<'_>, line: &[u8], out: &mut Emitter<'_>) {
+        let Some(text) = part.text.as_str() else {
             self.flush(out);
             Self::unknown(out, UnknownReason::MalformedMessage, full(line));
             return;
         };
-        if part.get("synthetic") == Some(&Value::Bool(true)) {
+        if part.synthetic.is_true() {
             // P2: text opencode itself injected (after a compaction), not the agent's.
             self.flush(out);
             out.consumed_by("P2");
             return;
         }
-        let id = string(part, "messageID").map(str::to_string);
+        let id = part.message_id.as_str().map(str::to_string);
         let same = self
             .message
             .as_ref()
@@ -235,15 +216,15 @@ impl OpencodeDecoder {
     }
 
     /// P10, P11, P12: a step ends; a reason other than `tool-calls` ends the turn.
-    fn on_step_finish(&mut self, part: &Value, out: &mut Emitter<'_>) {
+    fn on_step_finish(&mut self, part: &Part<'_>, out: &mut Emitter<'_>) {
         self.usage.add_step(part);
-        let reason = string(part, "reason");
+        let reason = part.reason.as_str();
         if reason == Some("tool-calls") {
             out.consumed_by("P10");
             return;
         }
         out.terminal();
-        let message = string(part, "messageID");
+        let message = part.message_id.as_str();
         self.final_output = match &self.answer {
             Some((id, text)) if id.is_some() && id.as_deref() == message => Some(text.clone()),
             _ => None,
@@ -257,8 +238,7 @@ impl OpencodeDecoder {
     }
 
     /// P13: an `error` line.
-    fn on_error(&mut self, line: &Value, out: &mut Emitter<'_>) {
-        let error = line.get("error");
+    fn on_error(&mut self, error: Option<&Value>, out: &mut Emitter<'_>) {
         fn text(v: Option<&Value>) -> Option<&str> {
             v.and_then(Value::as_str).filter(|s| !s.is_empty())
         }
@@ -273,13 +253,13 @@ impl OpencodeDecoder {
     }
 
     /// P5-P9: a tool part.
-    fn on_tool(&mut self, part: &Value, line: &[u8], out: &mut Emitter<'_>) {
-        let id = string(part, "callID").filter(|id| !id.is_empty());
-        let status = part.pointer("/state/status").and_then(Value::as_str);
-        let (Some(tool), Some(status)) = (string(part, "tool"), status) else {
+    fn on_tool(&mut self, part: &Part<'_>, line: &[u8], out: &mut Emitter<'_>) {
+        let id = part.call_id.non_empty_str();
+        let status = part.state.as_ref().and_then(|s| s.status.as_str());
+        let (Some(tool), Some(status)) = (part.tool.as_str(), status) else {
             // P5: no tool name or no state: nothing to pair or map.
             let tool = ToolRef {
-                tool: string(part, "tool").map(str::to_string),
+                tool: part.tool.as_str().map(str::to_string),
                 tool_use_id: id.map(str::to_string),
             };
             let body = EventBody::Unknown {
@@ -322,15 +302,17 @@ impl OpencodeDecoder {
             _ => {
                 self.settle(id);
                 // The output is read only for a failed shell command's error text and an old
-                // read's `<type>` line (P6a, P6c): then it alone is read again.
-                let whole = needs_output(tool, part).then(|| with_output(part, line));
+                // read's `<type>` line (P6a, P6c): then the line is read again, keeping it.
+                let again = needs_output(tool, part)
+                    .then(|| wire::parse(line, true).ok().flatten())
+                    .flatten();
+                let whole = again.as_ref().and_then(|l| l.part.as_ref()).unwrap_or(part);
                 let completed = status == "completed";
-                let events =
-                    tool_events(&self.tools, tool, whole.as_ref().unwrap_or(part), completed);
+                let events = tool_events(&self.tools, tool, whole, completed);
                 let mut raw = None;
                 for mut body in events {
                     if let EventBody::Unknown { raw: slot, .. } = &mut body {
-                        // J8: the part as printed, not its pruned view.
+                        // J8: the part as printed (the tool map leaves `raw` null).
                         *slot = raw.get_or_insert_with(|| full_part(line)).clone();
                     }
                     out.emit(body);
@@ -360,19 +342,18 @@ impl OpencodeDecoder {
     }
 }
 
-/// Whether a finished tool's events read its `output`, which the pruned view leaves out: a
-/// shell command that exited non-zero or was killed (its output is the error text, P6c) and a successful
-/// `read` without `metadata.display.type` (its `<type>` line, P6a).
-fn needs_output(tool: &str, part: &Value) -> bool {
-    let state = part.get("state");
-    let metadata = |pointer: &str| state.and_then(|s| s.pointer(pointer));
+/// Whether a finished tool's events read its `output`, which the view leaves out: a shell
+/// command that exited non-zero or was killed (its output is the error text, P6c) and a
+/// successful `read` without `metadata.display.type` (its `<type>` line, P6a).
+fn needs_output(tool: &str, part: &Part<'_>) -> bool {
+    let metadata = part.state.as_ref().and_then(|s| s.metadata.as_ref());
     match tool {
-        "bash" => match metadata("/metadata/exit") {
-            Some(Value::Number(exit)) => exit.as_i64() != Some(0),
-            Some(Value::Null) => true,
+        "bash" => match metadata.map(|m| &m.exit) {
+            Some(Loose::Number(exit)) => exit.as_i64() != Some(0),
+            Some(Loose::Null) => true,
             _ => false,
         },
-        "read" => metadata("/metadata/display/type").is_none(),
+        "read" => metadata.is_none_or(|m| m.display_type == Loose::Absent),
         _ => false,
     }
 }
@@ -386,7 +367,9 @@ impl Decoder for OpencodeDecoder {
     }
 
     fn line(&mut self, line: &[u8], out: &mut Emitter<'_>) -> Result<(), NotJson> {
-        self.on_value(wire::parse(line, &wire::LINE)?, line, out);
+        let mut view = None;
+        wire::parse_into(line, false, &mut view)?;
+        self.on_view(view.as_ref(), line, out);
         Ok(())
     }
 

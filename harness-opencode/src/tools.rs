@@ -1,6 +1,7 @@
 //! The tool map (P5-P9 of `docs/opencode.md`): one finished tool part to its events. Pure
-//! functions of the part.
+//! functions of the part's view.
 
+use harness_core::backend::json::Loose;
 use harness_core::backend::paths::resolve;
 use harness_core::backend::reclassify::{ShellInput, shell_events};
 use harness_core::backend::text::truncate_chars;
@@ -8,7 +9,9 @@ use harness_core::{
     EventBody, LineRange, NormalizerConfig, PlanItem, ToolRef, ToolStatus, UnknownReason,
     WarningSource,
 };
-use serde_json::{Map, Number, Value};
+use serde_json::{Number, Value};
+
+use crate::wire::{Input, Metadata, Part, State};
 
 /// The longest `error` text an event carries (J6).
 const MAX_ERROR: usize = 1_000;
@@ -40,50 +43,43 @@ impl Tools {
 /// A required field was missing or of the wrong type (P6).
 struct Malformed;
 
-/// The input fields of a tool use, read as P6 says: `null` counts as absent.
-struct Input<'a>(Option<&'a Map<String, Value>>);
+/// An input field read as P6 says (`null` counts as absent): a required non-empty string.
+fn string<'a>(field: &'a Loose<'_>) -> Result<&'a str, Malformed> {
+    field.non_empty_str().ok_or(Malformed)
+}
 
-impl<'a> Input<'a> {
-    fn field(&self, key: &str) -> Option<&'a Value> {
-        self.0?.get(key).filter(|v| !v.is_null())
-    }
-
-    /// A required non-empty string.
-    fn string(&self, key: &str) -> Result<&'a str, Malformed> {
-        match self.field(key) {
-            Some(Value::String(s)) if !s.is_empty() => Ok(s),
-            _ => Err(Malformed),
-        }
-    }
-
-    /// An optional string; an empty one counts as absent.
-    fn optional_string(&self, key: &str) -> Result<Option<&'a str>, Malformed> {
-        match self.field(key) {
-            None => Ok(None),
-            Some(Value::String(s)) => Ok(Some(s.as_str()).filter(|s| !s.is_empty())),
-            Some(_) => Err(Malformed),
-        }
-    }
-
-    /// An optional integer from 0 to 2^32-1.
-    fn optional_line(&self, key: &str) -> Result<Option<u64>, Malformed> {
-        match self.field(key) {
-            None => Ok(None),
-            Some(v) => v
-                .as_u64()
-                .filter(|n| *n <= u64::from(u32::MAX))
-                .map(Some)
-                .ok_or(Malformed),
-        }
+/// An optional string; an empty one counts as absent.
+fn optional_string<'a>(field: &'a Loose<'_>) -> Result<Option<&'a str>, Malformed> {
+    match field {
+        Loose::Absent | Loose::Null => Ok(None),
+        Loose::Str(s) => Ok(Some(s.as_ref()).filter(|s| !s.is_empty())),
+        _ => Err(Malformed),
     }
 }
 
+/// An optional integer from 0 to 2^32-1.
+fn optional_line(field: &Loose<'_>) -> Result<Option<u64>, Malformed> {
+    match field {
+        Loose::Absent | Loose::Null => Ok(None),
+        Loose::Number(n) => n
+            .as_u64()
+            .filter(|n| *n <= u64::from(u32::MAX))
+            .map(Some)
+            .ok_or(Malformed),
+        _ => Err(Malformed),
+    }
+}
+
+/// The part's `state.metadata`, when both are objects.
+fn metadata<'s, 'a>(state: Option<&'s State<'a>>) -> Option<&'s Metadata<'a>> {
+    state.and_then(|s| s.metadata.as_ref())
+}
+
 /// P5: success and error text from the part's `state`.
-fn status_of(state: Option<&Value>, completed: bool) -> ToolStatus {
+fn status_of(state: Option<&State<'_>>, completed: bool) -> ToolStatus {
     let error = (!completed)
-        .then(|| state.and_then(|s| s.get("error")).and_then(Value::as_str))
+        .then(|| state.and_then(|s| s.error.non_empty_str()))
         .flatten()
-        .filter(|e| !e.is_empty())
         .map(|e| truncate_chars(e, MAX_ERROR).to_string());
     ToolStatus {
         success: completed,
@@ -105,19 +101,17 @@ fn range(offset: Option<u64>, limit: Option<u64>) -> Option<LineRange> {
 }
 
 /// Whether a finished `read` read a directory (P6a): its metadata's `display.type`, else the
-/// `<type>` line of its output.
-fn read_a_directory(state: Option<&Value>) -> bool {
+/// `<type>` line of its output (kept in the view only when read for this).
+fn read_a_directory(state: Option<&State<'_>>) -> bool {
     let Some(state) = state else {
         return false;
     };
-    match state
-        .pointer("/metadata/display/type")
-        .and_then(Value::as_str)
-    {
+    let display = metadata(Some(state)).and_then(|m| m.display_type.as_str());
+    match display {
         Some(kind) => kind == "directory",
         None => state
-            .get("output")
-            .and_then(Value::as_str)
+            .output
+            .as_str()
             .and_then(|o| o.lines().nth(1))
             .is_some_and(|l| l == "<type>directory</type>"),
     }
@@ -161,36 +155,30 @@ fn plan_items(todos: &[Value]) -> Vec<PlanItem> {
 }
 
 /// The events of a finished tool part (`completed` says whether its status is `completed`), or
-/// of a running one as it would finish (L1). `tool` is `part.tool`.
+/// of a running one as it would finish (L1). `tool` is `part.tool`. An `unknown` event's `raw`
+/// is left `null`: the caller puts the part as printed there (J8).
 pub(crate) fn tool_events(
     tools: &Tools,
     tool: &str,
-    part: &Value,
+    part: &Part<'_>,
     completed: bool,
 ) -> Vec<EventBody> {
     let tool_ref = ToolRef {
         tool: Some(tool.to_string()),
-        tool_use_id: part
-            .get("callID")
-            .and_then(Value::as_str)
-            .filter(|id| !id.is_empty())
-            .map(str::to_string),
+        tool_use_id: part.call_id.non_empty_str().map(str::to_string),
     };
     let unknown = |reason| {
         vec![EventBody::Unknown {
             reason,
-            raw: part.clone(),
+            raw: Value::Null,
             tool: tool_ref.clone(),
         }]
     };
-    let state = part.get("state");
-    let input = Input(
-        state
-            .and_then(|s| s.get("input"))
-            .and_then(Value::as_object),
-    );
+    let state = part.state.as_ref();
+    let none = Input::default();
+    let input = state.and_then(|s| s.input.as_ref()).unwrap_or(&none);
     let status = status_of(state, completed);
-    match mapped(tools, tool, &input, state, status, &tool_ref) {
+    match mapped(tools, tool, input, state, status, &tool_ref) {
         Some(Ok(events)) => events,
         Some(Err(Malformed)) => unknown(UnknownReason::MalformedToolUse),
         None => unknown(UnknownReason::UnknownTool),
@@ -202,7 +190,7 @@ fn mapped(
     tools: &Tools,
     tool: &str,
     input: &Input<'_>,
-    state: Option<&Value>,
+    state: Option<&State<'_>>,
     status: ToolStatus,
     tool_ref: &ToolRef,
 ) -> Option<Result<Vec<EventBody>, Malformed>> {
@@ -210,9 +198,9 @@ fn mapped(
     let events = (|| -> Result<Vec<EventBody>, Malformed> {
         Ok(match tool {
             "read" => {
-                let path = tools.path(input.string("filePath")?);
-                let offset = input.optional_line("offset")?;
-                let limit = input.optional_line("limit")?;
+                let path = tools.path(string(&input.file_path)?);
+                let offset = optional_line(&input.offset)?;
+                let limit = optional_line(&input.limit)?;
                 if status.success && read_a_directory(state) {
                     vec![EventBody::List {
                         path: Some(path),
@@ -231,14 +219,11 @@ fn mapped(
                 }
             }
             "write" => {
-                let path = tools.path(input.string("filePath")?);
-                input
-                    .field("content")
-                    .filter(|c| c.is_string())
-                    .ok_or(Malformed)?;
-                let change = match state.and_then(|s| s.pointer("/metadata/exists")) {
-                    Some(Value::Bool(true)) => Some("update".to_string()),
-                    Some(Value::Bool(false)) => Some("add".to_string()),
+                let path = tools.path(string(&input.file_path)?);
+                input.content.as_str().ok_or(Malformed)?;
+                let change = match metadata(state).map(|m| &m.exists) {
+                    Some(Loose::Bool(true)) => Some("update".to_string()),
+                    Some(Loose::Bool(false)) => Some("add".to_string()),
                     _ => None,
                 };
                 vec![EventBody::Write {
@@ -249,13 +234,13 @@ fn mapped(
                 }]
             }
             "edit" | "multiedit" => vec![EventBody::Write {
-                path: tools.path(input.string("filePath")?),
+                path: tools.path(string(&input.file_path)?),
                 change: Some("update".to_string()),
                 status,
                 tool: tool_ref,
             }],
             "apply_patch" | "patch" => {
-                let text = input.string("patchText")?;
+                let text = string(&input.patch_text)?;
                 let files = patch_files(text);
                 if files.is_empty() {
                     return Err(Malformed);
@@ -271,10 +256,10 @@ fn mapped(
                     .collect()
             }
             "grep" | "glob" => {
-                let query = input.string("pattern")?.to_string();
-                let path = input.optional_string("path")?.map(|p| tools.path(p));
+                let query = string(&input.pattern)?.to_string();
+                let path = optional_string(&input.path)?.map(|p| tools.path(p));
                 if tool == "grep" {
-                    input.optional_string("include")?;
+                    optional_string(&input.include)?;
                 }
                 vec![EventBody::Search {
                     query: Some(query),
@@ -285,19 +270,18 @@ fn mapped(
                 }]
             }
             "list" => vec![EventBody::List {
-                path: input.optional_string("path")?.map(|p| tools.path(p)),
+                path: optional_string(&input.path)?.map(|p| tools.path(p)),
                 command: None,
                 status,
                 tool: tool_ref,
             }],
             "bash" => {
-                let command = input.string("command")?;
-                let workdir = input.optional_string("workdir")?.map(|w| tools.path(w));
-                let exit_code = state
-                    .and_then(|s| s.pointer("/metadata/exit"))
-                    .and_then(Value::as_number)
-                    .filter(|n| n.is_i64() || n.is_u64())
-                    .cloned();
+                let command = string(&input.command)?;
+                let workdir = optional_string(&input.workdir)?.map(|w| tools.path(w));
+                let exit_code = match metadata(state).map(|m| &m.exit) {
+                    Some(Loose::Number(n)) if n.is_i64() || n.is_u64() => Some(n.clone()),
+                    _ => None,
+                };
                 let status = shell_status(status, exit_code.as_ref(), state);
                 let cwd = workdir.as_deref().or(tools.cwd.as_deref());
                 shell_events(
@@ -310,7 +294,7 @@ fn mapped(
                 )
             }
             "skill" => {
-                let name = input.string("name")?;
+                let name = string(&input.name)?;
                 vec![EventBody::Skill {
                     name: name.to_string(),
                     path: skill_path(tools, name, state),
@@ -319,7 +303,7 @@ fn mapped(
                 }]
             }
             "todowrite" => {
-                let Some(Value::Array(todos)) = input.field("todos") else {
+                let Some(Value::Array(todos)) = &input.todos else {
                     return Err(Malformed);
                 };
                 if status.success {
@@ -360,17 +344,19 @@ fn mapped(
 /// P6c: a shell command that exited non-zero, or that opencode killed (`metadata.exit` is
 /// `null`), failed, though opencode calls it `completed`; its error text is then the command's
 /// output.
-fn shell_status(status: ToolStatus, exit: Option<&Number>, state: Option<&Value>) -> ToolStatus {
+fn shell_status(
+    status: ToolStatus,
+    exit: Option<&Number>,
+    state: Option<&State<'_>>,
+) -> ToolStatus {
     let nonzero = exit.is_some_and(|n| n.as_i64() != Some(0));
     // An exit status present but `null`: opencode ended the command (its timeout, an abort).
-    let killed = state.and_then(|s| s.pointer("/metadata/exit")) == Some(&Value::Null);
+    let killed = metadata(state).is_some_and(|m| m.exit == Loose::Null);
     if !status.success || !(nonzero || killed) {
         return status;
     }
     let output = state
-        .and_then(|s| s.get("output"))
-        .and_then(Value::as_str)
-        .filter(|o| !o.is_empty())
+        .and_then(|s| s.output.non_empty_str())
         .map(|o| truncate_chars(o, MAX_ERROR).to_string());
     ToolStatus {
         success: false,
@@ -380,12 +366,8 @@ fn shell_status(status: ToolStatus, exit: Option<&Number>, state: Option<&Value>
 
 /// P8: where a skill lives: the directory opencode reports in the tool's metadata (`dir`),
 /// else `<workspace>/skill/<name>/SKILL.md`.
-fn skill_path(tools: &Tools, name: &str, state: Option<&Value>) -> String {
-    match state
-        .and_then(|s| s.pointer("/metadata/dir"))
-        .and_then(Value::as_str)
-        .filter(|d| !d.is_empty())
-    {
+fn skill_path(tools: &Tools, name: &str, state: Option<&State<'_>>) -> String {
+    match metadata(state).and_then(|m| m.dir.non_empty_str()) {
         Some(dir) => tools.path(&format!("{dir}/SKILL.md")),
         None => format!("{}/skill/{name}/SKILL.md", tools.workspace),
     }

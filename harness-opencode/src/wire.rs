@@ -1,192 +1,375 @@
-//! The parse phase: one line to a pruned `serde_json::Value` holding only the fields the P
-//! rules read, checked exactly as parsing the whole line into a `Value` would (S2).
+//! The parse phase: one line to a borrowed view of the fields the P rules read, checked
+//! exactly as parsing the whole line into a `Value` would (S2).
 //!
-//! Most of a `tool_use` line's bytes are the tool's output and metadata (file contents, diffs),
-//! which no rule reads. Building a `Value` for them is most of the cost of a line, so the fields
-//! outside [`LINE`] are skipped with [`Checked`], which makes every check a `Value` makes
-//! (string escapes, surrogate pairs, number ranges, nesting depth) without keeping anything.
-//! A line is therefore JSON here exactly when it is JSON for `serde_json::Value`; only its
-//! shape is smaller. A repeated key keeps its last value, as in a `Value`. The rare events that
+//! A line is read in one pass. The fields the rules read are kept as [`Loose`] (strings
+//! borrowed from the line when they hold no escape) or, for nested objects, as views of their
+//! own; every other member, such as a tool's `output` and metadata (file contents, diffs,
+//! most of a `tool_use` line's bytes), is skipped with [`Checked`], which makes every check a
+//! `Value` makes (string escapes, surrogate pairs, number ranges, nesting depth) without
+//! keeping anything. A line is therefore JSON here exactly when it is JSON for
+//! `serde_json::Value`. A repeated key keeps its last value, as in a `Value`, and a field of
+//! an unexpected type is kept for what it is (a view of an object that is not one is `None`).
+//!
+//! The few values the rules read whole are kept as `Value`s: an `error` line's `error` (P13)
+//! and a `todowrite`'s `todos` (P6d). A tool's `output` is kept only when asked for
+//! ([`parse`] with `output` set), for the few rules that read it (P6a, P6c). The events that
 //! carry the original JSON (`unknown`, J8) parse the whole line again.
 
 use std::fmt;
 
 use harness_core::backend::NotJson;
-use harness_core::backend::json::Checked;
+use harness_core::backend::json::{Checked, FieldsSeed, Key, Loose};
 use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-/// Which fields of an object to keep.
-#[derive(Debug)]
-pub(crate) enum Keep {
-    /// The whole value.
-    All,
-    /// Only these keys of an object (each with what to keep of it); a value that is not an
-    /// object is kept whole.
-    Fields(&'static [(&'static str, Keep)]),
+/// An object read member by member: [`ObjectSeed`] hands each key to [`Fields::field`], which
+/// reads the value of a key it knows.
+trait Fields<'de>: Default {
+    /// Reads the value of `key` from `map` when it is a field of the view (a later value of
+    /// the same key replaces it); `false` leaves the value unread (it is then skipped).
+    fn field<A: MapAccess<'de>>(
+        &mut self,
+        key: &str,
+        map: &mut A,
+        output: bool,
+    ) -> Result<bool, A::Error>;
 }
 
-/// What the rules read of a line (P1-P13).
-pub(crate) const LINE: Keep = Keep::Fields(&[
-    ("type", Keep::All),
-    ("sessionID", Keep::All),
-    ("error", Keep::All),
-    (
-        "part",
-        Keep::Fields(&[
-            ("type", Keep::All),
-            ("text", Keep::All),
-            ("messageID", Keep::All),
-            ("synthetic", Keep::All),
-            ("tool", Keep::All),
-            ("callID", Keep::All),
-            ("reason", Keep::All),
-            ("tokens", Keep::All),
-            ("cost", Keep::All),
-            (
-                "state",
-                Keep::Fields(&[
-                    ("status", Keep::All),
-                    ("input", Keep::All),
-                    ("error", Keep::All),
-                    (
-                        "metadata",
-                        Keep::Fields(&[
-                            ("exit", Keep::All),
-                            ("exists", Keep::All),
-                            ("dir", Keep::All),
-                            ("display", Keep::Fields(&[("type", Keep::All)])),
-                        ]),
-                    ),
-                ]),
-            ),
-        ]),
-    ),
-]);
-
-/// Only a tool part's `state.output`: read for the few rules that need it (P6a, P6c), instead
-/// of building the whole line again.
-pub(crate) const OUTPUT: Keep = Keep::Fields(&[(
-    "part",
-    Keep::Fields(&[("state", Keep::Fields(&[("output", Keep::All)]))]),
-)]);
-
-/// Parses `line` keeping what `keep` says; `Err` exactly when it is not JSON (S2).
-pub(crate) fn parse(line: &[u8], keep: &'static Keep) -> Result<Value, NotJson> {
-    let mut de = serde_json::Deserializer::from_slice(line);
-    let value = Pruned(keep).deserialize(&mut de).map_err(|_| NotJson)?;
-    de.end().map_err(|_| NotJson)?;
-    Ok(value)
+/// Reads a view `T` of one JSON value into its slot, in place (views are large, and moving
+/// them costs more than reading most of them): `Some` when the value is an object, `None`
+/// (checked and skipped) otherwise. `output` says whether a tool's `output` is kept.
+struct ObjectSeed<'v, T> {
+    slot: &'v mut Option<T>,
+    output: bool,
 }
 
-/// A seed that deserializes one value, pruned by its [`Keep`].
-#[derive(Clone, Copy)]
-struct Pruned(&'static Keep);
-
-impl<'de> DeserializeSeed<'de> for Pruned {
-    type Value = Value;
-
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
-        match self.0 {
-            Keep::All => serde::Deserialize::deserialize(deserializer),
-            Keep::Fields(fields) => deserializer.deserialize_any(PrunedVisitor(fields)),
-        }
+impl<'v, T> ObjectSeed<'v, T> {
+    fn new(slot: &'v mut Option<T>, output: bool) -> Self {
+        ObjectSeed { slot, output }
     }
 }
 
-struct PrunedVisitor(&'static [(&'static str, Keep)]);
+impl<'de, T: Fields<'de>> DeserializeSeed<'de> for ObjectSeed<'_, T> {
+    type Value = ();
 
-impl<'de> Visitor<'de> for PrunedVisitor {
-    type Value = Value;
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de, T: Fields<'de>> Visitor<'de> for ObjectSeed<'_, T> {
+    type Value = ();
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("any JSON value")
     }
 
-    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
-        Ok(Value::Bool(v))
+    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+        *self.slot = None;
+        Ok(())
     }
 
-    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
-        Ok(Value::from(v))
+    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+        *self.slot = None;
+        Ok(())
     }
 
-    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
-        Ok(Value::from(v))
+    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+        *self.slot = None;
+        Ok(())
     }
 
-    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
-        // As `Value` does: a finite float (serde_json never yields another).
-        Ok(serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number))
+    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+        *self.slot = None;
+        Ok(())
     }
 
-    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
-        Ok(Value::String(v.to_string()))
+    fn visit_str<E>(self, _: &str) -> Result<(), E> {
+        *self.slot = None;
+        Ok(())
     }
 
-    fn visit_string<E>(self, v: String) -> Result<Value, E> {
-        Ok(Value::String(v))
+    fn visit_unit<E>(self) -> Result<(), E> {
+        *self.slot = None;
+        Ok(())
     }
 
-    fn visit_unit<E>(self) -> Result<Value, E> {
-        Ok(Value::Null)
+    fn visit_none<E>(self) -> Result<(), E> {
+        *self.slot = None;
+        Ok(())
     }
 
-    fn visit_none<E>(self) -> Result<Value, E> {
-        Ok(Value::Null)
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        while seq.next_element::<Checked>()?.is_some() {}
+        *self.slot = None;
+        Ok(())
     }
 
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
-        // Not the object the selection expects: kept whole, as `Value` would keep it.
-        let mut items = Vec::new();
-        while let Some(item) = seq.next_element::<Value>()? {
-            items.push(item);
-        }
-        Ok(Value::Array(items))
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
-        let mut kept = Map::new();
-        while let Some(field) = map.next_key_seed(Field(self.0))? {
-            match field {
-                Some((name, keep)) => {
-                    let value = map.next_value_seed(Pruned(keep))?;
-                    kept.insert((*name).to_string(), value);
-                }
-                None => {
-                    map.next_value::<Checked>()?;
-                }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        // A repeated key: its last value replaces the whole view.
+        let view = self.slot.insert(T::default());
+        while let Some(Key(key)) = map.next_key()? {
+            if !view.field(&key, &mut map, self.output)? {
+                map.next_value::<Checked>()?;
             }
         }
-        Ok(Value::Object(kept))
+        Ok(())
     }
 }
 
-/// A key, looked up among the selected fields without being copied (serde_json hands a key
-/// without escapes over borrowed from the line).
-#[derive(Clone, Copy)]
-struct Field(&'static [(&'static str, Keep)]);
+/// The fields of a line the rules read.
+#[derive(Debug, Default)]
+pub(crate) struct Line<'a> {
+    /// `type`.
+    pub kind: Loose<'a>,
+    /// `sessionID` (P1).
+    pub session_id: Loose<'a>,
+    /// `error`, whole (P13).
+    pub error: Option<Value>,
+    /// `part`, when it is an object.
+    pub part: Option<Part<'a>>,
+}
 
-type Selected = Option<&'static (&'static str, Keep)>;
-
-impl<'de> DeserializeSeed<'de> for Field {
-    type Value = Selected;
-
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Selected, D::Error> {
-        deserializer.deserialize_str(self)
+impl<'de> Fields<'de> for Line<'de> {
+    fn field<A: MapAccess<'de>>(
+        &mut self,
+        key: &str,
+        map: &mut A,
+        output: bool,
+    ) -> Result<bool, A::Error> {
+        match key {
+            "type" => self.kind = map.next_value()?,
+            "sessionID" => self.session_id = map.next_value()?,
+            "error" => self.error = Some(map.next_value()?),
+            "part" => map.next_value_seed(ObjectSeed::new(&mut self.part, output))?,
+            _ => return Ok(false),
+        }
+        Ok(true)
     }
 }
 
-impl<'de> Visitor<'de> for Field {
-    type Value = Selected;
+/// The fields of a line's `part` the rules read.
+#[derive(Debug, Default)]
+pub(crate) struct Part<'a> {
+    /// `text` of a text or reasoning part (P2).
+    pub text: Loose<'a>,
+    /// `messageID` (P3, P12).
+    pub message_id: Loose<'a>,
+    /// `synthetic` of a text part (P2).
+    pub synthetic: Loose<'a>,
+    /// `tool` of a tool part (P5).
+    pub tool: Loose<'a>,
+    /// `callID` of a tool part (P5, P7).
+    pub call_id: Loose<'a>,
+    /// `reason` of a `step_finish` (P10).
+    pub reason: Loose<'a>,
+    /// `tokens` of a `step_finish`, when an object (P11).
+    pub tokens: Option<Tokens<'a>>,
+    /// `cost` of a `step_finish` (P11).
+    pub cost: Loose<'a>,
+    /// `state` of a tool part, when an object (P5-P8).
+    pub state: Option<State<'a>>,
+}
 
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("an object key")
+impl<'de> Fields<'de> for Part<'de> {
+    fn field<A: MapAccess<'de>>(
+        &mut self,
+        key: &str,
+        map: &mut A,
+        output: bool,
+    ) -> Result<bool, A::Error> {
+        match key {
+            "text" => self.text = map.next_value()?,
+            "messageID" => self.message_id = map.next_value()?,
+            "synthetic" => self.synthetic = map.next_value()?,
+            "tool" => self.tool = map.next_value()?,
+            "callID" => self.call_id = map.next_value()?,
+            "reason" => self.reason = map.next_value()?,
+            "tokens" => map.next_value_seed(ObjectSeed::new(&mut self.tokens, output))?,
+            "cost" => self.cost = map.next_value()?,
+            "state" => map.next_value_seed(ObjectSeed::new(&mut self.state, output))?,
+            _ => return Ok(false),
+        }
+        Ok(true)
     }
+}
 
-    fn visit_str<E>(self, key: &str) -> Result<Selected, E> {
-        Ok(self.0.iter().find(|(name, _)| *name == key))
+/// A `step_finish`'s `tokens` (P11).
+#[derive(Debug, Default)]
+pub(crate) struct Tokens<'a> {
+    /// `input`.
+    pub input: Loose<'a>,
+    /// `output`.
+    pub output: Loose<'a>,
+    /// `reasoning`.
+    pub reasoning: Loose<'a>,
+    /// `cache.read` and `cache.write`, when `cache` is an object.
+    pub cache: Option<[Loose<'a>; 2]>,
+}
+
+impl<'de> Fields<'de> for Tokens<'de> {
+    fn field<A: MapAccess<'de>>(
+        &mut self,
+        key: &str,
+        map: &mut A,
+        _: bool,
+    ) -> Result<bool, A::Error> {
+        match key {
+            "input" => self.input = map.next_value()?,
+            "output" => self.output = map.next_value()?,
+            "reasoning" => self.reasoning = map.next_value()?,
+            "cache" => self.cache = map.next_value_seed(FieldsSeed(&["read", "write"]))?,
+            _ => return Ok(false),
+        }
+        Ok(true)
     }
+}
+
+/// A tool part's `state` (P5-P8).
+#[derive(Debug, Default)]
+pub(crate) struct State<'a> {
+    /// `status`.
+    pub status: Loose<'a>,
+    /// `input`, when an object.
+    pub input: Option<Input<'a>>,
+    /// `error` (P5).
+    pub error: Loose<'a>,
+    /// `output`, read only when [`parse`] is asked for it (P6a, P6c); otherwise absent.
+    pub output: Loose<'a>,
+    /// `metadata`, when an object.
+    pub metadata: Option<Metadata<'a>>,
+}
+
+impl<'de> Fields<'de> for State<'de> {
+    fn field<A: MapAccess<'de>>(
+        &mut self,
+        key: &str,
+        map: &mut A,
+        output: bool,
+    ) -> Result<bool, A::Error> {
+        match key {
+            "status" => self.status = map.next_value()?,
+            "input" => map.next_value_seed(ObjectSeed::new(&mut self.input, output))?,
+            "error" => self.error = map.next_value()?,
+            "output" if output => self.output = map.next_value()?,
+            "metadata" => map.next_value_seed(ObjectSeed::new(&mut self.metadata, output))?,
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+}
+
+/// A tool's `state.metadata`.
+#[derive(Debug, Default)]
+pub(crate) struct Metadata<'a> {
+    /// `exit` of a shell command (P6c).
+    pub exit: Loose<'a>,
+    /// `exists` of a `write` (P6b).
+    pub exists: Loose<'a>,
+    /// `dir` of a `skill` (P8).
+    pub dir: Loose<'a>,
+    /// `display.type` of a `read` (P6a); absent when `display` is not an object.
+    pub display_type: Loose<'a>,
+}
+
+impl<'de> Fields<'de> for Metadata<'de> {
+    fn field<A: MapAccess<'de>>(
+        &mut self,
+        key: &str,
+        map: &mut A,
+        _: bool,
+    ) -> Result<bool, A::Error> {
+        match key {
+            "exit" => self.exit = map.next_value()?,
+            "exists" => self.exists = map.next_value()?,
+            "dir" => self.dir = map.next_value()?,
+            "display" => {
+                let display = map.next_value_seed(FieldsSeed(&["type"]))?;
+                self.display_type = display.map(|[kind]| kind).unwrap_or_default();
+            }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+}
+
+/// A tool's `state.input`: the fields the tool map reads (P6).
+#[derive(Debug, Default)]
+pub(crate) struct Input<'a> {
+    /// `filePath` (`read`, `write`, `edit`, `multiedit`).
+    pub file_path: Loose<'a>,
+    /// `offset` (`read`).
+    pub offset: Loose<'a>,
+    /// `limit` (`read`).
+    pub limit: Loose<'a>,
+    /// `content` (`write`).
+    pub content: Loose<'a>,
+    /// `patchText` (`apply_patch`, `patch`).
+    pub patch_text: Loose<'a>,
+    /// `pattern` (`grep`, `glob`).
+    pub pattern: Loose<'a>,
+    /// `path` (`grep`, `glob`, `list`).
+    pub path: Loose<'a>,
+    /// `include` (`grep`).
+    pub include: Loose<'a>,
+    /// `command` (`bash`).
+    pub command: Loose<'a>,
+    /// `workdir` (`bash`).
+    pub workdir: Loose<'a>,
+    /// `name` (`skill`).
+    pub name: Loose<'a>,
+    /// `todos` (`todowrite`), whole.
+    pub todos: Option<Value>,
+}
+
+impl<'de> Fields<'de> for Input<'de> {
+    fn field<A: MapAccess<'de>>(
+        &mut self,
+        key: &str,
+        map: &mut A,
+        _: bool,
+    ) -> Result<bool, A::Error> {
+        match key {
+            "filePath" => self.file_path = map.next_value()?,
+            "offset" => self.offset = map.next_value()?,
+            "limit" => self.limit = map.next_value()?,
+            "content" => self.content = map.next_value()?,
+            "patchText" => self.patch_text = map.next_value()?,
+            "pattern" => self.pattern = map.next_value()?,
+            "path" => self.path = map.next_value()?,
+            "include" => self.include = map.next_value()?,
+            "command" => self.command = map.next_value()?,
+            "workdir" => self.workdir = map.next_value()?,
+            "name" => self.name = map.next_value()?,
+            "todos" => self.todos = Some(map.next_value()?),
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+}
+
+/// Reads the view of `line`: `Ok(None)` when it is JSON but not an object, `Err` exactly when
+/// it is not JSON (S2). `output` keeps a tool's `state.output`.
+pub(crate) fn parse(line: &[u8], output: bool) -> Result<Option<Line<'_>>, NotJson> {
+    let mut view = None;
+    parse_into(line, output, &mut view)?;
+    Ok(view)
+}
+
+/// [`parse`] into `view`, in place.
+pub(crate) fn parse_into<'a>(
+    line: &'a [u8],
+    output: bool,
+    view: &mut Option<Line<'a>>,
+) -> Result<(), NotJson> {
+    // One check of the whole line instead of one per string: JSON outside its strings is
+    // ASCII, so a line `Value` accepts is UTF-8, and a `str` reader checks no string again.
+    let text = std::str::from_utf8(line).map_err(|_| NotJson)?;
+    let mut de = serde_json::Deserializer::from_str(text);
+    ObjectSeed::new(view, output)
+        .deserialize(&mut de)
+        .map_err(|_| NotJson)?;
+    de.end().map_err(|_| NotJson)
 }
 
 #[cfg(test)]
@@ -203,43 +386,154 @@ mod tests {
             r#"{"type":"tool_use","part":{"state":{"output":"ok","metadata":{"preview":[1,2]}}}}"#,
             r#"{"type":"tool_use","part":{"state":{"output":"\ud800"}}}"#,
             r#"{"type":"tool_use","part":{"state":{"output":"\ud83d\ude00"}}}"#,
+            r#"{"type":"tool_use","part":{"state":{"input":{"filePath":"\udc00"}}}}"#,
+            r#"{"type":"tool_use","part":{"state":{"input":{"todos":[1e400]}}}}"#,
+            r#"{"type":"step_finish","part":{"tokens":{"cache":{"read":-1e400}}}}"#,
+            r#"{"type":"step_finish","part":{"tokens":{"cache":{"read":1e30}},"cost":1e-400}}"#,
+            r#"{"type":"tool_use","part":{"state":{"metadata":{"display":{"type":"\ud800x"}}}}}"#,
+            r#"{"type":"error","error":{"data":{"message":"\ud800"}}}"#,
             r#"{"type":"x","timestamp":1e400}"#,
             r#"{"type":"x","timestamp":1e30}"#,
             r#"{"type":"x","part":{"id":[[[[]]]]}} trailing"#,
             r#"{"type":"x","part":{"id":"a"},}"#,
+            "{\"type\":\"text\",\"part\":{\"text\":\"a\u{1}\"}}",
             "[1,2,{\"a\":\"b\"}]",
             "7",
             r#""just a string""#,
         ];
         for case in cases {
-            assert_eq!(
-                parse(case.as_bytes(), &LINE).is_ok(),
-                full(case).is_ok(),
-                "{case}"
-            );
+            let value = full(case).is_ok();
+            assert_eq!(parse(case.as_bytes(), false).is_ok(), value, "{case}");
+            assert_eq!(parse(case.as_bytes(), true).is_ok(), value, "{case}");
         }
-        let deep = format!(
-            "{{\"type\":\"x\",\"part\":{{\"id\":{}{}}}}}",
-            "[".repeat(130),
-            "]".repeat(130)
-        );
-        assert!(full(&deep).is_err());
-        assert!(parse(deep.as_bytes(), &LINE).is_err());
+        // Bytes that are not UTF-8, in a string the view reads, one it skips, and outside any.
+        for case in [
+            &b"{\"type\":\"text\",\"part\":{\"text\":\"a\xff\"}}"[..],
+            b"{\"type\":\"tool_use\",\"part\":{\"state\":{\"output\":\"\xc3\x28\"}}}",
+            b"{\"type\":\"x\"}\xff",
+            b"{\"type\":\"x\",\"id\":\"\xc3\xa9\"}",
+        ] {
+            let value = harness_core::backend::parse_value(case).is_ok();
+            assert_eq!(parse(case, false).is_ok(), value, "{case:?}");
+            assert_eq!(parse(case, true).is_ok(), value, "{case:?}");
+        }
+        assert!(parse("{\"type\":\"x\",\"id\":\"é\"}".as_bytes(), false).is_ok());
+        // The nesting limit counts from the line, through every view.
+        for (depth, json) in [(127, true), (128, false)] {
+            for at in [
+                "\"part\":{\"id\":",
+                "\"part\":{\"state\":{\"input\":{\"todos\":",
+                "\"part\":{\"state\":{\"metadata\":{\"display\":{\"type\":",
+                "\"part\":{\"tokens\":{\"cache\":{\"read\":",
+                "\"error\":",
+            ] {
+                let opened = at.matches('{').count();
+                let inner = depth - 1 - opened;
+                let line = format!(
+                    "{{\"type\":\"x\",{at}{}{}{}}}",
+                    "[".repeat(inner),
+                    "]".repeat(inner),
+                    "}".repeat(opened)
+                );
+                assert_eq!(full(&line).is_ok(), json, "{line}");
+                assert_eq!(parse(line.as_bytes(), false).is_ok(), json, "{line}");
+            }
+        }
+    }
+
+    /// S2 on every recorded line and on broken copies of it: each with one byte removed or
+    /// replaced by a byte that often breaks JSON, and each cut short.
+    #[test]
+    fn recorded_lines_and_their_broken_copies_are_json_exactly_when_value_says_so() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/opencode");
+        let mut lines = Vec::new();
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.to_string_lossy();
+            if name.ends_with(".jsonl") && !name.ends_with(".expected.jsonl") {
+                let text = std::fs::read(&path).unwrap();
+                lines.extend(text.split(|b| *b == b'\n').map(<[u8]>::to_vec));
+            }
+        }
+        assert!(lines.len() > 200, "{}", lines.len());
+        let check = |line: &[u8]| {
+            let value = harness_core::backend::parse_value(line).is_ok();
+            assert_eq!(
+                parse(line, false).is_ok(),
+                value,
+                "{:?}",
+                String::from_utf8_lossy(line)
+            );
+            value
+        };
+        let (mut json, mut broken) = (0, 0);
+        for line in &lines {
+            check(line);
+            for at in (0..line.len()).step_by(7) {
+                let mut cut = line.clone();
+                cut.truncate(at);
+                let mut removed = line.clone();
+                removed.remove(at);
+                let mut replaced = line.clone();
+                replaced[at] = [b'"', b'\\', b'}', b'1', 0xff][at % 5];
+                for case in [cut, removed, replaced] {
+                    if check(&case) {
+                        json += 1;
+                    } else {
+                        broken += 1;
+                    }
+                }
+            }
+        }
+        // Both outcomes are exercised.
+        assert!(json > 1_000 && broken > 1_000, "{json} {broken}");
     }
 
     #[test]
-    fn only_the_selected_fields_are_kept_and_a_repeated_key_keeps_its_last_value() {
-        let line = r#"{"type":"a","type":"tool_use","timestamp":5,"part":{"tool":"read","id":"prt","state":{"status":"completed","output":"big","metadata":{"exit":0,"preview":"x","display":{"type":"file","text":"t"}}}}}"#;
+    fn the_view_keeps_the_read_fields_and_a_repeated_key_keeps_its_last_value() {
+        let line = r#"{"type":"a","type":"tool_use","sessionID":"s","timestamp":5,"part":{"tool":"read","id":"prt","callID":"c\n","state":{"status":"completed","output":"big","input":{"filePath":"/x","offset":3,"todos":[{"a":1}]},"metadata":{"exit":0,"exit":null,"preview":"x","display":{"type":"file","text":"t"}}}}}"#;
+        let view = parse(line.as_bytes(), false).unwrap().unwrap();
+        assert_eq!(view.kind.as_str(), Some("tool_use"));
+        assert_eq!(view.session_id.as_str(), Some("s"));
+        let part = view.part.unwrap();
+        assert_eq!(part.tool.as_str(), Some("read"));
+        assert_eq!(part.call_id.as_str(), Some("c\n"));
+        let state = part.state.unwrap();
+        assert_eq!(state.status.as_str(), Some("completed"));
+        assert_eq!(state.output, Loose::Absent);
+        let input = state.input.unwrap();
+        assert_eq!(input.file_path.as_str(), Some("/x"));
+        assert_eq!(input.offset, Loose::Number(3.into()));
+        assert_eq!(input.limit, Loose::Absent);
+        assert_eq!(input.todos, Some(serde_json::json!([{"a": 1}])));
+        let metadata = state.metadata.unwrap();
+        assert_eq!(metadata.exit, Loose::Null);
+        assert_eq!(metadata.display_type.as_str(), Some("file"));
+
+        let with_output = parse(line.as_bytes(), true).unwrap().unwrap();
         assert_eq!(
-            parse(line.as_bytes(), &LINE).ok(),
-            Some(
-                serde_json::json!({"type": "tool_use", "part": {"tool": "read", "state": {
-                "status": "completed", "metadata": {"exit": 0, "display": {"type": "file"}}}}})
-            )
+            with_output.part.unwrap().state.unwrap().output.as_str(),
+            Some("big")
         );
-        assert_eq!(
-            parse(b"[1,{\"x\":2}]", &LINE).ok(),
-            full("[1,{\"x\":2}]").ok()
+
+        let other = r#"{"type":"x","part":{"state":{"input":"no"}},"part":[1]}"#;
+        assert!(
+            parse(other.as_bytes(), false)
+                .unwrap()
+                .unwrap()
+                .part
+                .is_none()
         );
+        let state = r#"{"part":{"state":{"input":[],"metadata":{"display":3}}}}"#;
+        let state = parse(state.as_bytes(), false)
+            .unwrap()
+            .unwrap()
+            .part
+            .unwrap()
+            .state
+            .unwrap();
+        assert!(state.input.is_none());
+        assert_eq!(state.metadata.unwrap().display_type, Loose::Absent);
+        assert!(parse(b"[1,{\"x\":2}]", false).unwrap().is_none());
     }
 }
