@@ -100,7 +100,7 @@ impl CodexDecoder {
 
     /// One object line, read through its view; `text` is the line, for the rare events that
     /// carry it (J8).
-    fn on_parts(&mut self, parts: LineParts<'_>, text: &str, out: &mut Emitter<'_>) {
+    fn on_parts(&mut self, parts: &LineParts<'_>, text: &str, out: &mut Emitter<'_>) {
         let Some(kind) = parts.kind.as_str() else {
             // S3: no string `type`.
             self.unknown_here(out, UnknownReason::NotAnEvent, reparse(text));
@@ -117,9 +117,9 @@ impl CodexDecoder {
                 }
             }
             "turn.started" => {}
-            "item.started" => self.on_item(parts.item, text, Phase::Started, out),
-            "item.updated" => self.on_item(parts.item, text, Phase::Updated, out),
-            "item.completed" => self.on_item(parts.item, text, Phase::Completed, out),
+            "item.started" => self.on_item(&parts.item, text, Phase::Started, out),
+            "item.updated" => self.on_item(&parts.item, text, Phase::Updated, out),
+            "item.completed" => self.on_item(&parts.item, text, Phase::Completed, out),
             "turn.completed" => {
                 self.terminal(out);
                 self.usage = Usage::of(&parts.usage);
@@ -151,7 +151,7 @@ impl CodexDecoder {
     }
 
     /// X2: records, replaces or completes an item.
-    fn on_item(&mut self, item: ItemField<'_>, line: &str, phase: Phase, out: &mut Emitter<'_>) {
+    fn on_item(&mut self, item: &ItemField<'_>, line: &str, phase: Phase, out: &mut Emitter<'_>) {
         let item = match item {
             ItemField::Object(item) if item.view.kind.as_str().is_some() => item,
             ItemField::Object(item) => {
@@ -172,7 +172,7 @@ impl CodexDecoder {
                     let was_pending = self.open_kind(id).is_some_and(|k| k != "todo_list");
                     self.record(id, kind, item.text(), phase, out);
                     if !was_pending && out.wants_started() {
-                        self.started(&item, kind, id, out);
+                        self.started(item, kind, id, out);
                     }
                 }
                 if kind == "todo_list" {
@@ -196,7 +196,7 @@ impl CodexDecoder {
                     }
                     return;
                 }
-                for body in completed(&item, kind, self.cwd.as_deref()) {
+                for body in completed(item, kind, self.cwd.as_deref()) {
                     if let EventBody::Agent { text } = &body {
                         self.answer = Some(text.clone());
                     }
@@ -299,7 +299,11 @@ impl Decoder for CodexDecoder {
             .ok()
             .filter(|t| t.trim_start().starts_with('{'));
         match text {
-            Some(text) => self.on_parts(wire::parse(text).ok_or(NotJson)?, text, out),
+            Some(text) => {
+                let mut parts = LineParts::default();
+                wire::parse(text, &mut parts)?;
+                self.on_parts(&parts, text, out);
+            }
             // S3: valid JSON that is not an object.
             None => self.unknown_here(out, UnknownReason::NotAnEvent, parse_value(line)?),
         }

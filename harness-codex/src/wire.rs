@@ -12,6 +12,7 @@
 
 use std::fmt;
 
+use harness_core::backend::NotJson;
 use harness_core::backend::json::{Checked, FieldsSeed, JsonView, Key, Loose, Scan, depth_exceeds};
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, Visitor};
 use serde_json::Value;
@@ -198,20 +199,24 @@ impl<'de> DeserializeSeed<'de> for LineSeed {
     }
 }
 
-/// Reads the parts of a line that starts with `{`; `None` when it is not valid JSON (S2).
+/// Reads into `parts` (all default) the parts of a line that starts with `{`; `NotJson` when it
+/// is not valid JSON (S2).
 ///
 /// Most lines are read by [`scan`] alone; a line it is unsure of is read the checked way,
 /// which decides.
-pub(crate) fn parse(text: &str) -> Option<LineParts<'_>> {
-    scan(text).or_else(|| parse_checked(text))
+pub(crate) fn parse<'a>(text: &'a str, parts: &mut LineParts<'a>) -> Result<(), NotJson> {
+    if scan(text, parts).is_none() {
+        *parts = parse_checked(text).ok_or(NotJson)?;
+    }
+    Ok(())
 }
 
-/// The fast path: the parts of a line that is surely JSON ([`Scan`]), in one pass that keeps
-/// the item's text; `None` when unsure. It reads exactly what [`parse_checked`] reads, which
+/// The fast path: reads into `parts` (all default) the parts of a line that is surely JSON
+/// ([`Scan`]), in one pass that keeps the item's text; `None` when unsure, `parts` then
+/// partly read. It reads exactly what [`parse_checked`] reads, which
 /// the tests compare.
-fn scan(text: &str) -> Option<LineParts<'_>> {
+fn scan<'a>(text: &'a str, parts: &mut LineParts<'a>) -> Option<()> {
     let mut scan = Scan::new(text)?;
-    let mut parts = LineParts::default();
     scan.members(|scan, key| {
         match key {
             "type" => parts.kind = scan.loose()?,
@@ -236,8 +241,7 @@ fn scan(text: &str) -> Option<LineParts<'_>> {
         }
         Some(())
     })?;
-    scan.end()?;
-    Some(parts)
+    scan.end()
 }
 
 /// The checked path: reads the parts of a line through `serde_json`; `None` when it is not
@@ -266,12 +270,24 @@ mod tests {
         parts.map(|parts| format!("{parts:?}"))
     }
 
+    /// The fast path alone.
+    fn scanned(text: &str) -> Option<LineParts<'_>> {
+        let mut parts = LineParts::default();
+        scan(text, &mut parts).map(|()| parts)
+    }
+
+    /// Both paths, as the normalizer reads a line.
+    fn parsed(text: &str) -> Option<LineParts<'_>> {
+        let mut parts = LineParts::default();
+        parse(text, &mut parts).ok().map(|()| parts)
+    }
+
     /// S2: the fast path accepts only lines `Value` accepts and reads them exactly as the checked
     /// path does; `parse` accepts exactly what `Value` accepts.
     fn check_line(text: &str) {
         let value = serde_json::from_str::<Value>(text).is_ok();
-        assert_eq!(parse(text).is_some(), value, "{text}");
-        if let Some(parts) = scan(text) {
+        assert_eq!(parsed(text).is_some(), value, "{text}");
+        if let Some(parts) = scanned(text) {
             assert!(value, "scanned a line that is not JSON: {text}");
             assert_eq!(shown(Some(parts)), shown(parse_checked(text)), "{text}");
         }
@@ -290,7 +306,7 @@ mod tests {
             }
             for text in std::fs::read_to_string(&path).unwrap().lines() {
                 if serde_json::from_str::<Value>(text).is_ok_and(|v| v.is_object()) {
-                    let scanned = shown(scan(text));
+                    let scanned = shown(scanned(text));
                     assert!(scanned.is_some(), "{name}: not scanned: {text}");
                     assert_eq!(scanned, shown(parse_checked(text)), "{name}: {text}");
                     lines += 1;
@@ -429,7 +445,7 @@ mod tests {
     #[test]
     fn a_repeated_key_keeps_its_last_value_as_value_does() {
         let text = r#"{"type":"x","type":"item.completed","item":5,"item":{"id":"a","id":"b","type":"reasoning"}}"#;
-        let parts = parse(text).unwrap_or_default();
+        let parts = parsed(text).unwrap_or_default();
         assert_eq!(parts.kind.as_str(), Some("item.completed"));
         let ItemField::Object(item) = parts.item else {
             panic!("the last item is an object");
@@ -455,7 +471,7 @@ mod tests {
         ] {
             let value = serde_json::from_str::<Value>(&text).is_ok();
             assert_eq!(
-                parse(&text).is_some(),
+                parsed(&text).is_some(),
                 value,
                 "{}",
                 &text[..60.min(text.len())]

@@ -607,28 +607,29 @@ impl<'a> Scan<'a> {
         self.eat(b'"')?;
         let bytes = self.bytes();
         let start = self.pos;
+        let mut pos = start;
         let mut escaped = false;
         loop {
-            self.pos = quote_or_backslash(bytes, self.pos)?;
-            if bytes[self.pos] == b'"' {
-                self.pos += 1;
-                return Some((&self.text[start..self.pos - 1], escaped));
+            pos = quote_or_backslash(bytes, pos)?;
+            if bytes[pos] == b'"' {
+                self.pos = pos + 1;
+                return Some((&self.text[start..pos], escaped));
             }
             escaped = true;
-            match *bytes.get(self.pos + 1)? {
-                b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => self.pos += 2,
+            match *bytes.get(pos + 1)? {
+                b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => pos += 2,
                 b'u' => {
-                    let unit = self.hex_escape(self.pos)?;
-                    self.pos += 6;
+                    let unit = hex_unit(bytes, pos)?;
+                    pos += 6;
                     match unit {
                         // A trailing surrogate must follow a leading one.
                         0xDC00..=0xDFFF => return None,
                         0xD800..=0xDBFF => {
-                            let next = self.hex_escape(self.pos)?;
+                            let next = hex_unit(bytes, pos)?;
                             if !(0xDC00..=0xDFFF).contains(&next) {
                                 return None;
                             }
-                            self.pos += 6;
+                            pos += 6;
                         }
                         _ => {}
                     }
@@ -674,11 +675,6 @@ impl<'a> Scan<'a> {
         }
         text.push_str(raw.get(pos..)?);
         Some(text)
-    }
-
-    /// The code unit of the `\uXXXX` escape at `at`.
-    fn hex_escape(&self, at: usize) -> Option<u16> {
-        hex_unit(self.bytes(), at)
     }
 
     /// Reads a number that is surely finite.
@@ -867,7 +863,7 @@ impl<'a> Scan<'a> {
     }
 }
 
-/// The code unit of the `\\uXXXX` escape at `at` in `bytes`.
+/// The code unit of the `\uXXXX` escape at `at` in `bytes`.
 fn hex_unit(bytes: &[u8], at: usize) -> Option<u16> {
     let escape = bytes.get(at..at + 6)?;
     if escape[..2] != *b"\\u" {
@@ -879,8 +875,9 @@ fn hex_unit(bytes: &[u8], at: usize) -> Option<u16> {
     })
 }
 
-/// The position of the first `"` or `\\` in `bytes` from `from`: eight bytes at a time for
+/// The position of the first `"` or `\` in `bytes` from `from`: eight bytes at a time for
 /// the short runs between escapes, then `memchr` for long ones.
+#[inline(always)]
 fn quote_or_backslash(bytes: &[u8], from: usize) -> Option<usize> {
     const ONES: u64 = u64::from_ne_bytes([1; 8]);
     const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
