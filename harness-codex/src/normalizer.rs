@@ -1,6 +1,6 @@
 //! The incremental normalizer for `codex exec --json` (S and X rules, O1 and O3).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use harness_core::backend::json::Loose;
 use harness_core::backend::{Decoder, Driver, Emitter, NotJson, Summary, parse_value};
@@ -70,11 +70,12 @@ pub struct CodexDecoder {
 
     /// Open items, by the order of their latest start (X8).
     open: BTreeMap<u64, OpenItem>,
-    /// Item id → its key in `open`.
-    open_by_id: HashMap<String, u64>,
+    /// Item id → its key in `open` (an ordered map: few items are open at a time, and
+    /// comparing a short id is cheaper than hashing it).
+    open_by_id: BTreeMap<String, u64>,
     next_seq: u64,
     /// The last plan emitted for each `todo_list` id (X5).
-    plans: HashMap<String, Vec<PlanItem>>,
+    plans: BTreeMap<String, Vec<PlanItem>>,
 
     terminals: u64,
     any_failed: bool,

@@ -347,6 +347,13 @@ mod tests {
                 "]".repeat(levels)
             )
         };
+        // Control characters past the first 64 bytes of a string.
+        for control in ['\u{0}', '\u{1f}', '\t', '\u{7f}'] {
+            let output = format!("{}{control}{}", "a\\n".repeat(40), "b".repeat(100));
+            check_line(&format!(
+                r#"{{"type":"item.completed","item":{{"id":"a","type":"x","aggregated_output":"{output}"}}}}"#
+            ));
+        }
         for levels in [90, 98, 99, 100, 124, 125, 126, 127] {
             check_line(&deep(levels));
         }

@@ -583,8 +583,9 @@ impl<'a> Scan<'a> {
     }
 
     /// Skips spaces (the only whitespace left, as [`Scan::new`] refuses control characters)
-    /// and returns the next byte.
-    fn peek(&mut self) -> Option<u8> {
+    /// and returns the next byte, which tells the type of the next value (`[` for an array);
+    /// `None` at the end.
+    pub fn peek(&mut self) -> Option<u8> {
         let bytes = self.bytes();
         while bytes.get(self.pos) == Some(&b' ') {
             self.pos += 1;
