@@ -578,6 +578,7 @@ impl<'a> Scan<'a> {
         })
     }
 
+    #[inline]
     fn bytes(&self) -> &'a [u8] {
         self.text.as_bytes()
     }
@@ -585,6 +586,7 @@ impl<'a> Scan<'a> {
     /// Skips spaces (the only whitespace left, as [`Scan::new`] refuses control characters)
     /// and returns the next byte, which tells the type of the next value (`[` for an array);
     /// `None` at the end.
+    #[inline]
     pub fn peek(&mut self) -> Option<u8> {
         let bytes = self.bytes();
         while bytes.get(self.pos) == Some(&b' ') {
@@ -593,17 +595,20 @@ impl<'a> Scan<'a> {
         bytes.get(self.pos).copied()
     }
 
+    #[inline]
     fn eat(&mut self, byte: u8) -> Option<()> {
         (self.peek()? == byte).then(|| self.pos += 1)
     }
 
     /// Checks that nothing but whitespace is left.
+    #[inline]
     pub fn end(&mut self) -> Option<()> {
         self.peek().is_none().then_some(())
     }
 
     /// Reads a string; returns its text between the quotes, as written, and whether it holds
     /// an escape.
+    #[inline]
     fn string(&mut self) -> Option<(&'a str, bool)> {
         self.eat(b'"')?;
         let bytes = self.bytes();
@@ -679,6 +684,7 @@ impl<'a> Scan<'a> {
     }
 
     /// Reads a number that is surely finite.
+    #[inline]
     fn number(&mut self) -> Option<()> {
         let bytes = self.bytes();
         let digits = |pos: &mut usize| {
@@ -722,12 +728,14 @@ impl<'a> Scan<'a> {
         Some(())
     }
 
+    #[inline]
     fn literal(&mut self, word: &[u8]) -> Option<()> {
         let found = self.bytes().get(self.pos..self.pos + word.len())? == word;
         found.then(|| self.pos += word.len())
     }
 
     /// Skips one value.
+    #[inline]
     pub fn skip(&mut self) -> Option<()> {
         match self.peek()? {
             b'"' => self.string().map(drop),
@@ -742,6 +750,7 @@ impl<'a> Scan<'a> {
     }
 
     /// Skips one value and returns it as written.
+    #[inline]
     pub fn raw(&mut self) -> Option<&'a str> {
         self.peek()?;
         let start = self.pos;
@@ -750,6 +759,7 @@ impl<'a> Scan<'a> {
     }
 
     /// Reads one value as a [`Loose`], as `serde_json` would.
+    #[inline]
     pub fn loose(&mut self) -> Option<Loose<'a>> {
         match self.peek()? {
             b'"' => match self.string()? {
@@ -826,6 +836,7 @@ impl<'a> Scan<'a> {
         Some(())
     }
 
+    #[inline]
     fn enter(&mut self) -> Option<()> {
         self.depth += 1;
         (self.depth <= SCAN_MAX_DEPTH).then_some(())
