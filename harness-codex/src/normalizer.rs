@@ -298,7 +298,7 @@ impl Decoder for CodexDecoder {
         // `Value` (S2). Other lines (not UTF-8, not an object) take the `Value` path.
         let text = std::str::from_utf8(line)
             .ok()
-            .filter(|t| t.trim_start().starts_with('{'));
+            .filter(|t| t.trim_ascii_start().starts_with('{'));
         match text {
             Some(text) => {
                 let mut parts = LineParts::default();

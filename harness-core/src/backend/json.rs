@@ -566,12 +566,7 @@ impl<'a> Scan<'a> {
     /// A reader at the start of `text`; `None` when the text holds a control character (below
     /// U+0020), which a JSON string may not and which is whitespace only in rare layouts.
     pub fn new(text: &'a str) -> Option<Self> {
-        let bytes = text.as_bytes();
-        // The smallest byte of each chunk; written so that it vectorizes.
-        let control = bytes
-            .chunks(64)
-            .any(|chunk| chunk.iter().fold(u8::MAX, |min, &b| min.min(b)) < 0x20);
-        (!control).then_some(Scan {
+        (!has_control(text.as_bytes())).then_some(Scan {
             text,
             pos: 0,
             depth: 0,
@@ -875,6 +870,22 @@ impl<'a> Scan<'a> {
     }
 }
 
+/// Whether `bytes` hold a byte below 0x20; eight bytes at a time, in a loop that vectorizes.
+fn has_control(bytes: &[u8]) -> bool {
+    const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
+    const SPACES: u64 = u64::from_ne_bytes([0x20; 8]);
+    let mut words = bytes.chunks_exact(8);
+    let mut below = 0;
+    for word in &mut words {
+        let mut chunk = [0; 8];
+        chunk.copy_from_slice(word);
+        let word = u64::from_le_bytes(chunk);
+        // Some byte of `word` is below 0x20 exactly when this is not zero.
+        below |= word.wrapping_sub(SPACES) & !word;
+    }
+    below & HIGH != 0 || words.remainder().iter().any(|&b| b < 0x20)
+}
+
 /// The code unit of the `\uXXXX` escape at `at` in `bytes`.
 fn hex_unit(bytes: &[u8], at: usize) -> Option<u16> {
     let escape = bytes.get(at..at + 6)?;
@@ -976,6 +987,20 @@ mod scan_tests {
             if scanned {
                 assert!(serde_json::from_str::<Value>(text).is_ok(), "{text}");
             }
+        }
+    }
+
+    #[test]
+    fn has_control_finds_any_byte_below_0x20() {
+        for len in 0..40usize {
+            for at in 0..len {
+                for byte in [0u8, 0x09, 0x1f, 0x20, 0x7f, 0x80, 0xff] {
+                    let mut bytes = vec![b'a'; len];
+                    bytes[at] = byte;
+                    assert_eq!(has_control(&bytes), byte < 0x20, "{len} {at} {byte}");
+                }
+            }
+            assert!(!has_control(&vec![0xa0; len]));
         }
     }
 
