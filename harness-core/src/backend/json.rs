@@ -617,8 +617,13 @@ impl<'a> Scan<'a> {
                 return Some((&self.text[start..pos], escaped));
             }
             escaped = true;
-            match *bytes.get(pos + 1)? {
-                b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => pos += 2,
+            let after = *bytes.get(pos + 1)?;
+            // A table rather than a `match`: one well-predicted branch for the common escapes.
+            if SIMPLE_ESCAPES[usize::from(after)] {
+                pos += 2;
+                continue;
+            }
+            match after {
                 b'u' => {
                     let unit = hex_unit(bytes, pos)?;
                     pos += 6;
@@ -869,6 +874,18 @@ impl<'a> Scan<'a> {
         Some(Some(fields))
     }
 }
+
+/// The bytes that follow a backslash in a one-character escape.
+const SIMPLE_ESCAPES: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut i = 0;
+    let escapes = *b"\"\\/bfnrt";
+    while i < escapes.len() {
+        table[escapes[i] as usize] = true;
+        i += 1;
+    }
+    table
+};
 
 /// Whether `bytes` hold a byte below 0x20; eight bytes at a time, in a loop that vectorizes.
 fn has_control(bytes: &[u8]) -> bool {
