@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use harness_core::backend::json::Loose;
+use harness_core::backend::json::{Loose, Scan};
 use harness_core::backend::paths::resolve;
 use harness_core::backend::reclassify::{ShellInput, shell_events};
 use harness_core::{EventBody, PlanItem, ToolRef, ToolStatus, UnknownReason, WarningSource};
@@ -125,6 +125,63 @@ fn command_events(item: &Item<'_>, cwd: Option<&str>) -> Vec<EventBody> {
 /// `malformed_tool_use` in its place; a `changes` that is not a list gives one.
 fn file_change_events(item: &Item<'_>, cwd: Option<&str>) -> Vec<EventBody> {
     let tool = tool_ref("file_change", item);
+    match changes_of(item.raw) {
+        Some(Some(changes)) => {
+            let status = status_of(item);
+            changes
+                .into_iter()
+                .map(|change| {
+                    let [path, kind] = change.as_ref()?;
+                    Some(EventBody::Write {
+                        path: resolve(path.non_empty_str()?, cwd),
+                        change: kind.as_str().map(str::to_string),
+                        status: status.clone(),
+                        tool: tool.clone(),
+                    })
+                })
+                .map(|write| {
+                    write.unwrap_or_else(|| {
+                        unknown(UnknownReason::MalformedToolUse, item, tool.clone())
+                    })
+                })
+                .collect()
+        }
+        Some(None) => vec![unknown(UnknownReason::MalformedToolUse, item, tool)],
+        None => file_change_values(item, cwd, tool),
+    }
+}
+
+/// The `path` and `kind` of each entry of an item's `changes` (`None` for an entry that is
+/// not an object), read from the item's text; `Some(None)` when `changes` is not a list, `None`
+/// when the fast reader is unsure (then [`file_change_values`] reads it).
+#[allow(clippy::type_complexity)]
+fn changes_of(raw: &str) -> Option<Option<Vec<Option<[Loose<'_>; 2]>>>> {
+    let mut scan = Scan::new(raw)?;
+    let mut changes = None;
+    scan.members(|scan, key| {
+        if key != "changes" {
+            return scan.skip();
+        }
+        // A repeated key keeps its last value, as in a `Value`.
+        changes = None;
+        if scan.peek()? == b'[' {
+            let mut entries = Vec::new();
+            scan.elements(|scan| {
+                entries.push(scan.fields(&["path", "kind"])?);
+                Some(())
+            })?;
+            changes = Some(entries);
+        } else {
+            scan.skip()?;
+        }
+        Some(())
+    })?;
+    scan.end()?;
+    Some(changes)
+}
+
+/// [`file_change_events`] through the item as a `Value`.
+fn file_change_values(item: &Item<'_>, cwd: Option<&str>, tool: ToolRef) -> Vec<EventBody> {
     let value = item.value();
     let Some(Value::Array(changes)) = value.get("changes") else {
         return vec![unknown(UnknownReason::MalformedToolUse, item, tool)];
@@ -151,4 +208,50 @@ fn file_change_events(item: &Item<'_>, cwd: Option<&str>) -> Vec<EventBody> {
             }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::borrow::Cow;
+
+    use super::*;
+    use crate::wire::ItemView;
+
+    /// X6: the changes read from the item's text give the events the item as a `Value` gives.
+    #[test]
+    fn x6_changes_read_from_text_as_from_the_value() {
+        for changes in [
+            r#"[{"path":"a.rs","kind":"add"},{"path":"/b","kind":"update"}]"#,
+            r#"[{"path":"","kind":"add"},{"kind":"x"},7,null,{"path":5},{"path":"c","kind":3}]"#,
+            r#"[{"path":"d\u00e9\n","kind":"a\"b","path":"e"}]"#,
+            r#"[]"#,
+            r#"{"path":"a"}"#,
+            r#""a""#,
+            r#"[{"path":"a"}],"changes":[{"path":"b"}]"#,
+            r#"[{"path":"a"}],"changes":null"#,
+            r#"[{"p\u0061th":"a"}]"#,
+        ] {
+            let raw = format!(r#"{{"id":"f","type":"file_change","changes":{changes}}}"#);
+            let item = Item {
+                view: ItemView {
+                    id: Loose::Str(Cow::Borrowed("f")),
+                    status: Loose::Str(Cow::Borrowed("completed")),
+                    ..ItemView::default()
+                },
+                raw: &raw,
+            };
+            let tool = tool_ref("file_change", &item);
+            let expected = file_change_values(&item, Some("/w"), tool);
+            assert_eq!(file_change_events(&item, Some("/w")), expected, "{raw}");
+        }
+        let escaped = r#"{"changes":[{"p\u0061th":"a"}]}"#;
+        assert!(
+            changes_of(escaped).is_none(),
+            "an escaped key is left to the Value"
+        );
+        assert_eq!(
+            changes_of(r#"{"changes":[1]}"#).map(|c| c.map(|c| c.len())),
+            Some(Some(1))
+        );
+    }
 }

@@ -1,6 +1,6 @@
 //! The incremental normalizer for `codex exec --json` (S and X rules, O1 and O3).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use harness_core::backend::json::Loose;
 use harness_core::backend::{Decoder, Driver, Emitter, NotJson, Summary, parse_value};
@@ -70,11 +70,12 @@ pub struct CodexDecoder {
 
     /// Open items, by the order of their latest start (X8).
     open: BTreeMap<u64, OpenItem>,
-    /// Item id → its key in `open`.
-    open_by_id: HashMap<String, u64>,
+    /// Item id → its key in `open` (an ordered map: few items are open at a time, and
+    /// comparing a short id is cheaper than hashing it).
+    open_by_id: BTreeMap<String, u64>,
     next_seq: u64,
     /// The last plan emitted for each `todo_list` id (X5).
-    plans: HashMap<String, Vec<PlanItem>>,
+    plans: BTreeMap<String, Vec<PlanItem>>,
 
     terminals: u64,
     any_failed: bool,
@@ -100,7 +101,7 @@ impl CodexDecoder {
 
     /// One object line, read through its view; `text` is the line, for the rare events that
     /// carry it (J8).
-    fn on_parts(&mut self, parts: LineParts<'_>, text: &str, out: &mut Emitter<'_>) {
+    fn on_parts(&mut self, parts: &LineParts<'_>, text: &str, out: &mut Emitter<'_>) {
         let Some(kind) = parts.kind.as_str() else {
             // S3: no string `type`.
             self.unknown_here(out, UnknownReason::NotAnEvent, reparse(text));
@@ -117,9 +118,9 @@ impl CodexDecoder {
                 }
             }
             "turn.started" => {}
-            "item.started" => self.on_item(parts.item, text, Phase::Started, out),
-            "item.updated" => self.on_item(parts.item, text, Phase::Updated, out),
-            "item.completed" => self.on_item(parts.item, text, Phase::Completed, out),
+            "item.started" => self.on_item(&parts.item, text, Phase::Started, out),
+            "item.updated" => self.on_item(&parts.item, text, Phase::Updated, out),
+            "item.completed" => self.on_item(&parts.item, text, Phase::Completed, out),
             "turn.completed" => {
                 self.terminal(out);
                 self.usage = Usage::of(&parts.usage);
@@ -151,7 +152,7 @@ impl CodexDecoder {
     }
 
     /// X2: records, replaces or completes an item.
-    fn on_item(&mut self, item: ItemField<'_>, line: &str, phase: Phase, out: &mut Emitter<'_>) {
+    fn on_item(&mut self, item: &ItemField<'_>, line: &str, phase: Phase, out: &mut Emitter<'_>) {
         let item = match item {
             ItemField::Object(item) if item.view.kind.as_str().is_some() => item,
             ItemField::Object(item) => {
@@ -172,7 +173,7 @@ impl CodexDecoder {
                     let was_pending = self.open_kind(id).is_some_and(|k| k != "todo_list");
                     self.record(id, kind, item.text(), phase, out);
                     if !was_pending && out.wants_started() {
-                        self.started(&item, kind, id, out);
+                        self.started(item, kind, id, out);
                     }
                 }
                 if kind == "todo_list" {
@@ -196,7 +197,7 @@ impl CodexDecoder {
                     }
                     return;
                 }
-                for body in completed(&item, kind, self.cwd.as_deref()) {
+                for body in completed(item, kind, self.cwd.as_deref()) {
                     if let EventBody::Agent { text } = &body {
                         self.answer = Some(text.clone());
                     }
@@ -297,9 +298,13 @@ impl Decoder for CodexDecoder {
         // `Value` (S2). Other lines (not UTF-8, not an object) take the `Value` path.
         let text = std::str::from_utf8(line)
             .ok()
-            .filter(|t| t.trim_start().starts_with('{'));
+            .filter(|t| t.trim_ascii_start().starts_with('{'));
         match text {
-            Some(text) => self.on_parts(wire::parse(text).ok_or(NotJson)?, text, out),
+            Some(text) => {
+                let mut parts = LineParts::default();
+                wire::parse(text, &mut parts)?;
+                self.on_parts(&parts, text, out);
+            }
             // S3: valid JSON that is not an object.
             None => self.unknown_here(out, UnknownReason::NotAnEvent, parse_value(line)?),
         }

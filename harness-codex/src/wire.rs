@@ -1,17 +1,19 @@
 //! Borrowed, typed views of `codex exec --json` lines: the parse phase of the normalizer.
 //!
-//! One checked pass over a line reads the fields the X rules use and skips the rest with
-//! [`Checked`] (a command's `aggregated_output`, usually most of the bytes, is never copied).
-//! Every field is [`Loose`] and a repeated key keeps its last value, as in a
-//! `serde_json::Value`, so a view fails exactly where `Value` parsing fails (S2). The item is
-//! also kept as its JSON text, which a recorded item (X2) and the rare events that carry raw
-//! JSON need.
+//! A line is read in one pass by [`Scan`], the core's fast reader of text that is surely JSON:
+//! it keeps the fields the X rules use, as [`Loose`] values (a repeated key keeps its last
+//! value, as in a `serde_json::Value`), and the item's JSON text, which a recorded item (X2)
+//! and the rare events that carry raw JSON need; every string it skips (a command's
+//! `aggregated_output` is usually most of the bytes) is checked, escapes and surrogate pairs
+//! included, but never decoded. A line the scan is unsure of (a control character, an escaped
+//! key, a long number, deep nesting, or any error) is read again the checked way: serde
+//! visitors that skip with [`Checked`], so that a line fails exactly where `Value` parsing
+//! fails (S2). Both ways read the same parts, which the tests compare.
 
 use std::fmt;
 
-use harness_core::backend::json::{
-    Checked, FieldsSeed, JsonView, Key, Loose, ViewSeed, depth_exceeds,
-};
+use harness_core::backend::NotJson;
+use harness_core::backend::json::{Checked, FieldsSeed, JsonView, Key, Loose, Scan, depth_exceeds};
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, Visitor};
 use serde_json::Value;
 use serde_json::value::RawValue;
@@ -44,57 +46,79 @@ harness_core::json_view! {
     }
 }
 
-/// An item that is an object: its view, and its JSON text when it was kept.
+/// The keys of [`ItemView`], in the order of its fields.
+const ITEM_NAMES: [&str; 9] = [
+    "id",
+    "type",
+    "text",
+    "command",
+    "status",
+    "exit_code",
+    "server",
+    "tool",
+    "message",
+];
+
+impl<'a> ItemView<'a> {
+    /// The view of the fields read in the order of [`ITEM_NAMES`].
+    fn of(fields: [Loose<'a>; 9]) -> Self {
+        let [
+            id,
+            kind,
+            text,
+            command,
+            status,
+            exit_code,
+            server,
+            tool,
+            message,
+        ] = fields;
+        ItemView {
+            id,
+            kind,
+            text,
+            command,
+            status,
+            exit_code,
+            server,
+            tool,
+            message,
+        }
+    }
+}
+
+/// An item that is an object: its view and its JSON text.
 #[derive(Debug)]
 pub(crate) struct Item<'a> {
     /// The fields the rules read.
     pub view: ItemView<'a>,
-    /// The item as written, when kept ([`ItemMode::Kept`]).
-    pub raw: Option<&'a str>,
-    /// The whole line.
-    pub line: &'a str,
+    /// The item as written.
+    pub raw: &'a str,
 }
 
 impl Item<'_> {
     /// The item as a `Value`, for the rules that read more than the view (X5, X6) and the
-    /// events that carry it (J8); taken from the line when its text was not kept.
+    /// events that carry it (J8).
     pub fn value(&self) -> Value {
-        match self.raw {
-            Some(raw) => reparse(raw),
-            None => match reparse(self.line) {
-                Value::Object(mut line) => line.remove("item").unwrap_or(Value::Null),
-                _ => Value::Null,
-            },
-        }
+        reparse(self.raw)
     }
 
-    /// The item as written; read again from the line when it was not kept.
+    /// The item as written.
     pub fn text(&self) -> Box<str> {
-        match self.raw {
-            Some(raw) => raw.into(),
-            None => self.value().to_string().into(),
-        }
+        self.raw.into()
     }
-}
-
-/// How a line's item is read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum ItemMode {
-    /// Its view only, in the same pass as the line: an `item.completed` line, whose item is
-    /// needed as text only by rare item types.
-    InPlace,
-    /// Its text kept, then its view read from that text: an item that may be recorded (X2).
-    Kept,
 }
 
 /// A line's `item`.
 #[derive(Debug, Default)]
+// Read once per line and kept on the stack: boxing the item cost an allocation per line.
+#[allow(clippy::large_enum_variant)]
 pub(crate) enum ItemField<'a> {
     /// No `item`.
     #[default]
     Absent,
     /// An object.
-    Object(Box<Item<'a>>),
+    Object(Item<'a>),
     /// Any other value.
     Other,
 }
@@ -124,17 +148,14 @@ pub(crate) struct LineParts<'a> {
     pub message: Loose<'a>,
 }
 
-struct LineSeed<'l> {
-    mode: ItemMode,
-    line: &'l str,
-}
+struct LineSeed;
 
-impl<'de> DeserializeSeed<'de> for LineSeed<'de> {
+impl<'de> DeserializeSeed<'de> for LineSeed {
     type Value = Option<LineParts<'de>>;
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
-        struct LineVisitor<'l>(LineSeed<'l>);
-        impl<'de> Visitor<'de> for LineVisitor<'de> {
+        struct LineVisitor;
+        impl<'de> Visitor<'de> for LineVisitor {
             type Value = Option<LineParts<'de>>;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("a JSON object")
@@ -151,17 +172,6 @@ impl<'de> DeserializeSeed<'de> for LineSeed<'de> {
                             let fields = map.next_value_seed(FieldsSeed(&["message"]))?;
                             parts.error_message = fields.map(|[m]| m).unwrap_or_default();
                         }
-                        "item" if self.0.mode == ItemMode::InPlace => {
-                            let view = map.next_value_seed(ViewSeed::<ItemView<'de>>::new())?;
-                            parts.item = match view {
-                                Some(view) => ItemField::Object(Box::new(Item {
-                                    view,
-                                    raw: None,
-                                    line: self.0.line,
-                                })),
-                                None => ItemField::Other,
-                            };
-                        }
                         "item" => {
                             let raw = map.next_value::<&'de RawValue>()?.get();
                             // Taking the text skips the item unchecked; reading its view checks
@@ -173,11 +183,7 @@ impl<'de> DeserializeSeed<'de> for LineSeed<'de> {
                             let mut reader = serde_json::Deserializer::from_str(raw);
                             let view = ItemView::view(&mut reader).map_err(de::Error::custom)?;
                             parts.item = match view {
-                                Some(view) => ItemField::Object(Box::new(Item {
-                                    view,
-                                    raw: Some(raw),
-                                    line: self.0.line,
-                                })),
+                                Some(view) => ItemField::Object(Item { view, raw }),
                                 None => ItemField::Other,
                             };
                         }
@@ -189,22 +195,60 @@ impl<'de> DeserializeSeed<'de> for LineSeed<'de> {
                 Ok(Some(parts))
             }
         }
-        deserializer.deserialize_map(LineVisitor(self))
+        deserializer.deserialize_map(LineVisitor)
     }
 }
 
-/// Reads the parts of a line that starts with `{`; `None` when it is not valid JSON (S2).
-pub(crate) fn parse(text: &str) -> Option<LineParts<'_>> {
-    // Codex writes `type` first: a completed item is read in place. Should the line be another
-    // type after all (a repeated `type` key), the item is recovered from the line when needed.
-    let mode = if text.starts_with(r#"{"type":"item.completed""#) {
-        ItemMode::InPlace
-    } else {
-        ItemMode::Kept
-    };
+/// Reads into `parts` (all default) the parts of a line that starts with `{`; `NotJson` when it
+/// is not valid JSON (S2).
+///
+/// Most lines are read by [`scan`] alone; a line it is unsure of is read the checked way,
+/// which decides.
+pub(crate) fn parse<'a>(text: &'a str, parts: &mut LineParts<'a>) -> Result<(), NotJson> {
+    if scan(text, parts).is_none() {
+        *parts = parse_checked(text).ok_or(NotJson)?;
+    }
+    Ok(())
+}
+
+/// The fast path: reads into `parts` (all default) the parts of a line that is surely JSON
+/// ([`Scan`]), in one pass that keeps the item's text; `None` when unsure, `parts` then
+/// partly read. It reads exactly what [`parse_checked`] reads, which
+/// the tests compare.
+fn scan<'a>(text: &'a str, parts: &mut LineParts<'a>) -> Option<()> {
+    let mut scan = Scan::new(text)?;
+    scan.members(|scan, key| {
+        match key {
+            "type" => parts.kind = scan.loose()?,
+            "thread_id" => parts.thread_id = scan.loose()?,
+            "message" => parts.message = scan.loose()?,
+            "usage" => parts.usage = scan.fields(&USAGE_NAMES)?,
+            "error" => {
+                let fields = scan.fields(&["message"])?;
+                parts.error_message = fields.map(|[m]| m).unwrap_or_default();
+            }
+            "item" => {
+                let (fields, raw) = scan.fields_and_text(&ITEM_NAMES)?;
+                parts.item = match fields {
+                    Some(fields) => ItemField::Object(Item {
+                        view: ItemView::of(fields),
+                        raw,
+                    }),
+                    None => ItemField::Other,
+                };
+            }
+            _ => scan.skip()?,
+        }
+        Some(())
+    })?;
+    scan.end()
+}
+
+/// The checked path: reads the parts of a line through `serde_json`; `None` when it is not
+/// valid JSON (S2).
+fn parse_checked(text: &str) -> Option<LineParts<'_>> {
     let mut reader = serde_json::Deserializer::from_str(text);
-    let seed = LineSeed { mode, line: text };
-    let parts = seed.deserialize(&mut reader).ok()??;
+    let parts = LineSeed.deserialize(&mut reader).ok()??;
     reader.end().ok()?;
     Some(parts)
 }
@@ -217,12 +261,198 @@ pub(crate) fn reparse(text: &str) -> Value {
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
+
+    /// The parts as `Debug` text (borrowed and owned strings print alike).
+    fn shown(parts: Option<LineParts<'_>>) -> Option<String> {
+        parts.map(|parts| format!("{parts:?}"))
+    }
+
+    /// The fast path alone.
+    fn scanned(text: &str) -> Option<LineParts<'_>> {
+        let mut parts = LineParts::default();
+        scan(text, &mut parts).map(|()| parts)
+    }
+
+    /// Both paths, as the normalizer reads a line.
+    fn parsed(text: &str) -> Option<LineParts<'_>> {
+        let mut parts = LineParts::default();
+        parse(text, &mut parts).ok().map(|()| parts)
+    }
+
+    /// S2: the fast path accepts only lines `Value` accepts and reads them exactly as the checked
+    /// path does; `parse` accepts exactly what `Value` accepts.
+    fn check_line(text: &str) {
+        let value = serde_json::from_str::<Value>(text).is_ok();
+        assert_eq!(parsed(text).is_some(), value, "{text}");
+        if let Some(parts) = scanned(text) {
+            assert!(value, "scanned a line that is not JSON: {text}");
+            assert_eq!(shown(Some(parts)), shown(parse_checked(text)), "{text}");
+        }
+    }
+
+    /// Every recorded Codex line takes the fast path, and it reads what the checked path reads.
+    #[test]
+    fn s2_every_recorded_line_is_scanned_as_the_checked_path_reads_it() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/codex");
+        let mut lines = 0;
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.to_string_lossy().into_owned();
+            if !name.ends_with(".jsonl") || name.ends_with(".expected.jsonl") {
+                continue;
+            }
+            for text in std::fs::read_to_string(&path).unwrap().lines() {
+                if serde_json::from_str::<Value>(text).is_ok_and(|v| v.is_object()) {
+                    let scanned = shown(scanned(text));
+                    assert!(scanned.is_some(), "{name}: not scanned: {text}");
+                    assert_eq!(scanned, shown(parse_checked(text)), "{name}: {text}");
+                    lines += 1;
+                }
+            }
+        }
+        assert!(lines > 200, "{lines}");
+    }
+
+    #[test]
+    fn s2_edge_lines_read_alike_on_both_paths() {
+        for text in [
+            r#"{"type":"item.completed","item":{"id":"a","type":"command_execution","command":"bash -lc 'echo \"hi\"'","aggregated_output":"x\ny\u00e9\ud83d\ude00\t","exit_code":0,"status":"completed"}}"#,
+            r#"{"type":"item.completed","item":{"id":"a","type":"reasoning","text":"\ud800"}}"#,
+            r#"{"type":"item.completed","item":{"id":"a","type":"reasoning","aggregated_output":"\udc00"}}"#,
+            r#"{"type":"item.completed","item":{"id":"a","type":"reasoning","aggregated_output":"\ud83d\u0041"}}"#,
+            r#"{"type":"item.completed","item":{"id":"a","type":"x","aggregated_output":"\ud83dx"}}"#,
+            r#"{"type":"item.completed","item":{"id":"a","type":"x","aggregated_output":"\\ud800"}}"#,
+            r#"{"type":"item.completed","item":{"id":"a","exit_code":-0,"type":"x"}}"#,
+            r#"{"type":"item.completed","item":{"id":"a","exit_code":1e400,"type":"x"}}"#,
+            r#"{"type":"item.completed","item":{"id":"a","exit_code":12345678901234567890123,"type":"x"}}"#,
+            r#"{"type":"item.completed","item":{"id":"a","exit_code":2.5e-3,"type":"x"}}"#,
+            r#"{"type":"item.completed","item":{"id":"a","t\u0079pe":"x"}}"#,
+            r#"{"type":"turn.completed","usage":{"input_tokens":18446744073709551615,"output_tokens":-1}}"#,
+            r#"{"type":"turn.completed","usage":{"input_tokens":1},"usage":[1]}"#,
+            r#"{"type":"turn.failed","error":"x","error":{"message":"m\n"}}"#,
+            "{\"type\":\"error\",\t\"message\":\"x\"}",
+            r#" {"type" : "item.started" , "item" : {"id":"a","type":"todo_list"} } "#,
+            r#"{"type":"item.started","item":{"id":"a","type":"todo_list"}} x"#,
+            r#"{"type":"item.started","item":7,"item":{"id":"a"},"item":null}"#,
+        ] {
+            check_line(text);
+        }
+        let deep = |levels: usize| {
+            format!(
+                r#"{{"type":"item.started","item":{{"a":{}0{}}}}}"#,
+                "[".repeat(levels),
+                "]".repeat(levels)
+            )
+        };
+        // Control characters past the first 64 bytes of a string.
+        for control in ['\u{0}', '\u{1f}', '\t', '\u{7f}'] {
+            let output = format!("{}{control}{}", "a\\n".repeat(40), "b".repeat(100));
+            check_line(&format!(
+                r#"{{"type":"item.completed","item":{{"id":"a","type":"x","aggregated_output":"{output}"}}}}"#
+            ));
+        }
+        for levels in [90, 98, 99, 100, 124, 125, 126, 127] {
+            check_line(&deep(levels));
+        }
+    }
+
+    /// Lines made of JSON pieces, many of them almost JSON.
+    fn pieces() -> impl Strategy<Value = String> {
+        let piece = prop::sample::select(vec![
+            "{",
+            "}",
+            "[",
+            "]",
+            ",",
+            ":",
+            " ",
+            "\"",
+            "\\",
+            "u",
+            "d800",
+            "dc00",
+            "D83D",
+            "DE00",
+            "00e9",
+            "n",
+            "\"type\"",
+            "\"item\"",
+            "\"id\"",
+            "\"text\"",
+            "\"usage\"",
+            "\"item.started\"",
+            "\"item.completed\"",
+            "\"x\"",
+            "0",
+            "1",
+            "-",
+            ".",
+            "e",
+            "e400",
+            "99",
+            "null",
+            "true",
+            "\t",
+            "é",
+            "\"\\n\"",
+            "\"\\ud83d\\ude00\"",
+            "\"\\ud800\"",
+        ]);
+        prop::collection::vec(piece, 0..40).prop_map(|pieces| {
+            format!(
+                r#"{{"type":"item.completed","item":{{"id":{}}}}}"#,
+                pieces.concat()
+            )
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        #[test]
+        fn s2_scan_and_checked_path_agree_with_value(text in pieces()) {
+            check_line(&text);
+        }
+
+        #[test]
+        fn s2_any_json_value_in_an_item_reads_alike(value in arb_json()) {
+            let text = format!(r#"{{"type":"item.started","item":{{"id":"i","type":"x","text":{value},"rest":{value}}},"other":{value}}}"#);
+            check_line(&text);
+        }
+    }
+
+    /// JSON text of any value, with escapes and numbers of every kind.
+    fn arb_json() -> impl Strategy<Value = String> {
+        let leaf = prop_oneof![
+            Just("null".to_string()),
+            any::<bool>().prop_map(|b| b.to_string()),
+            any::<i64>().prop_map(|n| n.to_string()),
+            any::<u64>().prop_map(|n| n.to_string()),
+            any::<f64>().prop_map(|n| serde_json::to_string(&n).unwrap()),
+            "-?[0-9]{1,25}(\\.[0-9]{1,5})?([eE][+-]?[0-9]{1,3})?",
+            any::<String>().prop_map(|s| serde_json::to_string(&s).unwrap()),
+            "\"([a-z]|\\\\[nt\"\\\\/bfr]|\\\\u[dD][89aAbBcCdDeEfF][0-9a-fA-F]{2}|\\\\u00[0-9a-f]{2})*\"",
+        ];
+        leaf.prop_recursive(4, 32, 4, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4)
+                    .prop_map(|v| format!("[{}]", v.join(","))),
+                prop::collection::vec(("[a-z]{1,3}", inner), 0..4).prop_map(|v| {
+                    let members: Vec<String> =
+                        v.into_iter().map(|(k, v)| format!("\"{k}\":{v}")).collect();
+                    format!("{{{}}}", members.join(","))
+                }),
+            ]
+        })
+    }
 
     #[test]
     fn a_repeated_key_keeps_its_last_value_as_value_does() {
         let text = r#"{"type":"x","type":"item.completed","item":5,"item":{"id":"a","id":"b","type":"reasoning"}}"#;
-        let parts = parse(text).unwrap_or_default();
+        let parts = parsed(text).unwrap_or_default();
         assert_eq!(parts.kind.as_str(), Some("item.completed"));
         let ItemField::Object(item) = parts.item else {
             panic!("the last item is an object");
@@ -248,7 +478,7 @@ mod tests {
         ] {
             let value = serde_json::from_str::<Value>(&text).is_ok();
             assert_eq!(
-                parse(&text).is_some(),
+                parsed(&text).is_some(),
                 value,
                 "{}",
                 &text[..60.min(text.len())]

@@ -27,6 +27,9 @@ fn line() -> impl Strategy<Value = Vec<u8>> {
         r#"{"type":"turn.completed","usage":{"input_tokens":1,"output_tokens":2}}"#,
         r#"{"type":"turn.failed","error":{"message":"boom"}}"#,
         r#"{"type":"mystery"}"#,
+        // Skipped strings the fast reader checks: escapes, a pair, a lone surrogate (S2).
+        r#"{"type":"item.completed","item":{"id":"a","type":"command_execution","command":"bash -lc 'echo \"x\"'","aggregated_output":"x\n\t\\\u00e9\ud83d\ude00","exit_code":0,"status":"completed"}}"#,
+        r#"{"type":"item.completed","item":{"id":"a","type":"command_execution","command":"ls","aggregated_output":"\ud800","status":"completed"}}"#,
         "[1,2]",
         "not json",
         "",

@@ -726,6 +726,50 @@ fn s2_a_long_non_json_line_is_cut_to_1000_characters() {
     assert_eq!(run.events[0]["message"], "é".repeat(1_000));
 }
 
+/// S2 where the fast reader skips strings unread: a lone surrogate or a number out of range deep
+/// in a skipped field, or nesting too deep, makes the line not JSON; a valid pair, an escaped
+/// key and a long number keep it JSON.
+#[test]
+fn s2_skipped_fields_are_checked_as_value_checks_them() {
+    let completed = |extra: &str| {
+        format!(
+            r#"{{"type":"item.completed","item":{{"id":"c","type":"command_execution","command":"true","aggregated_output":{extra},"exit_code":0,"status":"completed"}}}}"#
+        )
+    };
+    let deep = format!("{}0{}", "[".repeat(124), "]".repeat(124));
+    let lines = [
+        completed(r#""a\nb\ud800c""#),
+        completed(r#""a\udc00""#),
+        completed(r#""a\ud83d\u0041""#),
+        completed("[1e400]"),
+        // 128 levels with the line and the item: too deep.
+        completed(&format!("[[{deep}]]")),
+        completed(r#""ok \ud83d\ude00 \\ud800""#),
+        completed(r#"{"\u0061":123456789012345678901234567890}"#),
+        // 127 levels: the deepest JSON.
+        completed(&format!("[{deep}]")),
+    ];
+    let warning = |line: &String, n: u64| json!({"kind": "warning", "source": "non_json", "message": line, "line": n});
+    let command = |n: u64| {
+        json!({"kind": "command", "command": "true", "exit_code": 0, "success": true,
+            "tool": "command_execution", "tool_use_id": "c", "line": n})
+    };
+    assert_eq!(
+        run(&lines).events,
+        [
+            warning(&lines[0], 1),
+            warning(&lines[1], 2),
+            warning(&lines[2], 3),
+            warning(&lines[3], 4),
+            warning(&lines[4], 5),
+            command(6),
+            command(7),
+            command(8),
+            no_result(),
+        ]
+    );
+}
+
 #[test]
 fn s8_odd_values_never_panic() {
     let odd = [
