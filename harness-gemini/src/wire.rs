@@ -12,8 +12,8 @@ use std::fmt;
 
 use harness_core::backend::json::{Checked, FieldsSeed, Key, Loose};
 use serde::Deserialize;
-use serde::de::{Deserializer, MapAccess, Visitor};
-use serde_json::Value;
+use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_json::{Map, Value};
 
 /// The top-level fields the rules read; every one absent unless the line has it.
 #[derive(Debug, Default)]
@@ -30,7 +30,8 @@ pub(crate) struct LineView<'a> {
     pub tool_name: Loose<'a>,
     /// `tool_id` of `tool_use` and `tool_result`.
     pub tool_id: Loose<'a>,
-    /// `parameters` of `tool_use`, whole.
+    /// `parameters` of `tool_use`: an object keeps only the members named in [`PARAMS`] (all
+    /// the tool map reads), anything else is `null`; every member is still checked.
     pub parameters: Option<Value>,
     /// `status` of `tool_result` and `result`.
     pub status: Loose<'a>,
@@ -45,6 +46,76 @@ pub(crate) struct LineView<'a> {
     /// `stats` of `result`, when an object: `input_tokens`, `output_tokens`, `cached`,
     /// `duration_ms`.
     pub stats: Option<[Loose<'a>; 4]>,
+}
+
+/// The members of `parameters` the tool map (G6-G8) reads, whatever the tool; the others
+/// (a file's `content`, a replacement's `old_string`, ...) are checked and dropped.
+pub(crate) const PARAMS: [&str; 8] = [
+    "file_path",
+    "start_line",
+    "end_line",
+    "pattern",
+    "dir_path",
+    "command",
+    "name",
+    "todos",
+];
+
+/// Reads `parameters` as the tool map sees it: an object with only the [`PARAMS`] members
+/// (the last of a repeated key, as in a `Value`), and `null` for any other JSON value, which
+/// the tool map treats as it treats every non-object. Checks everything it drops.
+struct ParamsSeed;
+
+impl<'de> DeserializeSeed<'de> for ParamsSeed {
+    type Value = Value;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
+        struct ParamsVisitor;
+
+        impl<'de> Visitor<'de> for ParamsVisitor {
+            type Value = Value;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Value, E> {
+                Ok(Value::Null)
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Value, E> {
+                Ok(Value::Null)
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Value, E> {
+                Ok(Value::Null)
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Value, E> {
+                Ok(Value::Null)
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Value, E> {
+                Ok(Value::Null)
+            }
+            fn visit_unit<E>(self) -> Result<Value, E> {
+                Ok(Value::Null)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+                while seq.next_element::<Checked>()?.is_some() {}
+                Ok(Value::Null)
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+                let mut kept = Map::new();
+                while let Some(Key(key)) = map.next_key()? {
+                    if PARAMS.contains(&&*key) {
+                        let value: Value = map.next_value()?;
+                        kept.insert(key.into_owned(), value);
+                    } else {
+                        map.next_value::<Checked>()?;
+                    }
+                }
+                Ok(Value::Object(kept))
+            }
+        }
+
+        deserializer.deserialize_any(ParamsVisitor)
+    }
 }
 
 /// The names [`LineView::stats`] reads, in its order.
@@ -71,7 +142,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for LineView<'a> {
                         "content" => view.content = map.next_value()?,
                         "tool_name" => view.tool_name = map.next_value()?,
                         "tool_id" => view.tool_id = map.next_value()?,
-                        "parameters" => view.parameters = Some(map.next_value()?),
+                        "parameters" => view.parameters = Some(map.next_value_seed(ParamsSeed)?),
                         "status" => view.status = map.next_value()?,
                         "output" => view.output = map.next_value()?,
                         "severity" => view.severity = map.next_value()?,
@@ -106,7 +177,9 @@ pub(crate) fn view(line: &[u8]) -> Option<LineView<'_>> {
     if *first != b'{' {
         return None;
     }
-    serde_json::from_slice(line).ok()
+    // One UTF-8 check for the whole line, then `from_str`, which checks no string again. A
+    // line that is not UTF-8 is no JSON either: the `Value` path says so.
+    serde_json::from_str(std::str::from_utf8(line).ok()?).ok()
 }
 
 #[cfg(test)]
@@ -117,7 +190,7 @@ mod tests {
 
     #[test]
     fn the_view_reads_the_rules_fields_and_the_last_of_a_repeated_key() {
-        let line = br#"{"type":"x","type":"result","status":"error","error":{"type":"t","message":"m\u00e9"},"stats":{"input_tokens":3,"models":{"a":[1,{"b":null}]},"cached":1.5},"parameters":{"p":[1]},"other":[{"deep":"\ud83d\ude00"}]}"#;
+        let line = br#"{"type":"x","type":"result","status":"error","error":{"type":"t","message":"m\u00e9"},"stats":{"input_tokens":3,"models":{"a":[1,{"b":null}]},"cached":1.5},"parameters":{"p":[1],"file_path":"a","content":"\u00e9","file_path":"b\n"},"other":[{"deep":"\ud83d\ude00"}]}"#;
         let view = view(line).unwrap();
         assert_eq!(view.kind.as_str(), Some("result"));
         assert_eq!(view.status.as_str(), Some("error"));
@@ -126,7 +199,17 @@ mod tests {
         assert!(matches!(&stats[0], Loose::Number(n) if n.as_u64() == Some(3)));
         assert!(matches!(&stats[2], Loose::Number(n) if n.as_f64() == Some(1.5)));
         assert_eq!(stats[1], Loose::Absent);
-        assert_eq!(view.parameters, Some(serde_json::json!({"p": [1]})));
+        assert_eq!(
+            view.parameters,
+            Some(serde_json::json!({"file_path": "b\n"}))
+        );
+        for params in [r#""x""#, "[1,{}]", "3", "null", "true"] {
+            let line = format!(r#"{{"type":"tool_use","parameters":{params}}}"#);
+            assert_eq!(
+                super::view(line.as_bytes()).unwrap().parameters,
+                Some(Value::Null)
+            );
+        }
     }
 
     #[test]
@@ -157,5 +240,96 @@ mod tests {
         let ok = format!("{{\"x\":{}{}}}", "[".repeat(126), "]".repeat(126));
         assert!(serde_json::from_str::<Value>(&ok).is_ok());
         assert!(view(ok.as_bytes()).is_some());
+    }
+
+    /// Every tool name the map knows, one it does not, and the keys it reads or ignores.
+    const NAMES: [&str; 12] = [
+        "read_file",
+        "write_file",
+        "replace",
+        "grep_search",
+        "glob",
+        "list_directory",
+        "run_shell_command",
+        "activate_skill",
+        "write_todos",
+        "web_fetch",
+        "save_memory",
+        "",
+    ];
+
+    fn member() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(Value::from),
+            (0u64..5_000_000_000).prop_map(Value::from),
+            any::<f64>()
+                .prop_filter("finite", |f| f.is_finite())
+                .prop_map(Value::from),
+            "[a-z/.\\\\ \"\n\u{e9}]{0,8}".prop_map(Value::String),
+            Just(Value::from("completed")),
+        ];
+        leaf.prop_recursive(2, 12, 4, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+                proptest::collection::vec(
+                    (
+                        prop_oneof![Just("description".to_string()), Just("status".to_string())],
+                        inner
+                    ),
+                    0..3
+                )
+                .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(512))]
+
+        /// The parameters the view keeps map, for every tool, to exactly what the whole
+        /// `parameters` value maps to (G6-G8): no key the tool map reads is dropped.
+        #[test]
+        fn the_kept_parameters_map_as_the_whole_value_does(
+            members in proptest::collection::vec(
+                (
+                    proptest::sample::select(vec![
+                        "file_path", "start_line", "end_line", "pattern", "dir_path", "command",
+                        "name", "todos", "content", "old_string", "new_string", "url", "",
+                    ]),
+                    member(),
+                ),
+                0..6,
+            ),
+            whole in proptest::prelude::any::<bool>(),
+            success in proptest::prelude::any::<bool>(),
+        ) {
+            // Keys may repeat in the line; the `Value` keeps the last, as must the view.
+            let body: Vec<String> = members
+                .iter()
+                .map(|(k, v)| format!("{}:{v}", Value::from(*k)))
+                .collect();
+            let params_text = if whole { format!("{{{}}}", body.join(",")) } else {
+                members.first().map_or("7".to_string(), |(_, v)| v.to_string())
+            };
+            let line = format!(r#"{{"type":"tool_use","parameters":{params_text}}}"#);
+            let full: Value = serde_json::from_str(&params_text).unwrap();
+            let kept = view(line.as_bytes()).unwrap().parameters.unwrap();
+            let status = harness_core::ToolStatus {
+                success,
+                error: (!success).then(|| "e".to_string()),
+            };
+            let tool = harness_core::ToolRef::default();
+            let cx = crate::tools::Context { cwd: Some("/p"), workspace: None };
+            for name in NAMES {
+                proptest::prop_assert_eq!(
+                    crate::tools::map(name, &kept, &status, &tool, cx),
+                    crate::tools::map(name, &full, &status, &tool, cx),
+                    "{} {}", name, line
+                );
+            }
+        }
     }
 }
