@@ -9,7 +9,7 @@ use harness_core::{
 use std::borrow::Cow;
 
 use harness_core::backend::json::Loose;
-use serde_json::{Number, Value, json};
+use serde_json::{Number, Value};
 
 use crate::tools::{self, Context, Mapping};
 use crate::wire::{self, LineView};
@@ -68,8 +68,13 @@ fn reparse(line: &[u8]) -> Value {
 }
 
 /// `{"tool_use": U, "tool_result": R}` (J8, as for Claude's tool uses).
+///
+/// Built by moving both values in: `json!` would copy each through `to_value`.
 fn tool_raw(tool_use: Value, tool_result: Value) -> Value {
-    json!({"tool_use": tool_use, "tool_result": tool_result})
+    let mut raw = serde_json::Map::new();
+    raw.insert("tool_use".to_string(), tool_use);
+    raw.insert("tool_result".to_string(), tool_result);
+    Value::Object(raw)
 }
 
 /// A field of a `Value` line as a [`Loose`] borrowing from it.

@@ -10,13 +10,13 @@
 
 use std::fmt;
 
-use harness_core::backend::json::{Checked, FieldsSeed, Key, Loose};
+use harness_core::backend::json::{Checked, FieldsSeed, Key, Loose, Scan};
 use serde::Deserialize;
 use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
 /// The top-level fields the rules read; every one absent unless the line has it.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, PartialEq)]
 pub(crate) struct LineView<'a> {
     /// `type`.
     pub kind: Loose<'a>,
@@ -177,9 +177,71 @@ pub(crate) fn view(line: &[u8]) -> Option<LineView<'_>> {
     if *first != b'{' {
         return None;
     }
-    // One UTF-8 check for the whole line, then `from_str`, which checks no string again. A
-    // line that is not UTF-8 is no JSON either: the `Value` path says so.
-    serde_json::from_str(std::str::from_utf8(line).ok()?).ok()
+    // One UTF-8 check for the whole line; a line that is not UTF-8 is no JSON either (the
+    // `Value` path says so). Then the fast reader, and `from_str` (which checks no string
+    // again) when it is unsure.
+    let text = std::str::from_utf8(line).ok()?;
+    scan(text).or_else(|| checked(text))
+}
+
+/// The checked path: the view through `serde_json`; `None` when the line is not a JSON
+/// object (S2).
+fn checked(text: &str) -> Option<LineView<'_>> {
+    serde_json::from_str(text).ok()
+}
+
+/// The fast path: the view of a line that is surely JSON ([`Scan`]), in one pass; `None` when
+/// unsure, and the caller then takes [`checked`], which reads the same view (the tests
+/// compare them).
+fn scan(text: &str) -> Option<LineView<'_>> {
+    let mut view = LineView::default();
+    let mut scan = Scan::new(text)?;
+    scan.members(|scan, key| {
+        match key {
+            "type" => view.kind = scan.loose()?,
+            "session_id" => view.session_id = scan.loose()?,
+            "role" => view.role = scan.loose()?,
+            "content" => view.content = scan.loose()?,
+            "tool_name" => view.tool_name = scan.loose()?,
+            "tool_id" => view.tool_id = scan.loose()?,
+            "parameters" => view.parameters = Some(scan_params(scan)?),
+            "status" => view.status = scan.loose()?,
+            "output" => view.output = scan.loose()?,
+            "severity" => view.severity = scan.loose()?,
+            "message" => view.message = scan.loose()?,
+            "error" => {
+                view.error_message = match scan.fields(&["message"])? {
+                    Some([message]) => message,
+                    None => Loose::Absent,
+                }
+            }
+            "stats" => view.stats = scan.fields(&STATS)?,
+            _ => scan.skip()?,
+        }
+        Some(())
+    })?;
+    scan.end()?;
+    Some(view)
+}
+
+/// [`ParamsSeed`] on the fast path: a kept member's text, which [`Scan`] found surely JSON, is
+/// parsed into a `Value` on its own.
+fn scan_params(scan: &mut Scan<'_>) -> Option<Value> {
+    if scan.peek()? != b'{' {
+        scan.skip()?;
+        return Some(Value::Null);
+    }
+    let mut kept = Map::new();
+    scan.members(|scan, key| {
+        if PARAMS.contains(&key) {
+            let value = serde_json::from_str(scan.raw()?).ok()?;
+            kept.insert(key.to_string(), value);
+        } else {
+            scan.skip()?;
+        }
+        Some(())
+    })?;
+    Some(Value::Object(kept))
 }
 
 #[cfg(test)]
@@ -330,6 +392,100 @@ mod tests {
                     "{} {}", name, line
                 );
             }
+        }
+    }
+
+    /// Every line of the Gemini recordings (expected files excluded).
+    fn recorded() -> Vec<String> {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/gemini");
+        let mut lines = Vec::new();
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.to_string_lossy().into_owned();
+            if name.ends_with(".jsonl") && !name.ends_with(".expected.jsonl") {
+                let text = std::fs::read_to_string(&path).unwrap();
+                lines.extend(text.lines().map(str::to_string));
+            }
+        }
+        lines
+    }
+
+    /// S2: the fast reader, when sure, reads exactly the view the checked path reads.
+    fn agree(text: &str) -> Result<(), proptest::test_runner::TestCaseError> {
+        if let Some(fast) = scan(text) {
+            proptest::prop_assert_eq!(Some(fast), checked(text), "{}", text);
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn the_fast_reader_reads_every_recorded_object_line_as_the_checked_path_does() {
+        let lines = recorded();
+        assert!(lines.len() > 200, "{}", lines.len());
+        let mut fast = 0;
+        for line in &lines {
+            agree(line).unwrap();
+            if checked(line).is_some() {
+                assert!(scan(line).is_some(), "the fast reader is unsure of {line}");
+                fast += 1;
+            }
+        }
+        assert!(fast > 200, "{fast}");
+        for line in [
+            r#"{"type":"tool_use","parameters":{"file_path":"a\u00e9","content":"x","file_path":"b"}}"#,
+            r#"{"type":"tool_use","parameters":[1,{"a":2}],"tool_id":"t"}"#,
+            r#"{"type":"tool_use","parameters":"x"}"#,
+            r#"{"type":"tool_use","parameters":{"todos":[{"description":"d","status":"completed"}]}}"#,
+            r#"{"type":"result","stats":{"input_tokens":1e3,"cached":-0,"duration_ms":12.5}}"#,
+            r#"{"type":"result","error":[1],"stats":"s"}"#,
+            r#"{"type":"result","error":{"message":"a\nb"},"type":"x"}"#,
+            r#"{"\u0074ype":"init"}"#,
+            r#"{"type":"init","x":"\ud800"}"#,
+            r#"{"type":"init","x":1e400}"#,
+            r#"{"type":"init"} {}"#,
+        ] {
+            agree(line).unwrap();
+        }
+        assert_eq!(
+            scan(r#"{"type":"tool_use","parameters":{"file_path":"a","content":"x"}}"#)
+                .unwrap()
+                .parameters,
+            Some(serde_json::json!({"file_path": "a"}))
+        );
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(1024))]
+
+        /// S2: recorded lines with a character changed, inserted or the line cut: whenever the
+        /// fast reader is sure, it agrees with the checked path.
+        #[test]
+        fn the_fast_reader_agrees_with_the_checked_path_on_changed_lines(
+            pick in proptest::prelude::any::<proptest::sample::Index>(),
+            at in proptest::prelude::any::<proptest::sample::Index>(),
+            what in proptest::sample::select(vec![
+                "", "\\", "\"", "{", "}", "[", "]", ",", ":", " ", "\t", "\n", "1", "-", "e",
+                ".", "0", "\\u", "\\ud800", "null", "\u{e9}", "\u{1}", "\u{7f}",
+            ]),
+            cut in proptest::prelude::any::<bool>(),
+        ) {
+            let lines = recorded();
+            let line = pick.get(&lines);
+            let mut at = at.index(line.len() + 1);
+            while !line.is_char_boundary(at) {
+                at -= 1;
+            }
+            let changed = if cut {
+                format!("{}{what}", &line[..at])
+            } else {
+                format!("{}{what}{}", &line[..at], &line[at..])
+            };
+            agree(&changed)?;
+            proptest::prop_assert_eq!(
+                super::view(changed.as_bytes()).is_some(),
+                serde_json::from_str::<Value>(&changed).is_ok_and(|v| v.is_object()),
+                "{}", changed
+            );
         }
     }
 }
