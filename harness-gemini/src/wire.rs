@@ -1,12 +1,19 @@
-//! The parse phase: a borrowed view of one line that reads, in one checked pass, only the
-//! fields the G rules use.
+//! The parse phase: a borrowed view of one line that reads, in one pass, only the fields the
+//! G rules use.
 //!
-//! A line parses into a `serde_json::Value` exactly when it parses into a [`LineView`] (S2):
-//! every member is read through `serde_json`'s own deserializer, the fields kept as
-//! [`Loose`] (scalars) or, for a tool use's `parameters`, as a `Value`, and every other member
-//! skipped with [`Checked`], which goes through the same checks a `Value` does. A repeated key
-//! keeps its last value, as in a `Value`. Lines whose events need the line itself as `raw` are
-//! parsed again into a `Value` when (rarely) that happens.
+//! The line is checked as UTF-8 once, then read by the core's fast reader [`Scan`], which is
+//! exact on the JSON it is sure of and gives up on anything else (escaped keys, lone
+//! surrogates, numbers out of range, control characters, deep nesting); the line is then read
+//! through `serde_json` with `from_str`. Both paths read the same view (the tests compare them).
+//!
+//! A line parses into a `serde_json::Value` exactly when it parses into a [`LineView`] (S2): on
+//! the checked path every member is read through `serde_json`'s own deserializer, the fields
+//! kept as [`Loose`] (scalars) and every other member skipped with [`Checked`], which goes
+//! through the same checks a `Value` does. A tool use's `parameters` keep, as a `Value`, only
+//! the members the tool map reads ([`PARAMS`]); a non-object is `null`, which the tool map
+//! treats as every non-object. A repeated key keeps its last value, as in a `Value`. Lines
+//! whose events need the line itself as `raw` are parsed again into a `Value` when (rarely)
+//! that happens.
 
 use std::fmt;
 
