@@ -362,29 +362,7 @@ fn run(name: &str, scenario: &Scenario, claude: &Path, out: &Path) -> Result<Vec
         drop(child.stdin.take());
     }
     let stdout = child.stdout.take().context("no stdout pipe")?;
-    let mut stderr_pipe = child.stderr.take().context("no stderr pipe")?;
-    let stderr_thread = std::thread::spawn(move || {
-        let mut bytes = Vec::new();
-        let _ = std::io::Read::read_to_end(&mut stderr_pipe, &mut bytes);
-        bytes
-    });
-    let child = Arc::new(Mutex::new(child));
-    let watchdog_child = Arc::clone(&child);
-    let started = Instant::now();
-    let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let watchdog_done = Arc::clone(&done);
-    let watchdog = std::thread::spawn(move || {
-        while !watchdog_done.load(std::sync::atomic::Ordering::Relaxed) {
-            if started.elapsed() > RUN_LIMIT {
-                if let Ok(mut child) = watchdog_child.lock() {
-                    let _ = child.kill();
-                }
-                return true;
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        false
-    });
+    let run = super::Watched::start(child, Instant::now(), RUN_LIMIT)?;
 
     let mut stdout_bytes = Vec::new();
     let mut pending = scenario.interrupt.clone();
@@ -395,7 +373,7 @@ fn run(name: &str, scenario: &Scenario, claude: &Path, out: &Path) -> Result<Vec
         if let Some(how) = &pending
             && shows_tool_use(&String::from_utf8_lossy(&line))
         {
-            if let Ok(mut child) = child.lock() {
+            if let Ok(mut child) = run.child().lock() {
                 interrupt(&mut child, how);
                 drop(child.stdin.take());
             }
@@ -403,17 +381,7 @@ fn run(name: &str, scenario: &Scenario, claude: &Path, out: &Path) -> Result<Vec
         }
         line.clear();
     }
-    let status = loop {
-        if let Ok(mut child) = child.lock()
-            && let Some(status) = child.try_wait()?
-        {
-            break status;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    done.store(true, std::sync::atomic::Ordering::Relaxed);
-    let timed_out = watchdog.join().unwrap_or(false);
-    let stderr_bytes = stderr_thread.join().unwrap_or_default();
+    let (status, timed_out, stderr_bytes) = run.wait()?;
     let requests = server.stop();
     drop(https);
     clean_dirs()?;

@@ -353,31 +353,8 @@ fn run(name: &str, scenario: &Scenario, codex: &Path, out: &Path) -> Result<Vec<
         stdin.write_all(text.as_bytes())?;
     }
     let stdout = child.stdout.take().context("no stdout pipe")?;
-    let mut stderr_pipe = child.stderr.take().context("no stderr pipe")?;
-    let stderr_thread = std::thread::spawn(move || {
-        let mut bytes = Vec::new();
-        let _ = std::io::Read::read_to_end(&mut stderr_pipe, &mut bytes);
-        bytes
-    });
     let pid = child.id();
-    let child = Arc::new(Mutex::new(child));
-    let (watch_child, done) = (
-        Arc::clone(&child),
-        Arc::new(std::sync::atomic::AtomicBool::new(false)),
-    );
-    let watch_done = Arc::clone(&done);
-    let watchdog = std::thread::spawn(move || {
-        while !watch_done.load(std::sync::atomic::Ordering::Relaxed) {
-            if started.elapsed() > RUN_LIMIT {
-                if let Ok(mut c) = watch_child.lock() {
-                    let _ = c.kill();
-                }
-                return true;
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        false
-    });
+    let run = super::Watched::start(child, started, RUN_LIMIT)?;
     let mut stdout_bytes = Vec::new();
     let mut signal = scenario.signal.clone();
     if let Some(after) = scenario.signal_after_ms
@@ -401,18 +378,8 @@ fn run(name: &str, scenario: &Scenario, codex: &Path, out: &Path) -> Result<Vec<
         }
         line.clear();
     }
-    let status = loop {
-        if let Ok(mut c) = child.lock()
-            && let Some(status) = c.try_wait()?
-        {
-            break status;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let (status, timed_out, stderr_bytes) = run.wait()?;
     let seconds = started.elapsed().as_secs_f64();
-    done.store(true, std::sync::atomic::Ordering::Relaxed);
-    let timed_out = watchdog.join().unwrap_or(false);
-    let stderr_bytes = stderr_thread.join().unwrap_or_default();
     let requests = server.stop();
     clean()?;
 

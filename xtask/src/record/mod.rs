@@ -380,6 +380,76 @@ pub(crate) fn dump_request(path: Option<&Path>, request: &server::Request) {
     }
 }
 
+/// A recorded agent's process under a watchdog: killed once `limit` has passed since
+/// `started`, its standard error read on a thread of its own (so neither pipe can stall it).
+pub(crate) struct Watched {
+    child: std::sync::Arc<std::sync::Mutex<std::process::Child>>,
+    done: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    watchdog: std::thread::JoinHandle<bool>,
+    stderr: std::thread::JoinHandle<Vec<u8>>,
+}
+
+impl Watched {
+    /// Takes `child`'s stderr pipe (its stdout stays with the caller) and starts the watchdog.
+    pub(crate) fn start(
+        mut child: std::process::Child,
+        started: std::time::Instant,
+        limit: std::time::Duration,
+    ) -> Result<Watched> {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        use std::sync::{Arc, Mutex};
+
+        let mut pipe = child.stderr.take().context("no stderr pipe")?;
+        let stderr = std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            let _ = std::io::Read::read_to_end(&mut pipe, &mut bytes);
+            bytes
+        });
+        let child = Arc::new(Mutex::new(child));
+        let done = Arc::new(AtomicBool::new(false));
+        let (watched, watch_done) = (Arc::clone(&child), Arc::clone(&done));
+        let watchdog = std::thread::spawn(move || {
+            while !watch_done.load(Ordering::Relaxed) {
+                if started.elapsed() > limit {
+                    if let Ok(mut child) = watched.lock() {
+                        let _ = child.kill();
+                    }
+                    return true;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+            false
+        });
+        Ok(Watched {
+            child,
+            done,
+            watchdog,
+            stderr,
+        })
+    }
+
+    /// The process, to close its stdin or interrupt it while it runs.
+    pub(crate) fn child(&self) -> &std::sync::Mutex<std::process::Child> {
+        &self.child
+    }
+
+    /// Waits for the process to end: its status, whether the watchdog killed it, its stderr.
+    pub(crate) fn wait(self) -> Result<(std::process::ExitStatus, bool, Vec<u8>)> {
+        let status = loop {
+            if let Ok(mut child) = self.child.lock()
+                && let Some(status) = child.try_wait()?
+            {
+                break status;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
+        self.done.store(true, std::sync::atomic::Ordering::Relaxed);
+        let timed_out = self.watchdog.join().unwrap_or(false);
+        let stderr = self.stderr.join().unwrap_or_default();
+        Ok((status, timed_out, stderr))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -442,5 +512,32 @@ mod tests {
         let problems = golden(Path::new("/nonexistent/x.expected.jsonl"), "", "", "");
         assert_eq!(problems.len(), 1);
         assert!(problems[0].starts_with("no /nonexistent/x.expected.jsonl"));
+    }
+
+    #[test]
+    fn the_watchdog_kills_a_run_past_its_limit_and_keeps_its_stderr() {
+        use std::process::{Command, Stdio};
+        use std::time::{Duration, Instant};
+
+        let spawn = |script: &str| {
+            Command::new("sh")
+                .args(["-c", script])
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        };
+        let started = Instant::now();
+        let slow = super::Watched::start(spawn("exec sleep 30"), started, Duration::from_millis(200));
+        let (status, timed_out, _) = slow.unwrap().wait().unwrap();
+        assert!(timed_out && !status.success());
+        let quick = super::Watched::start(
+            spawn("echo oops >&2"),
+            Instant::now(),
+            Duration::from_secs(60),
+        );
+        let (status, timed_out, stderr) = quick.unwrap().wait().unwrap();
+        assert!(!timed_out && status.success());
+        assert_eq!(stderr, b"oops\n");
     }
 }
