@@ -205,8 +205,7 @@ pub(super) fn record(options: &Options) -> Result<()> {
         options.out.clone().unwrap_or_else(|| dir.clone())
     };
     std::fs::create_dir_all(&out)?;
-    let mut failures = Vec::new();
-    let mut unreviewed = 0;
+    let mut report = super::Report::new(options.check);
     for name in &names {
         let scenario = Scenario::load(&dir.join("scenarios").join(format!("{name}.json")))?;
         let mut problems =
@@ -244,46 +243,11 @@ pub(super) fn record(options: &Options) -> Result<()> {
         } else {
             // A new scenario: its events are written beside it for review, not trusted.
             std::fs::write(out.join(format!("{name}.unreviewed.jsonl")), &events)?;
-            unreviewed += 1;
+            report.unreviewed += 1;
         }
-        if problems.is_empty() {
-            println!("{name}: ok");
-        } else {
-            println!(
-                "{name} ({}): {} difference(s)",
-                scenario.about,
-                problems.len()
-            );
-            for p in problems.iter().take(12) {
-                println!("    {p}");
-            }
-            failures.push(name.clone());
-        }
+        report.add(name, &scenario.about, problems);
     }
-    println!(
-        "{}/{} Gemini CLI scenarios {}{}; recordings in {}",
-        names.len() - failures.len(),
-        names.len(),
-        if options.check {
-            "without drift"
-        } else {
-            "reproducing their expected events"
-        },
-        if unreviewed > 0 {
-            format!(" ({unreviewed} new, events in NAME.unreviewed.jsonl to review)")
-        } else {
-            String::new()
-        },
-        out.display()
-    );
-    if !failures.is_empty() {
-        bail!(
-            "{} scenario(s) differ: {}",
-            failures.len(),
-            failures.join(", ")
-        );
-    }
-    Ok(())
+    report.finish("Gemini CLI", &out)
 }
 
 /// The `exit_code` on the last line of a `.cmd` file (0 when there is none).

@@ -254,6 +254,8 @@ pub(crate) struct Report {
     check: bool,
     ran: usize,
     skipped: usize,
+    /// New scenarios whose events were written for review (`NAME.unreviewed.jsonl`).
+    unreviewed: usize,
     failures: Vec<String>,
 }
 
@@ -263,6 +265,7 @@ impl Report {
             check,
             ran: 0,
             skipped: 0,
+            unreviewed: 0,
             failures: Vec::new(),
         }
     }
@@ -292,11 +295,17 @@ impl Report {
         } else {
             "reproducing the golden events"
         };
-        let skipped = if self.skipped > 0 {
+        let mut skipped = if self.skipped > 0 {
             format!(" ({} skipped)", self.skipped)
         } else {
             String::new()
         };
+        if self.unreviewed > 0 {
+            let n = self.unreviewed;
+            skipped.push_str(&format!(
+                " ({n} new, events in NAME.unreviewed.jsonl to review)"
+            ));
+        }
         let place = if self.check {
             String::new()
         } else {
@@ -528,7 +537,8 @@ mod tests {
                 .unwrap()
         };
         let started = Instant::now();
-        let slow = super::Watched::start(spawn("exec sleep 30"), started, Duration::from_millis(200));
+        let slow =
+            super::Watched::start(spawn("exec sleep 30"), started, Duration::from_millis(200));
         let (status, timed_out, _) = slow.unwrap().wait().unwrap();
         assert!(timed_out && !status.success());
         let quick = super::Watched::start(

@@ -325,7 +325,7 @@ pub(super) fn record(options: &Options) -> Result<()> {
         options.out.clone().unwrap_or_else(|| dir.clone())
     };
     std::fs::create_dir_all(&out)?;
-    let mut failures = Vec::new();
+    let mut report = super::Report::new(options.check);
     for name in &names {
         let scenario = Scenario::load(&scenario_dir.join(format!("{name}.json")))?;
         // The committed recording, read before a new one may replace it (its ids neutralize
@@ -360,39 +360,9 @@ pub(super) fn record(options: &Options) -> Result<()> {
                 problems.push(format!("no {}", expected.display()));
             }
         }
-        if problems.is_empty() {
-            println!("{name}: ok");
-        } else {
-            println!(
-                "{name} ({}): {} difference(s)",
-                scenario.about,
-                problems.len()
-            );
-            for p in problems.iter().take(12) {
-                println!("    {p}");
-            }
-            failures.push(name.clone());
-        }
+        report.add(name, &scenario.about, problems);
     }
-    println!(
-        "{}/{} opencode scenarios {}; recordings in {}",
-        names.len() - failures.len(),
-        names.len(),
-        if options.check {
-            "without drift"
-        } else {
-            "reproducing the golden events"
-        },
-        out.display()
-    );
-    if !failures.is_empty() {
-        bail!(
-            "{} scenario(s) differ: {}",
-            failures.len(),
-            failures.join(", ")
-        );
-    }
-    Ok(())
+    report.finish("opencode", &out)
 }
 
 /// The normalized events of a raw opencode stream, with `--cwd /home/oc/project`.
