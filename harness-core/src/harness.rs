@@ -52,6 +52,22 @@ pub struct NormalizerConfig {
     pub started: bool,
 }
 
+impl NormalizerConfig {
+    /// Settings that resolve relative paths against `cwd` (C14a, X9), nothing else set.
+    ///
+    /// ```
+    /// let config = harness_core::NormalizerConfig::with_cwd("/repo");
+    /// assert_eq!(config.cwd.as_deref(), Some("/repo"));
+    /// assert!(config.workspace.is_none() && !config.started);
+    /// ```
+    pub fn with_cwd(cwd: impl Into<String>) -> Self {
+        NormalizerConfig {
+            cwd: Some(cwd.into()),
+            ..NormalizerConfig::default()
+        }
+    }
+}
+
 /// A tool use still waiting for its result (O4).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PendingToolUse {

@@ -10,20 +10,12 @@
 //! directory.
 
 use harness_codex::{CodexHarness, INSTALL};
-use harness_core::{Event, Harness, Outcome, Registry, RunError, RunRequest};
+use harness_core::{Harness, RunError};
 use serde_json::json;
 
-use fixtures::live::{Fake, collect, runtime};
+use fixtures::live::{Fake, assert_missing_binary, run_by_name, runtime};
 
 use super::{completed, turn_completed};
-
-/// Runs `request` through the registry, as callers choosing a backend by name do.
-fn run_by_name(request: RunRequest) -> (Vec<Event>, Outcome) {
-    let mut registry = Registry::new();
-    registry.register(Box::new(CodexHarness));
-    let codex = registry.get("codex").unwrap();
-    runtime().block_on(async { collect(codex.run(request).await.unwrap()).await })
-}
 
 #[test]
 fn every_recording_replayed_live_gives_its_expected_events_and_exit_code() {
@@ -58,7 +50,7 @@ fn a_run_by_name_starts_in_its_directory_and_resolves_relative_paths_against_it(
             ("FAKE_STREAM", &stream),
         ],
     );
-    let (events, outcome) = run_by_name(request);
+    let (events, outcome) = run_by_name(Box::new(CodexHarness), request);
 
     let dir = fake.dir().display().to_string();
     assert_eq!(std::fs::read_to_string(&pwd).unwrap().trim_end(), dir);
@@ -90,7 +82,7 @@ fn without_a_cwd_the_run_uses_the_callers_directory() {
     std::fs::write(&stream, format!("{}\n", completed(command))).unwrap();
     let mut request = fake.request("hi", &[("FAKE_ARGV", &argv), ("FAKE_STREAM", &stream)]);
     request.cwd = None;
-    let (events, outcome) = run_by_name(request);
+    let (events, outcome) = run_by_name(Box::new(CodexHarness), request);
 
     let here = std::env::current_dir().unwrap().display().to_string();
     let argv = std::fs::read_to_string(&argv).unwrap();
@@ -112,7 +104,7 @@ fn the_prompt_goes_to_stdin_and_never_into_argv() {
     request.model = Some("gpt-5.5".into());
     request.permission_mode = Some("plan".into());
     request.extra_args = vec!["--ephemeral".into()];
-    let (_, outcome) = run_by_name(request);
+    let (_, outcome) = run_by_name(Box::new(CodexHarness), request);
 
     assert_eq!(std::fs::read_to_string(&stdin).unwrap(), prompt);
     let dir = fake.dir().display().to_string();
@@ -136,21 +128,7 @@ fn the_prompt_goes_to_stdin_and_never_into_argv() {
 
 #[test]
 fn a_missing_binary_is_binary_not_found_saying_it_does_not_exist() {
-    let request = {
-        let mut request = RunRequest::default();
-        request.prompt = "hi".into();
-        request.binary = Some("/nonexistent/codex".into());
-        request
-    };
-    let mut registry = Registry::new();
-    registry.register(Box::new(CodexHarness));
-    let codex = registry.get("codex").unwrap();
-    let Err(err) = runtime().block_on(codex.run(request)) else {
-        panic!("spawned a missing binary");
-    };
-    assert!(matches!(err, RunError::BinaryNotFound { .. }), "{err:?}");
-    // A path named explicitly: no install hint (issue 18 item 12).
-    assert_eq!(err.to_string(), "/nonexistent/codex does not exist");
+    assert_missing_binary(&CodexHarness, "/nonexistent/codex");
     assert_eq!(INSTALL, "npm install -g @openai/codex");
 }
 

@@ -28,9 +28,7 @@ pub const CWD: &str = "/home/dev2/project";
 
 /// The config the recordings assume: `--cwd /home/dev2/project`.
 pub fn config() -> NormalizerConfig {
-    let mut config = NormalizerConfig::default();
-    config.cwd = Some(CWD.into());
-    config
+    NormalizerConfig::with_cwd(CWD)
 }
 
 /// Feeds stdout lines, then stderr lines (S10), then ends the input.

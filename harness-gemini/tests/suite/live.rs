@@ -7,12 +7,12 @@
 //! not exist here; the golden replay starts the fake in a temporary folder and gives the
 //! normalizer that directory through `RunRequest::normalizer`.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
-use fixtures::live::{Fake, collect, runtime};
+use fixtures::live::{Fake, assert_missing_binary, run_by_name, wait_gone};
 
-use harness_core::{Event, Harness, Outcome, Registry, RunError, RunRequest, Status};
+use harness_core::{Event, Status};
 use harness_gemini::{GeminiHarness, INSTALL};
 use serde_json::{Value, json};
 
@@ -24,14 +24,6 @@ fn stream(fake: &Fake, lines: &[Value]) -> PathBuf {
     let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
     std::fs::write(&path, text).unwrap();
     path
-}
-
-/// Runs `request` through the registry, as callers choosing a backend by name do.
-fn run_by_name(request: RunRequest) -> (Vec<Event>, Outcome) {
-    let mut registry = Registry::new();
-    registry.register(Box::new(GeminiHarness));
-    let gemini = registry.get("gemini").unwrap();
-    runtime().block_on(async { collect(gemini.run(request).await.unwrap()).await })
 }
 
 fn json_events(events: &[Event]) -> Vec<Value> {
@@ -74,7 +66,7 @@ fn g12_the_prompt_goes_to_stdin_never_argv_and_the_run_starts_in_its_directory()
     request.model = Some("gemini-2.5-pro".into());
     request.permission_mode = Some("acceptEdits".into());
     request.extra_args = vec!["--debug".into()];
-    let (events, outcome) = run_by_name(request);
+    let (events, outcome) = run_by_name(Box::new(GeminiHarness), request);
 
     assert_eq!(std::fs::read_to_string(&stdin).unwrap(), prompt);
     let dir = fake.dir().display().to_string();
@@ -110,8 +102,10 @@ fn g12_an_error_exit_status_reaches_the_outcome_as_given() {
     let stderr = fake.path("stderr");
     std::fs::write(&stderr, "Invalid auth method selected\n").unwrap();
     let code = PathBuf::from("41");
-    let (events, outcome) =
-        run_by_name(fake.request("hi", &[("FAKE_EXIT", &code), ("FAKE_STDERR_FILE", &stderr)]));
+    let (events, outcome) = run_by_name(
+        Box::new(GeminiHarness),
+        fake.request("hi", &[("FAKE_EXIT", &code), ("FAKE_STDERR_FILE", &stderr)]),
+    );
     assert_eq!(
         json_events(&events),
         [
@@ -130,10 +124,13 @@ fn g12_an_agent_dying_mid_line_gives_the_partial_line_its_pending_uses_and_no_ex
     let use_line = tool_use("run_shell_command", "sh", json!({"command": "sleep 100"}));
     let stream = stream(&fake, std::slice::from_ref(&use_line));
     let partial = PathBuf::from(r#"{"type":"mess"#);
-    let (events, outcome) = run_by_name(fake.request(
-        "hi",
-        &[("FAKE_STREAM", &stream), ("FAKE_PARTIAL", &partial)],
-    ));
+    let (events, outcome) = run_by_name(
+        Box::new(GeminiHarness),
+        fake.request(
+            "hi",
+            &[("FAKE_STREAM", &stream), ("FAKE_PARTIAL", &partial)],
+        ),
+    );
     assert_eq!(
         json_events(&events),
         [
@@ -154,7 +151,7 @@ fn g12_a_timeout_kills_the_agent_and_its_children() {
     let stream = stream(&fake, &[tool_use("glob", "g", json!({"pattern": "*"}))]);
     let mut request = fake.request("hi", &[("FAKE_STREAM", &stream), ("FAKE_PIDS", &pids)]);
     request.timeout = Some(Duration::from_millis(500));
-    let (events, outcome) = run_by_name(request);
+    let (events, outcome) = run_by_name(Box::new(GeminiHarness), request);
     let events = json_events(&events);
     let kinds: Vec<(&Value, &Value)> = events.iter().map(|e| (&e["kind"], &e["reason"])).collect();
     assert_eq!(
@@ -170,24 +167,12 @@ fn g12_a_timeout_kills_the_agent_and_its_children() {
     assert_eq!(outcome.status, Status::Incomplete);
     assert_eq!(outcome.exit_code, Some(None));
     for pid in std::fs::read_to_string(&pids).unwrap().lines() {
-        let proc = Path::new("/proc").join(pid.trim());
-        let gone = (0..500).any(|_| {
-            std::thread::sleep(Duration::from_millis(20));
-            !proc.exists()
-        });
-        assert!(gone, "process {pid} is still there");
+        assert!(wait_gone(pid), "process {pid} is still there");
     }
 }
 
 #[test]
 fn g12_a_missing_binary_is_binary_not_found_saying_it_does_not_exist() {
-    let mut request = RunRequest::new("hi");
-    request.binary = Some("/nonexistent/gemini".into());
-    let Err(err) = runtime().block_on(GeminiHarness.run(request)) else {
-        panic!("spawned a missing binary");
-    };
-    assert!(matches!(err, RunError::BinaryNotFound { .. }), "{err:?}");
-    // A path named explicitly: no install hint (issue 18 item 12).
-    assert_eq!(err.to_string(), "/nonexistent/gemini does not exist");
+    assert_missing_binary(&GeminiHarness, "/nonexistent/gemini");
     assert_eq!(INSTALL, "npm install -g @google/gemini-cli");
 }

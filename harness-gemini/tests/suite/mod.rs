@@ -15,9 +15,7 @@ pub const CWD: &str = "/home/gemini/project";
 
 /// The config the recordings assume: `--cwd /home/gemini/project`.
 pub fn config() -> NormalizerConfig {
-    let mut config = NormalizerConfig::default();
-    config.cwd = Some(CWD.into());
-    config
+    NormalizerConfig::with_cwd(CWD)
 }
 
 /// What one stream came to: its events and its outcome, both as JSON.

@@ -2,19 +2,12 @@
 //! `cargo xtask record --backend opencode`), normalized with `--cwd /home/oc/project`, gives
 //! exactly its hand-reviewed expected events and outcome (P rules, S rules, O1).
 
-use fixtures::check_folder;
-use harness_core::Normalizer;
-use harness_opencode::OpencodeNormalizer;
+use fixtures::assert_golden;
+use harness_opencode::OpencodeHarness;
 
 use super::config;
 
-fn opencode() -> Box<dyn Normalizer> {
-    Box::new(OpencodeNormalizer::new(config()))
-}
-
 #[test]
 fn every_opencode_recording_gives_its_expected_events() {
-    if let Err(failures) = check_folder("opencode", 45, opencode) {
-        panic!("{failures}");
-    }
+    assert_golden("opencode", 45, &OpencodeHarness, &config());
 }

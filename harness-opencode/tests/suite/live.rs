@@ -5,19 +5,10 @@
 
 use std::time::Duration;
 
-use fixtures::live::{Fake, collect, runtime};
+use fixtures::live::{Fake, assert_missing_binary, run_by_name, wait_gone};
 
-use harness_core::{Event, Harness, Outcome, Registry, RunError, RunRequest};
 use harness_opencode::{INSTALL, OpencodeHarness};
 use serde_json::json;
-
-/// Runs `request` through the registry, as callers choosing a backend by name do.
-fn run_by_name(request: RunRequest) -> (Vec<Event>, Outcome) {
-    let mut registry = Registry::new();
-    registry.register(Box::new(OpencodeHarness));
-    let opencode = registry.get("opencode").unwrap();
-    runtime().block_on(async { collect(opencode.run(request).await.unwrap()).await })
-}
 
 #[test]
 fn every_recording_replayed_live_gives_its_expected_events_and_exit_code() {
@@ -47,7 +38,7 @@ fn p14_the_prompt_goes_last_after_a_double_dash_and_the_flags_are_opencode_s() {
     request.model = Some("anthropic/claude-sonnet-4-5".into());
     request.permission_mode = Some("plan".into());
     request.extra_args = vec!["--pure".into()];
-    let (events, outcome) = run_by_name(request);
+    let (events, outcome) = run_by_name(Box::new(OpencodeHarness), request);
 
     let argv = std::fs::read_to_string(&argv).unwrap();
     let argv: Vec<&str> = argv.split_inclusive('\n').collect();
@@ -87,7 +78,10 @@ fn relative_paths_resolve_against_the_run_s_directory() {
         "tool": "bash", "callID": "t1", "state": {"status": "completed",
         "input": {"command": "cat README.md"}, "output": "", "metadata": {"exit": 0}}}});
     std::fs::write(&stream, format!("{line}\n")).unwrap();
-    let (events, outcome) = run_by_name(fake.request("hi", &[("FAKE_STREAM", &stream)]));
+    let (events, outcome) = run_by_name(
+        Box::new(OpencodeHarness),
+        fake.request("hi", &[("FAKE_STREAM", &stream)]),
+    );
     let event = serde_json::to_value(&events[0]).unwrap();
     assert_eq!(event["kind"], "read");
     assert_eq!(event["path"], format!("{}/README.md", fake.dir().display()));
@@ -105,7 +99,7 @@ fn a_hanging_agent_is_killed_with_its_grandchild_at_the_timeout() {
     let mut request = fake.request("hi", &[("FAKE_STREAM", &stream), ("FAKE_PIDS", &pids)]);
     // Long enough for a loaded machine to start the fake and its grandchild.
     request.timeout = Some(Duration::from_secs(5));
-    let (events, outcome) = run_by_name(request);
+    let (events, outcome) = run_by_name(Box::new(OpencodeHarness), request);
 
     let kinds: Vec<&str> = events.iter().map(|e| e.kind().as_str()).collect();
     assert_eq!(kinds, ["agent", "read", "error", "error"]);
@@ -123,29 +117,12 @@ fn a_hanging_agent_is_killed_with_its_grandchild_at_the_timeout() {
     // The group is killed at the timeout; the kernel takes a moment to finish the processes,
     // so wait for them (bounded) rather than assume they are gone at once.
     for pid in pids.lines() {
-        let alive = || {
-            std::path::Path::new(&format!("/proc/{pid}")).exists()
-                && !std::fs::read_to_string(format!("/proc/{pid}/stat"))
-                    .unwrap_or_default()
-                    .contains(") Z ")
-        };
-        let gone = (0..250).any(|_| {
-            std::thread::sleep(Duration::from_millis(20));
-            !alive()
-        });
-        assert!(gone, "process {pid} survived the timeout");
+        assert!(wait_gone(pid), "process {pid} survived the timeout");
     }
 }
 
 #[test]
 fn a_missing_binary_is_binary_not_found_saying_it_does_not_exist() {
-    let mut request = RunRequest::new("hi");
-    request.binary = Some("/nonexistent/opencode".into());
-    let Err(err) = runtime().block_on(OpencodeHarness.run(request)) else {
-        panic!("spawned a missing binary");
-    };
-    assert!(matches!(err, RunError::BinaryNotFound { .. }), "{err:?}");
-    // A path named explicitly: no install hint (issue 18 item 12).
-    assert_eq!(err.to_string(), "/nonexistent/opencode does not exist");
+    assert_missing_binary(&OpencodeHarness, "/nonexistent/opencode");
     assert_eq!(INSTALL, "npm install -g opencode-ai");
 }

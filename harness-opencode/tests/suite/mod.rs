@@ -15,9 +15,7 @@ pub const CWD: &str = "/home/oc/project";
 
 /// The config the recordings assume: `--cwd /home/oc/project`.
 pub fn config() -> NormalizerConfig {
-    let mut config = NormalizerConfig::default();
-    config.cwd = Some(CWD.into());
-    config
+    NormalizerConfig::with_cwd(CWD)
 }
 
 /// The events (as JSON, every field) and the outcome of `lines`, checked by every property of
