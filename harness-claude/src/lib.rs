@@ -40,7 +40,7 @@
 //! ```no_run
 //! use futures::StreamExt;
 //! use harness_claude::ClaudeHarness;
-//! use harness_core::{Registry, RunItem, RunRequest};
+//! use harness_core::{Registry, RunItem};
 //! use std::time::Duration;
 //!
 //! # async fn example() -> Result<(), harness_core::RunError> {
@@ -68,12 +68,10 @@ mod runner;
 mod tools;
 mod wire;
 
-use std::path::Path;
-
-use harness_core::{Harness, Launch, Normalizer, NormalizerConfig, RunRequest};
+use harness_core::{Harness, Launch, Normalizer, NormalizerConfig};
 
 pub use normalizer::{ClaudeDecoder, ClaudeNormalizer};
-pub use runner::{CLAUDE_BIN, INSTALL, LAUNCH};
+pub use runner::LAUNCH;
 
 /// The Claude Code backend, registered as `"claude"`.
 ///
@@ -121,7 +119,7 @@ impl Harness for ClaudeHarness {
         Some(LAUNCH)
     }
 
-    fn args(&self, request: &RunRequest, _dir: &Path) -> Vec<String> {
-        runner::args(request)
+    fn permission_args(&self, mode: &str) -> Vec<String> {
+        runner::permission_args(mode)
     }
 }

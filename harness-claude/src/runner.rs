@@ -1,42 +1,32 @@
 //! The live runner: builds Claude Code's command line from a `RunRequest` and hands it to the
 //! shared process driver of `harness-core`.
 
-use harness_core::{Launch, PromptInput, RunRequest, option};
+use harness_core::{Launch, option};
 
-/// The environment variable naming the `claude` binary when the request names none.
-pub const CLAUDE_BIN: &str = "CLAUDE_BIN";
+/// How Claude Code is started live: the request's binary, else `$CLAUDE_BIN`, else `claude`,
+/// installed by `npm install -g @anthropic-ai/claude-code`; `--print --output-format
+/// stream-json --verbose [--model=MODEL] [--permission-mode=MODE] [extra args]`. The prompt is
+/// not among the arguments: it goes to standard input, so text starting with `-` can never be
+/// read as an option.
+pub const LAUNCH: Launch = Launch::new(
+    "claude",
+    "CLAUDE_BIN",
+    "npm install -g @anthropic-ai/claude-code",
+)
+.leading(&["--print", "--output-format", "stream-json", "--verbose"])
+.model_flag("--model");
 
-/// How to install Claude Code, for the error a missing binary gives.
-pub const INSTALL: &str = "npm install -g @anthropic-ai/claude-code";
-
-/// How Claude Code is started live: `$CLAUDE_BIN` or `claude`, the prompt on standard input.
-pub const LAUNCH: Launch = Launch {
-    env_var: CLAUDE_BIN,
-    program: "claude",
-    install: INSTALL,
-    prompt: PromptInput::Stdin,
-};
-
-/// The arguments after the binary. The prompt is not among them: it goes to standard input,
-/// so text starting with `-` can never be read as an option.
-pub(crate) fn args(request: &RunRequest) -> Vec<String> {
-    let mut args: Vec<String> = ["--print", "--output-format", "stream-json", "--verbose"]
-        .map(String::from)
-        .into();
-    // `--name=value`, one word: a value starting with `-` is never read as an option.
-    if let Some(model) = &request.model {
-        args.push(option("--model", model));
-    }
-    if let Some(mode) = &request.permission_mode {
-        args.push(option("--permission-mode", mode));
-    }
-    args.extend(request.extra_args.iter().cloned());
-    args
+/// The flag a `permission_mode` stands for: Claude Code's own `--permission-mode`, as one word.
+pub(crate) fn permission_args(mode: &str) -> Vec<String> {
+    vec![option("--permission-mode", mode)]
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ClaudeHarness;
+    use harness_core::{Harness, PromptInput, RunRequest};
+    use std::path::Path;
 
     #[test]
     fn the_command_line_holds_the_options_in_order_and_never_the_prompt() {
@@ -45,7 +35,7 @@ mod tests {
         request.permission_mode = Some("plan".into());
         request.extra_args = vec!["--max-turns".into(), "3".into()];
         assert_eq!(
-            args(&request),
+            ClaudeHarness.args(&request, Path::new("/p")),
             [
                 "--print",
                 "--output-format",
@@ -57,5 +47,7 @@ mod tests {
                 "3"
             ]
         );
+        assert_eq!(LAUNCH.prompt, PromptInput::Stdin);
+        assert_eq!(LAUNCH.install, "npm install -g @anthropic-ai/claude-code");
     }
 }

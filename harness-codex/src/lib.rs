@@ -58,7 +58,7 @@
 //!
 //! ```no_run
 //! use futures::StreamExt;
-//! use harness_core::{Registry, RunItem, RunRequest};
+//! use harness_core::{Registry, RunItem};
 //! use std::time::Duration;
 //!
 //! # async fn example() -> Result<(), harness_core::RunError> {
@@ -88,14 +88,12 @@ mod normalizer;
 mod runner;
 mod wire;
 
-use std::path::Path;
-
 use harness_core::{
-    Capabilities, Harness, Launch, Normalizer, NormalizerConfig, OrchestrationSource, RunRequest,
+    Capabilities, Harness, Launch, Normalizer, NormalizerConfig, OrchestrationSource,
 };
 
 pub use normalizer::{CodexDecoder, CodexNormalizer};
-pub use runner::{CODEX_BIN, INSTALL, LAUNCH};
+pub use runner::LAUNCH;
 
 /// The Codex backend, registered as `"codex"`.
 ///
@@ -185,7 +183,7 @@ impl Harness for CodexHarness {
         Some(LAUNCH)
     }
 
-    fn args(&self, request: &RunRequest, dir: &Path) -> Vec<String> {
-        runner::args(request, dir)
+    fn permission_args(&self, mode: &str) -> Vec<String> {
+        runner::permission_args(mode)
     }
 }

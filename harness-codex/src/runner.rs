@@ -1,15 +1,7 @@
 //! The live runner: builds Codex's command line from a `RunRequest` and hands it to the shared
 //! process driver of `harness-core`.
 
-use std::path::Path;
-
-use harness_core::{Launch, PromptInput, RunRequest, option};
-
-/// The environment variable naming the `codex` binary when the request names none.
-pub const CODEX_BIN: &str = "CODEX_BIN";
-
-/// How to install Codex, for the error a missing binary gives.
-pub const INSTALL: &str = "npm install -g @openai/codex";
+use harness_core::{Launch, option};
 
 /// The `--sandbox` value (or other flags) a `permission_mode` stands for.
 ///
@@ -17,7 +9,7 @@ pub const INSTALL: &str = "npm install -g @openai/codex";
 /// can go to either backend; any other value (Codex's own `read-only`, `workspace-write`,
 /// `danger-full-access`, or anything else) is passed to `--sandbox` as given, for Codex to
 /// accept or reject.
-fn permission_args(mode: &str) -> Vec<String> {
+pub(crate) fn permission_args(mode: &str) -> Vec<String> {
     let sandbox = match mode {
         // Codex's own default: no flag.
         "default" => return Vec::new(),
@@ -29,38 +21,23 @@ fn permission_args(mode: &str) -> Vec<String> {
     vec![option("--sandbox", sandbox)]
 }
 
-/// How Codex is started live: `$CODEX_BIN` or `codex`, the prompt on standard input (the
-/// final `-` of its arguments says so).
-pub const LAUNCH: Launch = Launch {
-    env_var: CODEX_BIN,
-    program: "codex",
-    install: INSTALL,
-    prompt: PromptInput::Stdin,
-};
-
-/// The arguments after the binary, for an agent working in `dir`. The prompt is not among
-/// them: the final `-` makes Codex read it from standard input, so text starting with `-` can
-/// never be read as an option.
-pub(crate) fn args(request: &RunRequest, dir: &Path) -> Vec<String> {
-    let mut args: Vec<String> = ["exec", "--json", "--skip-git-repo-check"]
-        .map(String::from)
-        .into();
-    // `--name=value`, one word: a value starting with `-` is never read as an option.
-    args.push(option("--cd", &dir.display().to_string()));
-    if let Some(model) = &request.model {
-        args.push(option("--model", model));
-    }
-    if let Some(mode) = &request.permission_mode {
-        args.extend(permission_args(mode));
-    }
-    args.extend(request.extra_args.iter().cloned());
-    args.push("-".to_string());
-    args
-}
+/// How Codex is started live: the request's binary, else `$CODEX_BIN`, else `codex`, installed
+/// by `npm install -g @openai/codex`; `exec --json --skip-git-repo-check --cd=DIR
+/// [--model=MODEL] [--sandbox=MODE] [extra args] -`. The prompt is not among the arguments:
+/// the final `-` makes Codex read it from standard input, so text starting with `-` can never
+/// be read as an option.
+pub const LAUNCH: Launch = Launch::new("codex", "CODEX_BIN", "npm install -g @openai/codex")
+    .leading(&["exec", "--json", "--skip-git-repo-check"])
+    .dir_flag("--cd")
+    .model_flag("--model")
+    .trailing(&["-"]);
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::CodexHarness;
+    use harness_core::{Harness, RunRequest};
+    use std::path::Path;
 
     #[test]
     fn the_command_line_holds_the_options_in_order_then_dash_and_never_the_prompt() {
@@ -69,7 +46,7 @@ mod tests {
         request.permission_mode = Some("workspace-write".into());
         request.extra_args = vec!["--ephemeral".into(), "-c".into(), "x=1".into()];
         assert_eq!(
-            args(&request, Path::new("/work/project")),
+            CodexHarness.args(&request, Path::new("/work/project")),
             [
                 "exec",
                 "--json",
@@ -85,7 +62,7 @@ mod tests {
         );
         let bare = RunRequest::default();
         assert_eq!(
-            args(&bare, Path::new("/p")),
+            CodexHarness.args(&bare, Path::new("/p")),
             ["exec", "--json", "--skip-git-repo-check", "--cd=/p", "-"]
         );
     }

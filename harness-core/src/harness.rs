@@ -140,8 +140,28 @@ pub trait Normalizer: Send {
 
 /// How a backend's agent is started live, as data: the core's [`Harness::run`] does the rest
 /// (choosing the binary, spawning it in its own process group, the prompt, the pipes, the
-/// timeout, the outcome).
+/// timeout, the outcome), and [`Harness::args`] builds the command line from it.
+///
+/// Made with [`Launch::new`] and its `const` setters:
+///
+/// ```
+/// use harness_core::{Launch, PromptInput, RunRequest};
+///
+/// const LAUNCH: Launch = Launch::new("agent", "AGENT_BIN", "npm install -g agent")
+///     .leading(&["exec", "--json"])
+///     .dir_flag("--cd")
+///     .model_flag("--model")
+///     .trailing(&["-"]);
+///
+/// let mut request = RunRequest::new("hi");
+/// request.model = Some("-m".into());
+/// request.extra_args = vec!["--fast".into()];
+/// let args = LAUNCH.args(&request, "/p".as_ref(), vec!["--sandbox=read-only".into()]);
+/// assert_eq!(args, ["exec", "--json", "--cd=/p", "--model=-m", "--sandbox=read-only", "--fast", "-"]);
+/// assert_eq!(LAUNCH.prompt, PromptInput::Stdin);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Launch {
     /// The environment variable that names the binary (`"CLAUDE_BIN"`); `RunRequest::binary`
     /// wins over it.
@@ -150,8 +170,82 @@ pub struct Launch {
     pub program: &'static str,
     /// How to install it, said when it is not found (`"npm install -g ..."`).
     pub install: &'static str,
-    /// Where the prompt goes.
+    /// Where the prompt goes ([`PromptInput::Stdin`] unless set).
     pub prompt: PromptInput,
+    /// The backend's own first arguments (`["exec", "--json"]`).
+    pub leading: &'static [&'static str],
+    /// The flag naming the agent's directory, given as `FLAG=DIR` after `leading` (Codex's
+    /// `--cd`); `None` for agents that work where they are started.
+    pub dir_flag: Option<&'static str>,
+    /// The flag the request's `model` goes to, as `FLAG=MODEL`; `None` ignores the model.
+    pub model_flag: Option<&'static str>,
+    /// The last arguments, after `extra_args` (Codex's `-`: the prompt is on standard input).
+    pub trailing: &'static [&'static str],
+}
+
+impl Launch {
+    /// `program` (or the binary `$ENV_VAR` names), installed by `install`, the prompt on
+    /// standard input, no arguments of its own yet.
+    pub const fn new(program: &'static str, env_var: &'static str, install: &'static str) -> Self {
+        Launch {
+            env_var,
+            program,
+            install,
+            prompt: PromptInput::Stdin,
+            leading: &[],
+            dir_flag: None,
+            model_flag: None,
+            trailing: &[],
+        }
+    }
+
+    /// Where the prompt goes.
+    pub const fn prompt(mut self, prompt: PromptInput) -> Self {
+        self.prompt = prompt;
+        self
+    }
+
+    /// The backend's own first arguments.
+    pub const fn leading(mut self, args: &'static [&'static str]) -> Self {
+        self.leading = args;
+        self
+    }
+
+    /// The flag naming the agent's directory.
+    pub const fn dir_flag(mut self, flag: &'static str) -> Self {
+        self.dir_flag = Some(flag);
+        self
+    }
+
+    /// The flag the request's model goes to.
+    pub const fn model_flag(mut self, flag: &'static str) -> Self {
+        self.model_flag = Some(flag);
+        self
+    }
+
+    /// The last arguments, after the caller's.
+    pub const fn trailing(mut self, args: &'static [&'static str]) -> Self {
+        self.trailing = args;
+        self
+    }
+
+    /// The agent's arguments for `request` run in `dir`, never the prompt: `leading`, the
+    /// directory flag, the model flag, `permission` (the flags the request's permission mode
+    /// stands for, [`Harness::permission_args`]), `request.extra_args`, `trailing`. Values go as
+    /// one word ([`option`]), so one starting with `-` is never read as an option.
+    pub fn args(&self, request: &RunRequest, dir: &Path, permission: Vec<String>) -> Vec<String> {
+        let mut args: Vec<String> = self.leading.iter().map(|a| a.to_string()).collect();
+        if let Some(flag) = self.dir_flag {
+            args.push(option(flag, &dir.display().to_string()));
+        }
+        if let (Some(flag), Some(model)) = (self.model_flag, &request.model) {
+            args.push(option(flag, model));
+        }
+        args.extend(permission);
+        args.extend(request.extra_args.iter().cloned());
+        args.extend(self.trailing.iter().map(|a| a.to_string()));
+        args
+    }
 }
 
 /// Where a live run's prompt goes. Every choice keeps it from being read as an option.
@@ -334,12 +428,26 @@ pub trait Harness: Send + Sync {
         None
     }
 
-    /// The agent's arguments for a request, never the prompt (see [`Launch::prompt`]): the
-    /// backend's own flags, then `request.extra_args`. `dir` is the absolute directory the
-    /// agent runs in. Values that may start with `-` go as one word ([`option`]).
+    /// The flags `mode`, the request's `permission_mode`, stands for (`--sandbox=read-only`).
+    /// The default gives none: a backend whose agent has no permission setting ignores it.
+    fn permission_args(&self, mode: &str) -> Vec<String> {
+        let _ = mode;
+        Vec::new()
+    }
+
+    /// The agent's arguments for a request, never the prompt (see [`Launch::prompt`]). `dir` is
+    /// the absolute directory the agent runs in. The default is [`Launch::args`] of
+    /// [`Harness::launch`] with [`Harness::permission_args`], or only `request.extra_args`
+    /// without a launch.
     fn args(&self, request: &RunRequest, dir: &Path) -> Vec<String> {
-        let _ = dir;
-        request.extra_args.clone()
+        let Some(launch) = self.launch() else {
+            return request.extra_args.clone();
+        };
+        let permission = match &request.permission_mode {
+            Some(mode) => self.permission_args(mode),
+            None => Vec::new(),
+        };
+        launch.args(request, dir, permission)
     }
 
     /// Runs the agent live and streams its events as they happen, then the outcome.

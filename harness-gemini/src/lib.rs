@@ -65,15 +65,13 @@ mod runner;
 mod tools;
 mod wire;
 
-use std::path::Path;
-
 use harness_core::{
-    Capabilities, Harness, Launch, Normalizer, NormalizerConfig, OrchestrationSource, RunRequest,
+    Capabilities, Harness, Launch, Normalizer, NormalizerConfig, OrchestrationSource,
 };
 use serde_json::Value;
 
 pub use decoder::{GeminiDecoder, GeminiNormalizer};
-pub use runner::{GEMINI_BIN, INSTALL, LAUNCH};
+pub use runner::LAUNCH;
 
 /// The Gemini CLI backend, registered as `"gemini"`.
 ///
@@ -160,7 +158,7 @@ impl Harness for GeminiHarness {
         Some(LAUNCH)
     }
 
-    fn args(&self, request: &RunRequest, dir: &Path) -> Vec<String> {
-        runner::args(request, dir)
+    fn permission_args(&self, mode: &str) -> Vec<String> {
+        runner::permission_args(mode)
     }
 }

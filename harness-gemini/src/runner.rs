@@ -1,25 +1,18 @@
 //! The live runner: builds Gemini CLI's command line from a `RunRequest` (G12) and hands it to
 //! the shared process driver of `harness-core`.
 
-use std::path::Path;
+use harness_core::{Launch, option};
 
-use harness_core::{Launch, PromptInput, RunRequest, option};
-
-/// The environment variable naming the `gemini` binary when the request names none.
-pub const GEMINI_BIN: &str = "GEMINI_BIN";
-
-/// How to install Gemini CLI, for the error a missing binary gives.
-pub const INSTALL: &str = "npm install -g @google/gemini-cli";
-
-/// How Gemini CLI is started live: `$GEMINI_BIN` or `gemini`, the prompt on standard input.
+/// How Gemini CLI is started live: the request's binary, else `$GEMINI_BIN`, else `gemini`,
+/// installed by `npm install -g @google/gemini-cli`; `--output-format=stream-json --skip-trust
+/// [--model=MODEL] [--approval-mode=MODE] [extra args]` (G12), the prompt on standard input.
 /// Without `--prompt` and with standard input not a terminal, Gemini CLI runs headless and
 /// takes all of its standard input as the prompt, so no prompt can be read as an option.
-pub const LAUNCH: Launch = Launch {
-    env_var: GEMINI_BIN,
-    program: "gemini",
-    install: INSTALL,
-    prompt: PromptInput::Stdin,
-};
+/// `--skip-trust` is always given: the caller chose the directory, and an untrusted one would
+/// otherwise end the run at once (exit status 55).
+pub const LAUNCH: Launch = Launch::new("gemini", "GEMINI_BIN", "npm install -g @google/gemini-cli")
+    .leading(&["--output-format=stream-json", "--skip-trust"])
+    .model_flag("--model");
 
 /// The `--approval-mode` a `permission_mode` stands for (G12): Claude Code's names map to the
 /// Gemini CLI mode that allows about as much; any other value (Gemini's own `default`,
@@ -33,28 +26,17 @@ pub(crate) fn approval_mode(mode: &str) -> &str {
     }
 }
 
-/// The arguments after the binary (G12). The prompt is not among them: it goes to standard
-/// input. `--skip-trust` is always given: the caller chose the directory, and an untrusted one
-/// would otherwise end the run at once (exit status 55).
-pub(crate) fn args(request: &RunRequest, _dir: &Path) -> Vec<String> {
-    let mut args = vec![
-        option("--output-format", "stream-json"),
-        "--skip-trust".to_string(),
-    ];
-    // `--name=value`, one word: a value starting with `-` is never read as an option.
-    if let Some(model) = &request.model {
-        args.push(option("--model", model));
-    }
-    if let Some(mode) = &request.permission_mode {
-        args.push(option("--approval-mode", approval_mode(mode)));
-    }
-    args.extend(request.extra_args.iter().cloned());
-    args
+/// The flag a `permission_mode` stands for (G12): `--approval-mode`, as one word.
+pub(crate) fn permission_args(mode: &str) -> Vec<String> {
+    vec![option("--approval-mode", approval_mode(mode))]
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::GeminiHarness;
+    use harness_core::{Harness, PromptInput, RunRequest};
+    use std::path::Path;
 
     #[test]
     fn g12_the_command_line_holds_the_options_in_order_and_never_the_prompt() {
@@ -63,7 +45,7 @@ mod tests {
         request.permission_mode = Some("bypassPermissions".into());
         request.extra_args = vec!["--debug".into()];
         assert_eq!(
-            args(&request, Path::new("/work/project")),
+            GeminiHarness.args(&request, Path::new("/work/project")),
             [
                 "--output-format=stream-json",
                 "--skip-trust",
@@ -73,7 +55,7 @@ mod tests {
             ]
         );
         assert_eq!(
-            args(&RunRequest::default(), Path::new("/p")),
+            GeminiHarness.args(&RunRequest::default(), Path::new("/p")),
             ["--output-format=stream-json", "--skip-trust"]
         );
         assert_eq!(LAUNCH.prompt, PromptInput::Stdin);

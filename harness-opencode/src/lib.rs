@@ -55,14 +55,12 @@ mod runner;
 mod tools;
 mod wire;
 
-use std::path::Path;
-
 use harness_core::{
-    Capabilities, Harness, Launch, Normalizer, NormalizerConfig, OrchestrationSource, RunRequest,
+    Capabilities, Harness, Launch, Normalizer, NormalizerConfig, OrchestrationSource,
 };
 
 pub use normalizer::{OpencodeDecoder, OpencodeNormalizer};
-pub use runner::{INSTALL, LAUNCH, OPENCODE_BIN, args};
+pub use runner::LAUNCH;
 
 /// The opencode backend, registered as `"opencode"`.
 ///
@@ -137,7 +135,7 @@ impl Harness for OpencodeHarness {
         Some(LAUNCH)
     }
 
-    fn args(&self, request: &RunRequest, dir: &Path) -> Vec<String> {
-        runner::args(request, dir)
+    fn permission_args(&self, mode: &str) -> Vec<String> {
+        runner::permission_args(mode)
     }
 }

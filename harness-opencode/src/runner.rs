@@ -1,25 +1,18 @@
 //! The live runner: opencode's command line for a `RunRequest`, handed to the shared process
 //! driver of `harness-core` (P14).
 
-use std::path::Path;
+use harness_core::{Launch, PromptInput, option};
 
-use harness_core::{Launch, PromptInput, RunRequest, option};
-
-/// The environment variable naming the `opencode` binary when the request names none.
-pub const OPENCODE_BIN: &str = "OPENCODE_BIN";
-
-/// How to install opencode, for the error a missing binary gives.
-pub const INSTALL: &str = "npm install -g opencode-ai";
-
-/// How opencode is started live: `$OPENCODE_BIN` or `opencode`, the prompt as the last
-/// argument after a `--` that ends the options (`opencode run` takes its message as
-/// positional words and never reads it from standard input).
-pub const LAUNCH: Launch = Launch {
-    env_var: OPENCODE_BIN,
-    program: "opencode",
-    install: INSTALL,
-    prompt: PromptInput::AfterDoubleDash,
-};
+/// How opencode is started live: the request's binary, else `$OPENCODE_BIN`, else `opencode`,
+/// installed by `npm install -g opencode-ai`; `run --format=json --thinking [--model=MODEL]
+/// [permission flags] [extra args] -- PROMPT` (P14). The prompt is the last argument, after a
+/// `--` that ends the options: `opencode run` takes its message as positional words and never
+/// reads it from standard input. `--thinking` makes opencode print its reasoning parts (P2).
+/// The agent works in the directory it is started in.
+pub const LAUNCH: Launch = Launch::new("opencode", "OPENCODE_BIN", "npm install -g opencode-ai")
+    .prompt(PromptInput::AfterDoubleDash)
+    .leading(&["run", "--format=json", "--thinking"])
+    .model_flag("--model");
 
 /// The flags a `permission_mode` stands for (P14).
 ///
@@ -38,28 +31,12 @@ pub(crate) fn permission_args(mode: &str) -> Vec<String> {
     }
 }
 
-/// The arguments after the binary, never the prompt: `run --format=json --thinking
-/// [--model=MODEL] [permission flags] [extra args]`. The core then adds `--` and the prompt.
-/// `--thinking` makes opencode print its reasoning parts (P2). The agent runs in `dir`, its
-/// project directory (opencode takes the directory it is started in).
-pub fn args(request: &RunRequest, dir: &Path) -> Vec<String> {
-    let _ = dir;
-    let mut args: Vec<String> = ["run", "--format=json", "--thinking"]
-        .map(String::from)
-        .into();
-    if let Some(model) = &request.model {
-        args.push(option("--model", model));
-    }
-    if let Some(mode) = &request.permission_mode {
-        args.extend(permission_args(mode));
-    }
-    args.extend(request.extra_args.iter().cloned());
-    args
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::OpencodeHarness;
+    use harness_core::{Harness, RunRequest};
+    use std::path::Path;
 
     #[test]
     fn the_command_line_holds_the_options_in_order_and_never_the_prompt() {
@@ -68,7 +45,7 @@ mod tests {
         request.permission_mode = Some("plan".into());
         request.extra_args = vec!["--pure".into(), "--variant".into(), "high".into()];
         assert_eq!(
-            args(&request, Path::new("/work/project")),
+            OpencodeHarness.args(&request, Path::new("/work/project")),
             [
                 "run",
                 "--format=json",
@@ -81,7 +58,7 @@ mod tests {
             ]
         );
         assert_eq!(
-            args(&RunRequest::default(), Path::new("/p")),
+            OpencodeHarness.args(&RunRequest::default(), Path::new("/p")),
             ["run", "--format=json", "--thinking"]
         );
     }

@@ -9,7 +9,7 @@
 //! tests go through the `Harness` trait, where the normalizer resolves against the run's own
 //! directory.
 
-use harness_codex::{CodexHarness, INSTALL};
+use harness_codex::{CodexHarness, LAUNCH};
 use harness_core::{Harness, RunError};
 use serde_json::json;
 
@@ -129,7 +129,7 @@ fn the_prompt_goes_to_stdin_and_never_into_argv() {
 #[test]
 fn a_missing_binary_is_binary_not_found_saying_it_does_not_exist() {
     assert_missing_binary(&CodexHarness, "/nonexistent/codex");
-    assert_eq!(INSTALL, "npm install -g @openai/codex");
+    assert_eq!(LAUNCH.install, "npm install -g @openai/codex");
 }
 
 #[test]

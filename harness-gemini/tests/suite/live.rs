@@ -13,7 +13,7 @@ use std::time::Duration;
 use fixtures::live::{Fake, assert_missing_binary, run_by_name, wait_gone};
 
 use harness_core::{Event, Status};
-use harness_gemini::{GeminiHarness, INSTALL};
+use harness_gemini::{GeminiHarness, LAUNCH};
 use serde_json::{Value, json};
 
 use super::{config, ok, result, tool_use};
@@ -174,5 +174,5 @@ fn g12_a_timeout_kills_the_agent_and_its_children() {
 #[test]
 fn g12_a_missing_binary_is_binary_not_found_saying_it_does_not_exist() {
     assert_missing_binary(&GeminiHarness, "/nonexistent/gemini");
-    assert_eq!(INSTALL, "npm install -g @google/gemini-cli");
+    assert_eq!(LAUNCH.install, "npm install -g @google/gemini-cli");
 }

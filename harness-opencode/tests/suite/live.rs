@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use fixtures::live::{Fake, assert_missing_binary, run_by_name, wait_gone};
 
-use harness_opencode::{INSTALL, OpencodeHarness};
+use harness_opencode::{LAUNCH, OpencodeHarness};
 use serde_json::json;
 
 #[test]
@@ -124,5 +124,5 @@ fn a_hanging_agent_is_killed_with_its_grandchild_at_the_timeout() {
 #[test]
 fn a_missing_binary_is_binary_not_found_saying_it_does_not_exist() {
     assert_missing_binary(&OpencodeHarness, "/nonexistent/opencode");
-    assert_eq!(INSTALL, "npm install -g opencode-ai");
+    assert_eq!(LAUNCH.install, "npm install -g opencode-ai");
 }
