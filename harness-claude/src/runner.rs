@@ -20,34 +20,3 @@ pub const LAUNCH: Launch = Launch::new(
 pub(crate) fn permission_args(mode: &str) -> Vec<String> {
     vec![option("--permission-mode", mode)]
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::ClaudeHarness;
-    use harness_core::{Harness, PromptInput, RunRequest};
-    use std::path::Path;
-
-    #[test]
-    fn the_command_line_holds_the_options_in_order_and_never_the_prompt() {
-        let mut request = RunRequest::new("--dangerously-skip-permissions");
-        request.model = Some("-opus".into());
-        request.permission_mode = Some("plan".into());
-        request.extra_args = vec!["--max-turns".into(), "3".into()];
-        assert_eq!(
-            ClaudeHarness.args(&request, Path::new("/p")),
-            [
-                "--print",
-                "--output-format",
-                "stream-json",
-                "--verbose",
-                "--model=-opus",
-                "--permission-mode=plan",
-                "--max-turns",
-                "3"
-            ]
-        );
-        assert_eq!(LAUNCH.prompt, PromptInput::Stdin);
-        assert_eq!(LAUNCH.install, "npm install -g @anthropic-ai/claude-code");
-    }
-}

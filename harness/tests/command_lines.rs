@@ -1,0 +1,236 @@
+//! Every backend's live command line, side by side: what `harness run` starts for a request
+//! (Claude Code: README "Live runs"; Codex: the `CodexHarness` docs; opencode: P14; Gemini
+//! CLI: G12). The prompt is never among the arguments, and every value that may start with `-`
+//! goes as one `--name=value` word.
+
+#![cfg(all(
+    feature = "claude",
+    feature = "codex",
+    feature = "opencode",
+    feature = "gemini"
+))]
+#![allow(clippy::unwrap_used)] // Test helpers may fail loudly.
+
+use std::path::Path;
+
+use harness::RunRequest;
+use harness_core::PromptInput;
+
+/// The arguments `backend` gives `request` run in `/work/project`.
+fn args(backend: &str, request: &RunRequest) -> Vec<String> {
+    let registry = harness::registry();
+    let backend = registry.get(backend).unwrap();
+    backend.args(request, Path::new("/work/project"))
+}
+
+#[test]
+fn a_request_with_every_option_gives_each_backends_flags_in_order_and_never_the_prompt() {
+    let mut request = RunRequest::new("--dangerously-skip-permissions");
+    request.model = Some("-m".into());
+    request.permission_mode = Some("plan".into());
+    request.extra_args = vec!["--extra".into(), "1".into()];
+    let expected: [(&str, &[&str]); 4] = [
+        (
+            "claude",
+            &[
+                "--print",
+                "--output-format",
+                "stream-json",
+                "--verbose",
+                "--model=-m",
+                "--permission-mode=plan",
+                "--extra",
+                "1",
+            ],
+        ),
+        (
+            "codex",
+            &[
+                "exec",
+                "--json",
+                "--skip-git-repo-check",
+                "--cd=/work/project",
+                "--model=-m",
+                "--sandbox=read-only",
+                "--extra",
+                "1",
+                "-",
+            ],
+        ),
+        (
+            "opencode",
+            &[
+                "run",
+                "--format=json",
+                "--thinking",
+                "--model=-m",
+                "--agent=plan",
+                "--extra",
+                "1",
+            ],
+        ),
+        (
+            "gemini",
+            &[
+                "--output-format=stream-json",
+                "--skip-trust",
+                "--model=-m",
+                "--approval-mode=plan",
+                "--extra",
+                "1",
+            ],
+        ),
+    ];
+    for (backend, expected) in expected {
+        assert_eq!(args(backend, &request), expected, "{backend}");
+    }
+}
+
+#[test]
+fn a_bare_request_gives_only_each_backends_own_flags() {
+    let request = RunRequest::new("hi");
+    let expected: [(&str, &[&str]); 4] = [
+        (
+            "claude",
+            &["--print", "--output-format", "stream-json", "--verbose"],
+        ),
+        (
+            "codex",
+            &[
+                "exec",
+                "--json",
+                "--skip-git-repo-check",
+                "--cd=/work/project",
+                "-",
+            ],
+        ),
+        ("opencode", &["run", "--format=json", "--thinking"]),
+        ("gemini", &["--output-format=stream-json", "--skip-trust"]),
+    ];
+    for (backend, expected) in expected {
+        assert_eq!(args(backend, &request), expected, "{backend}");
+    }
+}
+
+/// Claude Code's permission mode names work with every backend, mapped to the setting that
+/// allows about as much; any other value is passed on for the agent to accept or reject.
+#[test]
+fn permission_modes_map_to_each_backends_setting() {
+    // claude, codex, opencode, gemini
+    let table: [(&str, [&[&str]; 4]); 9] = [
+        (
+            "default",
+            [
+                &["--permission-mode=default"],
+                &[],
+                &[],
+                &["--approval-mode=default"],
+            ],
+        ),
+        (
+            "plan",
+            [
+                &["--permission-mode=plan"],
+                &["--sandbox=read-only"],
+                &["--agent=plan"],
+                &["--approval-mode=plan"],
+            ],
+        ),
+        (
+            "acceptEdits",
+            [
+                &["--permission-mode=acceptEdits"],
+                &["--sandbox=workspace-write"],
+                &[],
+                &["--approval-mode=auto_edit"],
+            ],
+        ),
+        (
+            "bypassPermissions",
+            [
+                &["--permission-mode=bypassPermissions"],
+                &["--sandbox=danger-full-access"],
+                &["--auto"],
+                &["--approval-mode=yolo"],
+            ],
+        ),
+        (
+            "read-only",
+            [
+                &["--permission-mode=read-only"],
+                &["--sandbox=read-only"],
+                &["--agent=read-only"],
+                &["--approval-mode=read-only"],
+            ],
+        ),
+        (
+            "danger-full-access",
+            [
+                &["--permission-mode=danger-full-access"],
+                &["--sandbox=danger-full-access"],
+                &["--agent=danger-full-access"],
+                &["--approval-mode=danger-full-access"],
+            ],
+        ),
+        (
+            "build",
+            [
+                &["--permission-mode=build"],
+                &["--sandbox=build"],
+                &["--agent=build"],
+                &["--approval-mode=build"],
+            ],
+        ),
+        (
+            "yolo",
+            [
+                &["--permission-mode=yolo"],
+                &["--sandbox=yolo"],
+                &["--agent=yolo"],
+                &["--approval-mode=yolo"],
+            ],
+        ),
+        (
+            "-x",
+            [
+                &["--permission-mode=-x"],
+                &["--sandbox=-x"],
+                &["--agent=-x"],
+                &["--approval-mode=-x"],
+            ],
+        ),
+    ];
+    let registry = harness::registry();
+    for (mode, flags) in table {
+        for (backend, expected) in ["claude", "codex", "opencode", "gemini"]
+            .into_iter()
+            .zip(flags)
+        {
+            let backend = registry.get(backend).unwrap();
+            assert_eq!(
+                backend.permission_args(mode),
+                expected,
+                "{} {mode}",
+                backend.name()
+            );
+        }
+    }
+}
+
+#[test]
+fn only_opencode_takes_its_prompt_as_an_argument() {
+    let registry = harness::registry();
+    let prompts: Vec<(&str, PromptInput)> = registry
+        .names()
+        .map(|name| (name, registry.get(name).unwrap().launch().unwrap().prompt))
+        .collect();
+    assert_eq!(
+        prompts,
+        [
+            ("claude", PromptInput::Stdin),
+            ("codex", PromptInput::Stdin),
+            ("opencode", PromptInput::AfterDoubleDash),
+            ("gemini", PromptInput::Stdin),
+        ]
+    );
+}
