@@ -512,7 +512,10 @@ impl Run {
         loop {
             let shared = &self.shared;
             let waited = py.detach(|| {
-                runtime.block_on(tokio::time::timeout(SIGNAL_SLICE, shared.next_item()))
+                // The timer is made inside the runtime, which owns the clock.
+                runtime.block_on(async {
+                    tokio::time::timeout(SIGNAL_SLICE, shared.next_item()).await
+                })
             });
             match waited {
                 Ok(item) => return item_to_py(py, item),

@@ -27,6 +27,7 @@ from ._events import Event, Outcome
 from ._events import __all__ as _events_all
 
 __all__ = [
+    "Item",
     "Normalizer",
     "Normalized",
     "Run",
@@ -192,7 +193,14 @@ class Run:
         return self
 
     def __next__(self) -> Item:
-        return self._seen(self._native.next())
+        try:
+            item = self._native.next()
+        except BaseException:
+            # Ctrl-C (KeyboardInterrupt) or another signal handler's exception while waiting:
+            # the iteration is abandoned, so the agent goes with it.
+            self.close()
+            raise
+        return self._seen(item)
 
     def __aiter__(self) -> AsyncIterator[Item]:
         return self
