@@ -30,8 +30,7 @@ use harness::{Event, Harness, LineSplitter, NormalizerConfig, Outcome, RunItem, 
 use pyo3::exceptions::{PyException, PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyBool, PyDict, PyList, PyString};
-use serde_json::Value;
+use pyo3::types::{PyDict, PyList, PyString};
 
 pyo3::create_exception!(
     _native,
@@ -91,38 +90,6 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// A JSON value as the Python object `json.loads` would give.
-fn to_py<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>> {
-    Ok(match value {
-        Value::Null => py.None().into_bound(py),
-        Value::Bool(b) => PyBool::new(py, *b).to_owned().into_any(),
-        Value::Number(n) => {
-            if let Some(i) = n.as_i64() {
-                i.into_pyobject(py)?.into_any()
-            } else if let Some(u) = n.as_u64() {
-                u.into_pyobject(py)?.into_any()
-            } else {
-                n.as_f64().unwrap_or(f64::NAN).into_pyobject(py)?.into_any()
-            }
-        }
-        Value::String(s) => PyString::new(py, s).into_any(),
-        Value::Array(items) => {
-            let list = PyList::empty(py);
-            for item in items {
-                list.append(to_py(py, item)?)?;
-            }
-            list.into_any()
-        }
-        Value::Object(map) => {
-            let dict = PyDict::new(py);
-            for (key, item) in map {
-                dict.set_item(PyString::new(py, key), to_py(py, item)?)?;
-            }
-            dict.into_any()
-        }
-    })
-}
-
 /// `harness_normalize._events.FROM_JSON`: kind to the function that builds its dataclass.
 fn from_json_table(py: Python<'_>) -> PyResult<&Bound<'_, PyDict>> {
     static TABLE: PyOnceLock<Py<PyDict>> = PyOnceLock::new();
@@ -133,33 +100,35 @@ fn from_json_table(py: Python<'_>) -> PyResult<&Bound<'_, PyDict>> {
     Ok(table.bind(py))
 }
 
-/// A JSON object tagged `"kind"` as its generated dataclass.
-fn typed<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>> {
-    let kind = value.get("kind").and_then(Value::as_str).unwrap_or("");
+/// The generated dataclass of `kind`, built from its JSON object `data`.
+fn typed<'py>(py: Python<'py>, kind: &str, data: Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
     let Some(build) = from_json_table(py)?.get_item(kind)? else {
         return Err(PyRuntimeError::new_err(format!(
             "harness_normalize._events has no class for kind {kind:?}: the generated module \
              is older than the extension (regenerate it with gen_events.py)"
         )));
     };
-    build.call1((to_py(py, value)?,))
+    build.call1((data,))
+}
+
+/// A serde value as the Python objects `json.loads` would give for its JSON, built directly
+/// (no `serde_json::Value` in between).
+fn serialize<'py, T: serde::Serialize>(py: Python<'py>, value: &T) -> PyResult<Bound<'py, PyAny>> {
+    pythonize::pythonize(py, value).map_err(|e| PyRuntimeError::new_err(e.to_string()))
 }
 
 /// An event as its dataclass.
 fn event_to_py<'py>(py: Python<'py>, event: &Event) -> PyResult<Bound<'py, PyAny>> {
-    let value = serde_json::to_value(event)
-        .map_err(|e| PyRuntimeError::new_err(format!("cannot serialize an event: {e}")))?;
-    typed(py, &value)
+    typed(py, event.kind().as_str(), serialize(py, event)?)
 }
 
-/// An outcome as its dataclass (the closing line's object, `"kind": "outcome"`, J9).
+/// An outcome as its dataclass (from the closing line's object, `"kind": "outcome"`, J9).
 fn outcome_to_py<'py>(py: Python<'py>, outcome: &Outcome) -> PyResult<Bound<'py, PyAny>> {
-    let mut value = serde_json::to_value(outcome)
-        .map_err(|e| PyRuntimeError::new_err(format!("cannot serialize the outcome: {e}")))?;
-    if let Value::Object(map) = &mut value {
-        map.insert("kind".into(), Value::from("outcome"));
-    }
-    typed(py, &value)
+    typed(
+        py,
+        "outcome",
+        serialize(py, &harness::OutcomeLine::new(outcome))?,
+    )
 }
 
 fn events_to_py<'py>(py: Python<'py>, events: &[Event]) -> PyResult<Bound<'py, PyList>> {
@@ -434,10 +403,7 @@ fn classify<'py>(py: Python<'py>, command: &Bound<'py, PyAny>) -> PyResult<Bound
             PyValueError::new_err("expected a script (str) or an argv (a sequence of str)")
         })?
     };
-    let parts = harness_codex_shell::parse_command(&argv);
-    let value = serde_json::to_value(parts)
-        .map_err(|e| PyRuntimeError::new_err(format!("cannot serialize the parts: {e}")))?;
-    to_py(py, &value)
+    serialize(py, &harness_codex_shell::parse_command(&argv))
 }
 
 /// The names of the backends this build has.
