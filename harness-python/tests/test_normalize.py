@@ -262,3 +262,11 @@ def test_the_generated_module_matches_the_schema() -> None:
     generated = gen.render(json.loads(_native.schema()))
     assert generated == (root / "python" / "harness_normalize" / "_events.py").read_text()
     assert Path(_events.__file__).read_text() == generated
+
+
+def test_the_docstring_examples_run() -> None:
+    import doctest
+
+    result = doctest.testmod(hn, raise_on_error=False)
+    assert result.attempted == 1
+    assert result.failed == 0
