@@ -1,0 +1,292 @@
+"""What coding-agent CLIs print, as one stream of typed events (the `harness` Rust library).
+
+Claude Code, Codex, opencode and Gemini CLI each print their own JSON lines; a *backend* turns
+them into the same events (`AgentEvent`, `ReadEvent`, `CommandEvent`, ...) and, at the end, an
+`Outcome`. The decoding is the Rust library's, run in this process; the classes are generated
+from the schema `harness schema` prints.
+
+- `Normalizer(backend)`: push bytes or lines as they come, get events; `finish()` gives the
+  last events and the outcome.
+- `normalize(path, backend)`: the events of a recorded stream, read in chunks.
+- `classify(script)`: how Codex classifies a shell command.
+- `run(backend, prompt, ...)`: a live agent's events as they happen, then its outcome, as a
+  sync or async iterator; closing it, cancelling the task or dropping it kills the agent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from types import TracebackType
+from typing import Any, Union
+
+from . import _native
+from ._events import *  # noqa: F403 (the generated classes are the package's vocabulary)
+from ._events import Event, Outcome
+from ._events import __all__ as _events_all
+
+__all__ = [
+    "Item",
+    "Normalizer",
+    "Normalized",
+    "Run",
+    "RunError",
+    "backends",
+    "classify",
+    "normalize",
+    "run",
+    *_events_all,
+]
+
+RunError = _native.RunError
+"""A live run could not start: binary missing or not executable, bad working directory."""
+
+Item = Union[Event, Outcome]
+"""What a live run yields: events, then the outcome last."""
+
+_PathLike = Union[str, "os.PathLike[str]"]
+
+
+def backends() -> list[str]:
+    """The names of the backends this build has (`["claude", "codex", "opencode", "gemini"]`)."""
+    return _native.backends()
+
+
+def classify(command: str | Sequence[str]) -> list[dict[str, Any]]:
+    """How Codex classifies a shell command: a script (run as `bash -lc SCRIPT`) or an argv.
+
+    Each part is a dict tagged "type" (`read`, `list_files`, `search`, `unknown`), absent
+    values as None, exactly as `harness classify` prints it::
+
+        >>> classify("cat README.md")
+        [{'type': 'read', 'cmd': 'cat README.md', 'name': 'README.md', 'path': 'README.md'}]
+    """
+    return _native.classify(command)
+
+
+class Normalizer:
+    """An incremental normalizer of one stream of a backend's output: no I/O, no threads.
+
+    Push standard output as chunks of any size (`push`) or as lines (`push_line`), standard
+    error as lines (`push_stderr`); each call returns the events the input completed. `finish`
+    ends the input and returns the end-of-input events and the outcome; input pushed after it
+    is ignored.
+
+    Args:
+        backend: the backend's name (see `backends()`).
+        cwd: the working directory relative paths are resolved against when the stream names
+            none.
+        workspace: where skills live.
+        started: also emit a `StartedEvent` as soon as a tool use is recorded.
+    """
+
+    def __init__(
+        self,
+        backend: str,
+        *,
+        cwd: str | None = None,
+        workspace: str | None = None,
+        started: bool = False,
+    ) -> None:
+        self._native = _native.Normalizer(backend, cwd=cwd, workspace=workspace, started=started)
+
+    def push(self, data: bytes) -> list[Event]:
+        """Feeds a chunk of standard output; returns the events of the lines it completes."""
+        return self._native.push(data)
+
+    def push_line(self, line: str | bytes) -> list[Event]:
+        """Feeds one line of standard output (a trailing newline is allowed); returns its events."""
+        return self._native.push_line(line)
+
+    def push_stderr(self, line: str | bytes) -> list[Event]:
+        """Feeds one line of standard error; returns its events (`WarningEvent`s)."""
+        return self._native.push_stderr(line)
+
+    def finish(self) -> tuple[list[Event], Outcome]:
+        """Ends the input: the events still pending (a last line without newline, unresolved
+        tool uses), then the outcome. A second call gives no events and the same outcome."""
+        return self._native.finish()
+
+    @property
+    def session_id(self) -> str | None:
+        """The session id seen so far."""
+        return self._native.session_id
+
+
+class Normalized:
+    """The events of a recorded stream, read from its file in chunks as they are needed (never
+    the whole file at once); `outcome` is set once the iteration has ended."""
+
+    def __init__(self, native: _native.FileEvents) -> None:
+        self._native = native
+        self._events = self._generate()
+
+    def _generate(self) -> Iterator[Event]:
+        while (batch := self._native.next_batch()) is not None:
+            yield from batch
+
+    def __iter__(self) -> Iterator[Event]:
+        return self._events
+
+    def __next__(self) -> Event:
+        return next(self._events)
+
+    @property
+    def outcome(self) -> Outcome | None:
+        """The outcome, once every event has been read; None before."""
+        return self._native.outcome()
+
+
+def normalize(
+    path: _PathLike,
+    backend: str,
+    *,
+    cwd: str | None = None,
+    workspace: str | None = None,
+    started: bool = False,
+) -> Normalized:
+    """The events of the recorded stream in the file at `path`, written by `backend`'s agent.
+
+    The file is read 64 KiB at a time, with the GIL released; events come out as the lines
+    that complete them are read. Raises `OSError` when the file cannot be opened or read.
+    """
+    return Normalized(
+        _native.normalize_file(
+            os.fspath(path), backend, cwd=cwd, workspace=workspace, started=started
+        )
+    )
+
+
+def _resolve(future: asyncio.Future[Any], value: Any, error: BaseException | None) -> None:
+    """Completes `future` on its event loop, unless it was cancelled meanwhile."""
+    if future.done():
+        return
+    if error is not None:
+        future.set_exception(error)
+    else:
+        future.set_result(value)
+
+
+class Run:
+    """A live run: its events as they happen, then its `Outcome` as the last item.
+
+    Iterate it with `for` or with `async for` (not both). The agent is killed (its whole
+    process group) when the run is closed (`close()`, `aclose()`, leaving a `with` or
+    `async with` block), when the task iterating it is cancelled, when Ctrl-C interrupts a
+    `for` loop over it, and when the object is dropped. `outcome` is set once the outcome has
+    been yielded.
+    """
+
+    def __init__(self, native: _native.Run) -> None:
+        self._native = native
+        self.outcome: Outcome | None = None
+
+    def _seen(self, item: Item | None) -> Item:
+        if item is None:
+            raise StopIteration
+        if isinstance(item, Outcome):
+            self.outcome = item
+        return item
+
+    def __iter__(self) -> Iterator[Item]:
+        return self
+
+    def __next__(self) -> Item:
+        try:
+            item = self._native.next()
+        except BaseException:
+            # Ctrl-C (KeyboardInterrupt) or another signal handler's exception while waiting:
+            # the iteration is abandoned, so the agent goes with it.
+            self.close()
+            raise
+        return self._seen(item)
+
+    def __aiter__(self) -> AsyncIterator[Item]:
+        return self
+
+    async def __anext__(self) -> Item:
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[Any] = loop.create_future()
+        self._native.next_into(loop, future, _resolve)
+        try:
+            item = await future
+        except asyncio.CancelledError:
+            self.close()
+            raise
+        if item is None:
+            raise StopAsyncIteration
+        return self._seen(item)
+
+    def close(self) -> None:
+        """Kills the agent's process group and ends the run; iterating further ends at once."""
+        self._native.close()
+
+    async def aclose(self) -> None:
+        """`close()`, for `contextlib.aclosing`."""
+        self.close()
+
+    def __enter__(self) -> Run:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        value: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    async def __aenter__(self) -> Run:
+        return self
+
+    async def __aexit__(
+        self,
+        kind: type[BaseException] | None,
+        value: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+def run(
+    backend: str,
+    prompt: str,
+    *,
+    cwd: _PathLike | None = None,
+    model: str | None = None,
+    permission_mode: str | None = None,
+    timeout: float | None = None,
+    binary: _PathLike | None = None,
+    extra_args: Sequence[str] = (),
+    env: Mapping[str, str] | None = None,
+    started: bool = False,
+    normalizer_cwd: str | None = None,
+    workspace: str | None = None,
+) -> Run:
+    """Starts `backend`'s agent on `prompt` and returns its `Run`.
+
+    The prompt goes where the agent cannot read it as an option (its standard input for
+    Claude Code, Codex and Gemini CLI). `timeout` (seconds) kills the agent's process group when
+    it runs out, with an `ErrorEvent` saying so, and the run still ends with its outcome.
+    `binary` overrides the backend's binary (else its environment variable, such as
+    `$CLAUDE_BIN`, else its name on `PATH`); `env` adds environment variables; `started`
+    announces tool uses as they start. Raises `RunError` when the agent cannot be started and
+    `ValueError` for an unknown backend or a negative timeout.
+    """
+    return Run(
+        _native.start_run(
+            backend,
+            prompt,
+            cwd=None if cwd is None else os.fspath(cwd),
+            model=model,
+            permission_mode=permission_mode,
+            timeout=timeout,
+            binary=None if binary is None else os.fspath(binary),
+            extra_args=list(extra_args),
+            env=None if env is None else dict(env),
+            started=started,
+            normalizer_cwd=normalizer_cwd,
+            workspace=workspace,
+        )
+    )

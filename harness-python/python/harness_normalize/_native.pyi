@@ -1,0 +1,67 @@
+"""Types of the Rust extension `harness_normalize._native` (see `src/lib.rs`); the package's
+public API is `harness_normalize`, which wraps it."""
+
+import asyncio
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ._events import Event, Outcome
+
+class RunError(Exception): ...
+
+class Normalizer:
+    def __init__(
+        self,
+        backend_name: str,
+        *,
+        cwd: str | None = None,
+        workspace: str | None = None,
+        started: bool = False,
+    ) -> None: ...
+    def push(self, data: bytes) -> list[Event]: ...
+    def push_line(self, line: str | bytes) -> list[Event]: ...
+    def push_stderr(self, line: str | bytes) -> list[Event]: ...
+    def finish(self) -> tuple[list[Event], Outcome]: ...
+    @property
+    def session_id(self) -> str | None: ...
+
+class FileEvents:
+    def next_batch(self) -> list[Event] | None: ...
+    def outcome(self) -> Outcome | None: ...
+
+class Run:
+    def next(self) -> Event | Outcome | None: ...
+    def next_into(
+        self,
+        event_loop: asyncio.AbstractEventLoop,
+        future: asyncio.Future[Any],
+        resolve: Callable[[asyncio.Future[Any], Any, BaseException | None], None],
+    ) -> None: ...
+    def close(self) -> None: ...
+
+def normalize_file(
+    path: str,
+    backend_name: str,
+    *,
+    cwd: str | None = None,
+    workspace: str | None = None,
+    started: bool = False,
+) -> FileEvents: ...
+def classify(command: str | Sequence[str]) -> list[dict[str, Any]]: ...
+def backends() -> list[str]: ...
+def schema() -> str: ...
+def start_run(
+    backend_name: str,
+    prompt: str,
+    *,
+    cwd: str | None = None,
+    model: str | None = None,
+    permission_mode: str | None = None,
+    timeout: float | None = None,
+    binary: str | None = None,
+    extra_args: list[str] = ...,
+    env: dict[str, str] | None = None,
+    started: bool = False,
+    normalizer_cwd: str | None = None,
+    workspace: str | None = None,
+) -> Run: ...

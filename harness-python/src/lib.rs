@@ -1,0 +1,605 @@
+//! The Python extension of `harness`: the module `harness_normalize._native`, which the
+//! pure-Python package `harness_normalize` (in `python/`) wraps.
+//!
+//! It holds no decoding of its own: every event comes from the facade crate `harness`
+//! (`registry()`, each backend's `Normalizer`, `Harness::run`) and every classification from
+//! `harness-codex-shell`. What it adds is the crossing into Python:
+//!
+//! - events and outcomes leave Rust as their JSON objects (the same serde serialization the
+//!   CLI prints, J1-J10), built directly as Python dicts, and become the generated dataclasses
+//!   of `harness_normalize._events` through that module's `FROM_JSON` table, looked up once;
+//! - `normalize(path)` reads the file in 64 KiB chunks with the GIL released, so memory holds
+//!   one chunk and one partial line, never the file;
+//! - a live run is driven on one tokio runtime kept for the life of the process (one worker
+//!   thread); the sync iterator waits on it in short slices so Ctrl-C reaches Python, the async
+//!   iterator resolves an asyncio future from the runtime with `call_soon_threadsafe`, and
+//!   closing or dropping the run fires its stop signal and drops the stream, which kills the
+//!   agent's process group (`harness_core::process`).
+//!
+//! No `unsafe` here: PyO3's macros and safe API only.
+
+use std::fs::File;
+use std::io::Read;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::time::Duration;
+
+use futures::StreamExt;
+use harness::{Event, Harness, LineSplitter, NormalizerConfig, Outcome, RunItem, RunStream};
+use pyo3::exceptions::{PyException, PyOSError, PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyDict, PyList, PyString};
+
+pyo3::create_exception!(
+    _native,
+    RunError,
+    PyException,
+    "A live run could not start: the agent's binary is missing or not executable, the \
+     working directory does not exist, or the backend cannot run live."
+);
+
+/// How many bytes `normalize` reads at a time.
+const CHUNK: usize = 64 * 1024;
+
+/// How long the sync iterator waits for the next item before letting Python check for signals
+/// (Ctrl-C), then waits again.
+const SIGNAL_SLICE: Duration = Duration::from_millis(50);
+
+/// Every backend this build has, built once.
+fn registry() -> &'static harness::Registry {
+    static REGISTRY: OnceLock<harness::Registry> = OnceLock::new();
+    REGISTRY.get_or_init(harness::registry)
+}
+
+/// The backend named `name`, or a `ValueError` that lists the known names.
+fn backend(name: &str) -> PyResult<&'static dyn Harness> {
+    let registry = registry();
+    registry.get(name).ok_or_else(|| {
+        let known: Vec<&str> = registry.names().collect();
+        PyValueError::new_err(format!(
+            "unknown backend {name:?}; known backends: {}",
+            known.join(", ")
+        ))
+    })
+}
+
+/// The runtime live runs are driven on: one worker thread, kept for the life of the process.
+fn runtime() -> PyResult<&'static tokio::runtime::Runtime> {
+    static RUNTIME: OnceLock<Result<tokio::runtime::Runtime, String>> = OnceLock::new();
+    RUNTIME
+        .get_or_init(|| {
+            tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(1)
+                .thread_name("harness-run")
+                .enable_all()
+                .build()
+                .map_err(|e| e.to_string())
+        })
+        .as_ref()
+        .map_err(|e| PyRuntimeError::new_err(format!("cannot start the tokio runtime: {e}")))
+}
+
+/// Locks a mutex, taking the data over from a thread that panicked while holding it (the state
+/// it protects stays consistent: every update is a single assignment or a normalizer call that
+/// never panics).
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// `harness_normalize._events.FROM_JSON`: kind to the function that builds its dataclass.
+fn from_json_table(py: Python<'_>) -> PyResult<&Bound<'_, PyDict>> {
+    static TABLE: PyOnceLock<Py<PyDict>> = PyOnceLock::new();
+    let table = TABLE.get_or_try_init(py, || -> PyResult<Py<PyDict>> {
+        let module = py.import("harness_normalize._events")?;
+        Ok(module.getattr("FROM_JSON")?.cast_into::<PyDict>()?.unbind())
+    })?;
+    Ok(table.bind(py))
+}
+
+/// The generated dataclass of `kind`, built from its JSON object `data`.
+fn typed<'py>(py: Python<'py>, kind: &str, data: Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    let Some(build) = from_json_table(py)?.get_item(kind)? else {
+        return Err(PyRuntimeError::new_err(format!(
+            "harness_normalize._events has no class for kind {kind:?}: the generated module \
+             is older than the extension (regenerate it with gen_events.py)"
+        )));
+    };
+    build.call1((data,))
+}
+
+/// A serde value as the Python objects `json.loads` would give for its JSON, built directly
+/// (no `serde_json::Value` in between).
+fn serialize<'py, T: serde::Serialize>(py: Python<'py>, value: &T) -> PyResult<Bound<'py, PyAny>> {
+    pythonize::pythonize(py, value).map_err(|e| PyRuntimeError::new_err(e.to_string()))
+}
+
+/// An event as its dataclass.
+fn event_to_py<'py>(py: Python<'py>, event: &Event) -> PyResult<Bound<'py, PyAny>> {
+    typed(py, event.kind().as_str(), serialize(py, event)?)
+}
+
+/// An outcome as its dataclass (from the closing line's object, `"kind": "outcome"`, J9).
+fn outcome_to_py<'py>(py: Python<'py>, outcome: &Outcome) -> PyResult<Bound<'py, PyAny>> {
+    typed(
+        py,
+        "outcome",
+        serialize(py, &harness::OutcomeLine::new(outcome))?,
+    )
+}
+
+fn events_to_py<'py>(py: Python<'py>, events: &[Event]) -> PyResult<Bound<'py, PyList>> {
+    let list = PyList::empty(py);
+    for event in events {
+        list.append(event_to_py(py, event)?)?;
+    }
+    Ok(list)
+}
+
+/// The settings of a normalizer.
+fn config(cwd: Option<String>, workspace: Option<String>, started: bool) -> NormalizerConfig {
+    let mut config = NormalizerConfig::default();
+    config.cwd = cwd;
+    config.workspace = workspace;
+    config.started = started;
+    config
+}
+
+/// Text or bytes as bytes.
+fn as_bytes(line: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
+    if let Ok(text) = line.cast::<PyString>() {
+        return Ok(text.to_str()?.as_bytes().to_vec());
+    }
+    line.extract::<Vec<u8>>()
+        .map_err(|_| PyValueError::new_err("expected str or bytes"))
+}
+
+/// One line: a single trailing `\n` is dropped (as iterating over a file leaves it), any other
+/// newline is an error, since it would join two lines into one.
+fn one_line(line: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
+    let mut bytes = as_bytes(line)?;
+    if bytes.last() == Some(&b'\n') {
+        bytes.pop();
+    }
+    if bytes.contains(&b'\n') {
+        return Err(PyValueError::new_err(
+            "a line holds no newline inside it; feed chunks of any size with push()",
+        ));
+    }
+    Ok(bytes)
+}
+
+struct NormalizerState {
+    normalizer: Box<dyn harness::Normalizer>,
+    splitter: LineSplitter,
+    /// Whether `push` left a partial line in the splitter.
+    partial: bool,
+    outcome: Option<Outcome>,
+}
+
+/// An incremental normalizer: bytes or lines in, events out, then the outcome.
+#[pyclass(module = "harness_normalize._native")]
+struct Normalizer {
+    state: Mutex<NormalizerState>,
+}
+
+#[pymethods]
+impl Normalizer {
+    #[new]
+    #[pyo3(signature = (backend_name, *, cwd=None, workspace=None, started=false))]
+    fn new(
+        backend_name: &str,
+        cwd: Option<String>,
+        workspace: Option<String>,
+        started: bool,
+    ) -> PyResult<Self> {
+        let normalizer = backend(backend_name)?.normalizer(config(cwd, workspace, started));
+        Ok(Normalizer {
+            state: Mutex::new(NormalizerState {
+                normalizer,
+                splitter: LineSplitter::new(),
+                partial: false,
+                outcome: None,
+            }),
+        })
+    }
+
+    /// Feeds a chunk of standard output of any size; returns the events of the lines it
+    /// completes.
+    fn push<'py>(&self, py: Python<'py>, data: &[u8]) -> PyResult<Bound<'py, PyList>> {
+        let mut events = Vec::new();
+        {
+            let mut state = lock(&self.state);
+            if state.outcome.is_none() {
+                let NormalizerState {
+                    normalizer,
+                    splitter,
+                    ..
+                } = &mut *state;
+                splitter.push(data, |line| normalizer.push_line(line, &mut events));
+                if !data.is_empty() {
+                    state.partial = !data.ends_with(b"\n");
+                }
+            }
+        }
+        // The lock is released before any Python code runs (the dataclasses are built in
+        // Python, which may switch threads).
+        events_to_py(py, &events)
+    }
+
+    /// Feeds one line of standard output; returns its events.
+    fn push_line<'py>(
+        &self,
+        py: Python<'py>,
+        line: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let line = one_line(line)?;
+        let mut events = Vec::new();
+        {
+            let mut state = lock(&self.state);
+            if state.partial {
+                return Err(PyValueError::new_err(
+                    "push() left a partial line; end it with push(b\"\\n\") before push_line()",
+                ));
+            }
+            if state.outcome.is_none() {
+                state.normalizer.push_line(&line, &mut events);
+            }
+        }
+        events_to_py(py, &events)
+    }
+
+    /// Feeds one line of standard error; returns its events.
+    fn push_stderr<'py>(
+        &self,
+        py: Python<'py>,
+        line: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let line = one_line(line)?;
+        let mut events = Vec::new();
+        {
+            let mut state = lock(&self.state);
+            if state.outcome.is_none() {
+                state.normalizer.push_stderr(&line, &mut events);
+            }
+        }
+        events_to_py(py, &events)
+    }
+
+    /// Ends the input: the last partial line, the end-of-input events, and the outcome.
+    fn finish<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyList>, Bound<'py, PyAny>)> {
+        let mut events = Vec::new();
+        let outcome = {
+            let mut state = lock(&self.state);
+            if state.outcome.is_none() {
+                let NormalizerState {
+                    normalizer,
+                    splitter,
+                    ..
+                } = &mut *state;
+                splitter.finish(|line| normalizer.push_line(line, &mut events));
+                let outcome = normalizer.finish(&mut events);
+                state.partial = false;
+                state.outcome = Some(outcome);
+            }
+            state.outcome.clone()
+        };
+        let outcome = match &outcome {
+            Some(outcome) => outcome_to_py(py, outcome)?,
+            None => py.None().into_bound(py),
+        };
+        Ok((events_to_py(py, &events)?, outcome))
+    }
+
+    /// The session id seen so far.
+    #[getter]
+    fn session_id(&self) -> Option<String> {
+        lock(&self.state)
+            .normalizer
+            .session_id()
+            .map(str::to_string)
+    }
+}
+
+struct FileState {
+    file: File,
+    normalizer: Box<dyn harness::Normalizer>,
+    splitter: LineSplitter,
+    buffer: Vec<u8>,
+    outcome: Option<Outcome>,
+}
+
+/// Reads until the chunk completes a line with events, or the file ends; `None` once the
+/// outcome has been given.
+fn next_events(state: &mut FileState) -> std::io::Result<Option<Vec<Event>>> {
+    if state.outcome.is_some() {
+        return Ok(None);
+    }
+    let mut events = Vec::new();
+    loop {
+        let n = match state.file.read(&mut state.buffer) {
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        let FileState {
+            normalizer,
+            splitter,
+            buffer,
+            ..
+        } = state;
+        if n == 0 {
+            splitter.finish(|line| normalizer.push_line(line, &mut events));
+            state.outcome = Some(normalizer.finish(&mut events));
+            return Ok(Some(events));
+        }
+        splitter.push(&buffer[..n], |line| normalizer.push_line(line, &mut events));
+        if !events.is_empty() {
+            return Ok(Some(events));
+        }
+    }
+}
+
+/// The events of a file, a chunk's worth at a time (`normalize`).
+#[pyclass(module = "harness_normalize._native")]
+struct FileEvents {
+    state: Mutex<FileState>,
+}
+
+#[pymethods]
+impl FileEvents {
+    /// The events of the next chunk that gives any (the end-of-input events last), or `None`
+    /// once the file is done. A read error raises `OSError`; the events before it were given.
+    fn next_batch<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyList>>> {
+        // The lock is held only while reading and decoding, with the GIL released.
+        let batch = py.detach(|| next_events(&mut lock(&self.state)))?;
+        batch.map(|events| events_to_py(py, &events)).transpose()
+    }
+
+    /// The outcome, once the last batch has been given.
+    fn outcome<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let outcome = lock(&self.state).outcome.clone();
+        outcome
+            .map(|outcome| outcome_to_py(py, &outcome))
+            .transpose()
+    }
+}
+
+/// Opens `path` for `normalize`.
+#[pyfunction]
+#[pyo3(signature = (path, backend_name, *, cwd=None, workspace=None, started=false))]
+fn normalize_file(
+    path: PathBuf,
+    backend_name: &str,
+    cwd: Option<String>,
+    workspace: Option<String>,
+    started: bool,
+) -> PyResult<FileEvents> {
+    let normalizer = backend(backend_name)?.normalizer(config(cwd, workspace, started));
+    let file = File::open(&path).map_err(|e| {
+        PyOSError::new_err((e.raw_os_error().unwrap_or(0), e.to_string(), path.clone()))
+    })?;
+    Ok(FileEvents {
+        state: Mutex::new(FileState {
+            file,
+            normalizer,
+            splitter: LineSplitter::new(),
+            buffer: vec![0; CHUNK],
+            outcome: None,
+        }),
+    })
+}
+
+/// How Codex classifies a shell command: a script (as `bash -lc SCRIPT`) or an argv.
+#[pyfunction]
+fn classify<'py>(py: Python<'py>, command: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    let argv: Vec<String> = if let Ok(script) = command.cast::<PyString>() {
+        vec!["bash".into(), "-lc".into(), script.to_str()?.to_string()]
+    } else {
+        command.extract().map_err(|_| {
+            PyValueError::new_err("expected a script (str) or an argv (a sequence of str)")
+        })?
+    };
+    serialize(py, &harness_codex_shell::parse_command(&argv))
+}
+
+/// The names of the backends this build has.
+#[pyfunction]
+fn backends() -> Vec<&'static str> {
+    registry().names().collect()
+}
+
+/// The JSON Schema of the events and the outcome (`harness schema`), as text.
+#[pyfunction]
+fn schema() -> PyResult<String> {
+    serde_json::to_string_pretty(&harness::Event::lines_schema())
+        .map_err(|e| PyRuntimeError::new_err(e.to_string()))
+}
+
+/// What a live run shares between its Python object and the tasks that wait for its items.
+struct Shared {
+    stream: tokio::sync::Mutex<Option<RunStream>>,
+    stop: Mutex<Option<tokio::sync::oneshot::Sender<()>>>,
+    closed: AtomicBool,
+}
+
+impl Shared {
+    /// The next item, or `None` at the end or once closed (then the stream is dropped).
+    async fn next_item(&self) -> Option<RunItem> {
+        let mut stream = self.stream.lock().await;
+        let item = match stream.as_mut() {
+            Some(s) if !self.closed.load(Ordering::SeqCst) => s.next().await,
+            _ => None,
+        };
+        if item.is_none() || self.closed.load(Ordering::SeqCst) {
+            *stream = None;
+            return None;
+        }
+        item
+    }
+
+    /// Kills the agent: fires the stop signal (which kills its process group even while a
+    /// reader holds the stream), and drops the stream when no reader holds it.
+    fn close(&self) {
+        self.closed.store(true, Ordering::SeqCst);
+        if let Some(stop) = lock(&self.stop).take() {
+            let _ = stop.send(());
+        }
+        if let Ok(mut stream) = self.stream.try_lock() {
+            *stream = None;
+        }
+    }
+}
+
+fn item_to_py<'py>(py: Python<'py>, item: Option<RunItem>) -> PyResult<Bound<'py, PyAny>> {
+    match item {
+        Some(RunItem::Event(event)) => event_to_py(py, &event),
+        Some(RunItem::Outcome(outcome)) => outcome_to_py(py, &outcome),
+        None => Ok(py.None().into_bound(py)),
+    }
+}
+
+/// A live run: its events as they happen, then its outcome; closing or dropping it kills the
+/// agent.
+#[pyclass(module = "harness_normalize._native")]
+struct Run {
+    shared: Arc<Shared>,
+}
+
+#[pymethods]
+impl Run {
+    /// Waits for the next item (an event, then the outcome last); `None` at the end. Python's
+    /// signal handlers run while it waits, so Ctrl-C raises `KeyboardInterrupt` here.
+    fn next<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let runtime = runtime()?;
+        loop {
+            let shared = &self.shared;
+            let waited = py.detach(|| {
+                // The timer is made inside the runtime, which owns the clock.
+                runtime.block_on(async {
+                    tokio::time::timeout(SIGNAL_SLICE, shared.next_item()).await
+                })
+            });
+            match waited {
+                Ok(item) => return item_to_py(py, item),
+                Err(_elapsed) => py.check_signals()?,
+            }
+        }
+    }
+
+    /// Starts waiting for the next item on the runtime; when it comes, `resolve(future, item,
+    /// error)` is called on `event_loop` with `call_soon_threadsafe`.
+    fn next_into(
+        &self,
+        event_loop: Py<PyAny>,
+        future: Py<PyAny>,
+        resolve: Py<PyAny>,
+    ) -> PyResult<()> {
+        let shared = Arc::clone(&self.shared);
+        runtime()?.spawn(async move {
+            let item = shared.next_item().await;
+            // Nothing to resolve once the interpreter is shutting down.
+            let _ = Python::try_attach(|py| {
+                let (value, error) = match item_to_py(py, item) {
+                    Ok(value) => (value.unbind(), py.None()),
+                    Err(err) => (py.None(), err.into_value(py).into_any()),
+                };
+                // A closed event loop refuses the call: nobody is waiting any more.
+                let _ = event_loop.call_method1(
+                    py,
+                    "call_soon_threadsafe",
+                    (resolve, future, value, error),
+                );
+            });
+        });
+        Ok(())
+    }
+
+    /// Kills the agent's process group and ends the run; later calls to `next` give `None`.
+    fn close(&self) {
+        self.shared.close();
+    }
+}
+
+impl Drop for Run {
+    fn drop(&mut self) {
+        self.shared.close();
+    }
+}
+
+/// Starts a live run of `backend_name`'s agent.
+#[pyfunction]
+#[pyo3(signature = (
+    backend_name, prompt, *, cwd=None, model=None, permission_mode=None, timeout=None,
+    binary=None, extra_args=Vec::new(), env=None, started=false, normalizer_cwd=None,
+    workspace=None,
+))]
+#[allow(clippy::too_many_arguments)]
+fn start_run(
+    py: Python<'_>,
+    backend_name: &str,
+    prompt: String,
+    cwd: Option<PathBuf>,
+    model: Option<String>,
+    permission_mode: Option<String>,
+    timeout: Option<f64>,
+    binary: Option<PathBuf>,
+    extra_args: Vec<String>,
+    env: Option<std::collections::BTreeMap<String, String>>,
+    started: bool,
+    normalizer_cwd: Option<String>,
+    workspace: Option<String>,
+) -> PyResult<Run> {
+    let harness = backend(backend_name)?;
+    let timeout = timeout
+        .map(|secs| {
+            Duration::try_from_secs_f64(secs).map_err(|_| {
+                PyValueError::new_err(format!(
+                    "timeout must be a finite number of seconds >= 0, not {secs}"
+                ))
+            })
+        })
+        .transpose()?;
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let mut request = harness::RunRequest::new(prompt);
+    request.cwd = cwd;
+    request.model = model;
+    request.permission_mode = permission_mode;
+    request.timeout = timeout;
+    request.binary = binary;
+    request.extra_args = extra_args;
+    request.env = env.unwrap_or_default();
+    request.normalizer = config(normalizer_cwd, workspace, started);
+    request.stop = Some(harness::StopSignal::new(async move {
+        let _ = stopped.await;
+    }));
+    let runtime = runtime()?;
+    let stream = py
+        .detach(|| runtime.block_on(harness.run(request)))
+        .map_err(|e| RunError::new_err(e.to_string()))?;
+    Ok(Run {
+        shared: Arc::new(Shared {
+            stream: tokio::sync::Mutex::new(Some(stream)),
+            stop: Mutex::new(Some(stop)),
+            closed: AtomicBool::new(false),
+        }),
+    })
+}
+
+/// The module `harness_normalize._native`.
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Normalizer>()?;
+    m.add_class::<FileEvents>()?;
+    m.add_class::<Run>()?;
+    m.add_function(wrap_pyfunction!(normalize_file, m)?)?;
+    m.add_function(wrap_pyfunction!(classify, m)?)?;
+    m.add_function(wrap_pyfunction!(backends, m)?)?;
+    m.add_function(wrap_pyfunction!(schema, m)?)?;
+    m.add_function(wrap_pyfunction!(start_run, m)?)?;
+    m.add("RunError", m.py().get_type::<RunError>())?;
+    Ok(())
+}
