@@ -66,6 +66,7 @@
 mod normalizer;
 mod runner;
 mod tools;
+mod transcript;
 mod wire;
 
 use std::path::Path;
@@ -74,6 +75,7 @@ use harness_core::{Harness, Launch, Normalizer, NormalizerConfig, RunRequest};
 
 pub use normalizer::{ClaudeDecoder, ClaudeNormalizer};
 pub use runner::{CLAUDE_BIN, INSTALL, LAUNCH};
+pub use transcript::{BOOKKEEPING, TranscriptDecoder, TranscriptNormalizer};
 
 /// The Claude Code backend, registered as `"claude"`.
 ///

@@ -85,6 +85,7 @@
 
 mod items;
 mod normalizer;
+mod rollout;
 mod runner;
 mod wire;
 
@@ -95,6 +96,7 @@ use harness_core::{
 };
 
 pub use normalizer::{CodexDecoder, CodexNormalizer};
+pub use rollout::{BOOKKEEPING, RolloutDecoder, RolloutNormalizer};
 pub use runner::{CODEX_BIN, INSTALL, LAUNCH};
 
 /// The Codex backend, registered as `"codex"`.

@@ -98,6 +98,14 @@ impl ClaudeDecoder {
         self.emit_here(out, body, parent);
     }
 
+    /// Sets the working directory a stored transcript names on its lines (T rules), unless an
+    /// `init` line did.
+    pub(crate) fn set_cwd(&mut self, cwd: &str) {
+        if self.init_cwd.is_none() {
+            self.init_cwd = Some(cwd.to_string());
+        }
+    }
+
     fn current_cwd(&self) -> Option<&str> {
         self.init_cwd.as_deref().or(self.config_cwd.as_deref())
     }
@@ -120,7 +128,7 @@ impl ClaudeDecoder {
 
     /// One object line, read through its typed view. `text` is the line's JSON; `value`, when
     /// the exact path already built it.
-    fn on_parts(
+    pub(crate) fn on_parts(
         &mut self,
         parts: LineParts<'_>,
         text: &str,

@@ -1,0 +1,309 @@
+//! Codex's stored sessions (`~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`): the R rules of
+//! `docs/sessions.md`.
+//!
+//! A rollout line is `{"timestamp", "type", "payload"}`. Codex writes each finished item of a
+//! turn as an `event_msg` of type `item_completed`; those are the items `codex exec --json`
+//! prints, in another spelling (`CommandExecution` for `command_execution`, an argv for a
+//! command line, a map of changes for a list). A [`RolloutDecoder`] spells each one as the
+//! live item and hands it to the live decoder ([`CodexDecoder`], X rules), so a rollout gives
+//! the events of the live stream of the same run; `task_complete` is the turn's terminal line,
+//! with the running token total of the last `token_count`.
+//!
+//! ```
+//! use harness_codex::RolloutNormalizer;
+//! use harness_core::{Normalizer, NormalizerConfig, Status};
+//!
+//! let lines = [
+//!     r#"{"timestamp":"2026-01-01T00:00:00Z","type":"session_meta","payload":{"id":"t1","cwd":"/p"}}"#,
+//!     r#"{"timestamp":"2026-01-01T00:00:01Z","type":"turn_context","payload":{"model":"gpt-5"}}"#,
+//!     r#"{"timestamp":"2026-01-01T00:00:02Z","type":"event_msg","payload":{"type":"item_completed","item":{"type":"AgentMessage","id":"a","content":[{"type":"Text","text":"Done."}]}}}"#,
+//!     r#"{"timestamp":"2026-01-01T00:00:03Z","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":100,"cached_input_tokens":40,"output_tokens":5,"reasoning_output_tokens":0}}}}"#,
+//!     r#"{"timestamp":"2026-01-01T00:00:04Z","type":"event_msg","payload":{"type":"task_complete"}}"#,
+//! ];
+//! let mut normalizer = RolloutNormalizer::new(NormalizerConfig::default());
+//! let mut events = Vec::new();
+//! for line in lines {
+//!     normalizer.push_line(line.as_bytes(), &mut events);
+//! }
+//! let outcome = normalizer.finish(&mut events);
+//! assert_eq!(events.len(), 1);
+//! assert_eq!(outcome.status, Status::Success);
+//! assert_eq!(outcome.session_id.as_deref(), Some("t1"));
+//! assert_eq!(outcome.metrics.cache_read_input_tokens, Some(40.into()));
+//! assert_eq!(normalizer.decoder().accounting().models["gpt-5"].input, 60);
+//! ```
+
+use harness_core::backend::{Decoder, Driver, Emitter, NotJson, Summary, parse_value};
+use harness_core::prices::Tokens;
+use harness_core::stored::Accounting;
+use harness_core::{EventBody, NormalizerConfig, PendingToolUse, ToolRef, UnknownReason};
+use serde_json::{Map, Value, json};
+
+use crate::normalizer::CodexDecoder;
+
+/// A stored Codex rollout's normalizer: the core's [`Driver`] around a [`RolloutDecoder`].
+pub type RolloutNormalizer = Driver<RolloutDecoder>;
+
+/// The top-level types and `event_msg` types a rollout keeps for Codex's own bookkeeping, or
+/// that repeat what an `item_completed` says: consumed by R9.
+pub const BOOKKEEPING: &[&str] = &[
+    "response_item",
+    "compacted",
+    "world_state",
+    "token_usage_record",
+];
+
+/// The decoding of a rollout: R rules in front of the live decoder's X rules.
+#[derive(Debug, Default)]
+pub struct RolloutDecoder {
+    inner: CodexDecoder,
+    /// The model of the current turn (`turn_context`).
+    model: Option<String>,
+    /// The last running total (`token_count`), as the live `usage` spells it.
+    total: Option<Value>,
+    /// The last running total, for the accounting's deltas.
+    last_tokens: Tokens,
+    /// Tools called since the last `token_count`.
+    tools: Vec<String>,
+    accounting: Accounting,
+}
+
+fn u64_at(value: &Value, key: &str) -> u64 {
+    value.get(key).and_then(Value::as_u64).unwrap_or(0)
+}
+
+impl RolloutDecoder {
+    /// What the rollout says about its session: tokens by model (Codex's own running total,
+    /// split by the model of each turn), timestamps, first prompt, tools.
+    pub fn accounting(&self) -> Accounting {
+        self.accounting.clone()
+    }
+
+    /// Feeds a line of the live format to the live decoder.
+    fn live(&mut self, line: Value, out: &mut Emitter<'_>) {
+        let text = line.to_string();
+        // The live decoder reads any JSON object line: `NotJson` cannot come back.
+        let _ = self.inner.line(text.as_bytes(), out);
+    }
+
+    fn unknown(&mut self, reason: UnknownReason, raw: Value, out: &mut Emitter<'_>) {
+        let tool = ToolRef::default();
+        out.emit(EventBody::Unknown { reason, raw, tool });
+    }
+
+    /// R4: an `item_completed`'s item, spelled as `codex exec --json` spells it.
+    fn item(&mut self, item: &Value, out: &mut Emitter<'_>) {
+        let id = item.get("id").cloned().unwrap_or(Value::Null);
+        let kind = item.get("type").and_then(Value::as_str).unwrap_or_default();
+        let text_of = |key: &str, join: &str| -> String {
+            let parts = item.get(key).and_then(Value::as_array);
+            parts
+                .map(|parts| {
+                    parts
+                        .iter()
+                        .filter_map(|p| p.as_str().or_else(|| p.get("text")?.as_str()))
+                        .collect::<Vec<_>>()
+                        .join(join)
+                })
+                .unwrap_or_default()
+        };
+        let live = match kind {
+            "UserMessage" => {
+                out.consumed_by("R4");
+                let text = text_of("content", "\n");
+                self.accounting.prompt(&text);
+                return;
+            }
+            "AgentMessage" => {
+                json!({"id": id, "type": "agent_message", "text": text_of("content", "")})
+            }
+            "Reasoning" => {
+                json!({"id": id, "type": "reasoning", "text": text_of("summary_text", "\n")})
+            }
+            "CommandExecution" => {
+                let command = match item.get("command") {
+                    Some(Value::Array(argv)) => {
+                        let words: Vec<&str> = argv.iter().filter_map(Value::as_str).collect();
+                        shlex::try_join(words.iter().copied())
+                            .map(Value::String)
+                            .unwrap_or_else(|_| Value::String(words.join(" ")))
+                    }
+                    Some(other) => other.clone(),
+                    None => Value::Null,
+                };
+                json!({
+                    "id": id,
+                    "type": "command_execution",
+                    "command": command,
+                    "aggregated_output": item.get("aggregated_output").cloned().unwrap_or_default(),
+                    "exit_code": item.get("exit_code").cloned().unwrap_or(Value::Null),
+                    "status": item.get("status").cloned().unwrap_or(Value::Null),
+                })
+            }
+            "FileChange" => {
+                let changes = match item.get("changes") {
+                    Some(Value::Object(map)) => Value::Array(
+                        map.iter()
+                            .map(|(path, change)| {
+                                let kind = change.get("type").cloned().unwrap_or(Value::Null);
+                                json!({"path": path, "kind": kind})
+                            })
+                            .collect(),
+                    ),
+                    Some(other) => other.clone(),
+                    None => Value::Null,
+                };
+                json!({"id": id, "type": "file_change", "changes": changes,
+                       "status": item.get("status").cloned().unwrap_or(Value::Null)})
+            }
+            "McpToolCall" => {
+                let mut live = item.as_object().cloned().unwrap_or_default();
+                live.insert("type".into(), "mcp_tool_call".into());
+                Value::Object(live)
+            }
+            "WebSearch" => {
+                json!({"id": id, "type": "web_search",
+                       "query": item.get("query").cloned().unwrap_or(Value::Null)})
+            }
+            _ => {
+                self.unknown(UnknownReason::UnknownItem, item.clone(), out);
+                return;
+            }
+        };
+        self.live(json!({"type": "item.completed", "item": live}), out);
+    }
+
+    /// R6: Codex's running total; the tokens since the last one go to the turn's model.
+    fn token_count(&mut self, payload: &Value) {
+        let Some(total) = payload.pointer("/info/total_token_usage") else {
+            return;
+        };
+        let input = u64_at(total, "input_tokens");
+        let cached = u64_at(total, "cached_input_tokens");
+        let tokens = Tokens {
+            input: input.saturating_sub(cached),
+            output: u64_at(total, "output_tokens"),
+            cache_read: cached,
+            cache_write: u64_at(total, "cache_write_input_tokens"),
+        };
+        let delta = Tokens {
+            input: tokens.input.saturating_sub(self.last_tokens.input),
+            output: tokens.output.saturating_sub(self.last_tokens.output),
+            cache_read: tokens
+                .cache_read
+                .saturating_sub(self.last_tokens.cache_read),
+            cache_write: tokens
+                .cache_write
+                .saturating_sub(self.last_tokens.cache_write),
+        };
+        let model = self.model.clone().unwrap_or_else(|| "unknown".to_string());
+        let tools = std::mem::take(&mut self.tools);
+        self.accounting.message(&model, &delta, &tools);
+        self.last_tokens = tokens;
+        self.total = Some(total.clone());
+        self.accounting.reported_tokens = true;
+    }
+
+    fn on_line(&mut self, line: Map<String, Value>, out: &mut Emitter<'_>) {
+        if let Some(at) = line.get("timestamp").and_then(Value::as_str) {
+            self.accounting.timestamp(at);
+        }
+        let empty = Value::Null;
+        let payload = line.get("payload").unwrap_or(&empty);
+        let payload_type = payload.get("type").and_then(Value::as_str);
+        match line.get("type").and_then(Value::as_str) {
+            Some("session_meta") => {
+                out.consumed_by("R1");
+                if let Some(cwd) = payload.get("cwd").and_then(Value::as_str) {
+                    self.accounting.cwd.get_or_insert_with(|| cwd.to_string());
+                }
+                let id = payload.get("id").cloned().unwrap_or(Value::Null);
+                self.live(json!({"type": "thread.started", "thread_id": id}), out);
+            }
+            Some("turn_context") => {
+                out.consumed_by("R2");
+                if let Some(model) = payload.get("model").and_then(Value::as_str) {
+                    self.model = Some(model.to_string());
+                }
+                if let Some(cwd) = payload.get("cwd").and_then(Value::as_str) {
+                    self.accounting.cwd.get_or_insert_with(|| cwd.to_string());
+                }
+            }
+            Some("event_msg") => match payload_type {
+                Some("task_started") => out.consumed_by("R3"),
+                Some("item_completed") => match payload.get("item") {
+                    Some(item) if item.is_object() => self.item(item, out),
+                    _ => self.unknown(UnknownReason::UnknownItem, Value::Object(line), out),
+                },
+                Some("task_complete") => {
+                    let usage = self.total.clone().unwrap_or(Value::Null);
+                    self.live(json!({"type": "turn.completed", "usage": usage}), out);
+                }
+                Some("token_count") => {
+                    out.consumed_by("R6");
+                    self.token_count(payload);
+                }
+                Some("turn_aborted") => out.consumed_by("R7"),
+                Some("error") => {
+                    let message = payload.get("message").cloned().unwrap_or(Value::Null);
+                    self.live(
+                        json!({"type": "turn.failed", "error": {"message": message}}),
+                        out,
+                    );
+                }
+                Some("stream_error") => {
+                    let message = payload.get("message").cloned().unwrap_or(Value::Null);
+                    self.live(json!({"type": "error", "message": message}), out);
+                }
+                _ => out.consumed_by("R9"),
+            },
+            Some("response_item") => {
+                out.consumed_by("R9");
+                if let Some("function_call" | "custom_tool_call" | "local_shell_call") =
+                    payload_type
+                {
+                    let name = payload.get("name").and_then(Value::as_str);
+                    self.tools.push(name.unwrap_or("local_shell").to_string());
+                } else if let Some(kind @ ("web_search_call" | "tool_search_call")) = payload_type {
+                    self.tools.push(kind.to_string());
+                }
+            }
+            Some(kind) if BOOKKEEPING.contains(&kind) => out.consumed_by("R9"),
+            Some(_) => self.unknown(UnknownReason::UnknownType, Value::Object(line), out),
+            None => self.unknown(UnknownReason::NotAnEvent, Value::Object(line), out),
+        }
+    }
+}
+
+impl Decoder for RolloutDecoder {
+    fn new(config: &NormalizerConfig) -> Self {
+        RolloutDecoder {
+            inner: CodexDecoder::new(config),
+            ..RolloutDecoder::default()
+        }
+    }
+
+    fn line(&mut self, line: &[u8], out: &mut Emitter<'_>) -> Result<(), NotJson> {
+        match parse_value(line)? {
+            Value::Object(map) => self.on_line(map, out),
+            other => self.unknown(UnknownReason::NotAnEvent, other, out),
+        }
+        Ok(())
+    }
+
+    fn end(&mut self, out: &mut Emitter<'_>) {
+        self.inner.end(out);
+    }
+
+    fn summary(&self) -> Summary {
+        self.inner.summary()
+    }
+
+    fn session_id(&self) -> Option<&str> {
+        self.inner.session_id()
+    }
+
+    fn pending_tool_uses(&self) -> Vec<PendingToolUse> {
+        self.inner.pending_tool_uses()
+    }
+}

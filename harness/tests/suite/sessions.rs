@@ -1,0 +1,217 @@
+//! Stored sessions against the live streams of the same recorded runs (issue 16): each
+//! scenario under `fixtures/sessions/BACKEND/` holds the live stream (`NAME.jsonl`) and the
+//! files the real binary stored (`NAME/`), both from one run of `cargo xtask record --sessions`.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use harness::prices::PriceTable;
+use harness::sessions::{self, Backend, Locations, SessionFiles};
+use harness::{Event, EventBody, Normalizer, NormalizerConfig, Outcome};
+use serde_json::Value;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/sessions")
+}
+
+/// The scenarios recorded with their stored sessions, by name.
+fn scenarios(backend: &str) -> Vec<(String, PathBuf)> {
+    let dir = root().join(backend);
+    let mut names: Vec<(String, PathBuf)> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .map(|p| (p.file_name().unwrap().to_string_lossy().into_owned(), p))
+        .collect();
+    names.sort();
+    names
+}
+
+fn live(backend: &str, name: &str) -> (Vec<Event>, Outcome) {
+    let text = std::fs::read(root().join(backend).join(format!("{name}.jsonl"))).unwrap();
+    let registry = harness::registry();
+    let mut config = NormalizerConfig::default();
+    config.cwd = Some(
+        match backend {
+            "claude" => "/home/dev/project",
+            _ => "/home/dev2/project",
+        }
+        .to_string(),
+    );
+    let mut normalizer = registry.get(backend).unwrap().normalizer(config);
+    let mut events = Vec::new();
+    for line in text.split(|&b| b == b'\n') {
+        normalizer.push_line(line, &mut events);
+    }
+    let outcome = normalizer.finish(&mut events);
+    (events, outcome)
+}
+
+fn stored(backend: &str, dir: &Path) -> Vec<SessionFiles> {
+    let locations = match backend {
+        "claude" => Locations {
+            claude: vec![dir.join("projects")],
+            codex: Vec::new(),
+        },
+        _ => Locations {
+            claude: Vec::new(),
+            codex: vec![dir.join("sessions")],
+        },
+    };
+    sessions::discover(&locations)
+}
+
+/// An event as the comparison sees it: without its line number and tool use id (a rollout
+/// names a command by its call id, the live stream by an item counter) and, for `unknown`,
+/// without `raw` (the stored line is not the live line).
+fn neutral(event: &Event) -> Value {
+    let mut value = serde_json::to_value(event).unwrap();
+    let map = value.as_object_mut().unwrap();
+    map.remove("line");
+    map.remove("tool_use_id");
+    if let EventBody::Unknown { .. } = event.body {
+        map.remove("raw");
+    }
+    value
+}
+
+fn sorted(events: &[Event]) -> Vec<String> {
+    let mut all: Vec<String> = events.iter().map(|e| neutral(e).to_string()).collect();
+    all.sort();
+    all
+}
+
+/// What the comparison leaves out of a live stream: the S9 error of a stream cut short, and
+/// the live stream's own lines that have no stored counterpart (see `docs/sessions.md`,
+/// "What a stored session cannot say").
+fn comparable(events: Vec<Event>) -> Vec<Event> {
+    events
+        .into_iter()
+        .filter(|e| !matches!(&e.body, EventBody::Error { message } if message == "stream ended without a result"))
+        .collect()
+}
+
+#[derive(Debug, Default)]
+struct Tally {
+    agree: Vec<String>,
+    differ: BTreeMap<String, String>,
+}
+
+fn check(backend: &str, exceptions: &[&str]) -> Tally {
+    let mut tally = Tally::default();
+    for (name, dir) in scenarios(backend) {
+        let files = stored(backend, &dir);
+        let (live_events, live_outcome) = live(backend, &name);
+        let mut stored_events = Vec::new();
+        let mut outcomes = Vec::new();
+        for one in &files {
+            outcomes.extend(sessions::events(one, &mut |e| stored_events.push(e)).unwrap());
+        }
+        let mut problems = Vec::new();
+        let (want, got) = (
+            sorted(&comparable(live_events)),
+            sorted(&comparable(stored_events)),
+        );
+        if want != got {
+            problems.push(format!("events: live {want:#?}\nstored {got:#?}"));
+        }
+        // Tokens exactly: the live outcome's against the stored session's.
+        let summary: Vec<_> = files
+            .iter()
+            .map(|f| sessions::summarize(f, &PriceTable::bundled()).unwrap())
+            .collect();
+        let n = |v: &Option<serde_json::Number>| v.as_ref().and_then(|n| n.as_u64()).unwrap_or(0);
+        let m = &live_outcome.metrics;
+        let input: u64 = summary.iter().map(|s| s.input_tokens).sum();
+        let output: u64 = summary.iter().map(|s| s.output_tokens).sum();
+        let cache_read: u64 = summary.iter().map(|s| s.cache_read_input_tokens).sum();
+        let cache_write: u64 = summary.iter().map(|s| s.cache_creation_input_tokens).sum();
+        let (want_input, want_cache_write) = match backend {
+            // O3: Codex's `input_tokens` includes the cached ones.
+            "codex" => (n(&m.input_tokens) - n(&m.cache_read_input_tokens), 0),
+            _ => (n(&m.input_tokens), n(&m.cache_creation_input_tokens)),
+        };
+        let tokens = (input, output, cache_read, cache_write);
+        let want_tokens = (
+            want_input,
+            n(&m.output_tokens),
+            n(&m.cache_read_input_tokens),
+            want_cache_write,
+        );
+        if live_outcome.metrics.output_tokens.is_some() && tokens != want_tokens {
+            problems.push(format!("tokens: live {want_tokens:?}, stored {tokens:?}"));
+        }
+        // Cost within the table's precision: the stored figure, and the priced one.
+        if let Some(live_cost) = m.total_cost_usd.as_ref().and_then(|c| c.as_f64()) {
+            let cost: f64 = summary.iter().filter_map(|s| s.cost_usd).sum();
+            let priced: f64 = summary
+                .iter()
+                .map(|s| s.models.values().filter_map(|u| u.cost_usd).sum::<f64>())
+                .sum();
+            if (cost - live_cost).abs() > 1e-9 || (priced - live_cost).abs() > 1e-9 {
+                problems.push(format!(
+                    "cost: live {live_cost}, stored {cost}, priced {priced}"
+                ));
+            }
+        }
+        if files.is_empty() {
+            problems.push("no stored session".to_string());
+        }
+        if problems.is_empty() {
+            tally.agree.push(name);
+        } else {
+            tally.differ.insert(name, problems.join("\n"));
+        }
+    }
+    let unexpected: Vec<_> = tally
+        .differ
+        .iter()
+        .filter(|(name, _)| !exceptions.contains(&name.as_str()))
+        .collect();
+    assert!(
+        unexpected.is_empty(),
+        "{} of {} {backend} scenarios differ:\n{unexpected:#?}",
+        unexpected.len(),
+        tally.agree.len() + tally.differ.len()
+    );
+    let stale: Vec<_> = exceptions
+        .iter()
+        .filter(|e| !tally.differ.contains_key(**e))
+        .collect();
+    assert!(stale.is_empty(), "listed as differing but agree: {stale:?}");
+    tally
+}
+
+/// T1-T9, O2: every recorded Claude Code transcript gives the live stream's events (as a
+/// multiset: a sub-agent's file is read after its parent's), its tokens exactly, and its cost.
+#[test]
+fn claude_transcripts_agree_with_the_live_streams() {
+    let tally = check("claude", &[]);
+    assert!(tally.agree.len() >= 40, "{:?}", tally.agree);
+}
+
+/// R1-R9, O3: every recorded Codex rollout gives the live stream's events and tokens.
+#[test]
+fn codex_rollouts_agree_with_the_live_streams() {
+    let tally = check("codex", &[]);
+    assert!(tally.agree.len() >= 40, "{:?}", tally.agree);
+}
+
+#[test]
+fn every_recorded_session_is_found() {
+    for backend in ["claude", "codex"] {
+        for (name, dir) in scenarios(backend) {
+            let files = stored(backend, &dir);
+            assert!(!files.is_empty(), "{backend}/{name}");
+            let want = if backend == "claude" {
+                Backend::Claude
+            } else {
+                Backend::Codex
+            };
+            assert!(files.iter().all(|f| f.backend == want));
+        }
+    }
+}
