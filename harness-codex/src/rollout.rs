@@ -65,6 +65,8 @@ pub struct RolloutDecoder {
     last_tokens: Tokens,
     /// Tools called since the last `token_count`.
     tools: Vec<String>,
+    /// `update_plan` calls waiting for their output (R5), by call id.
+    plans: Vec<(String, Value)>,
     accounting: Accounting,
 }
 
@@ -173,6 +175,26 @@ impl RolloutDecoder {
         self.live(json!({"type": "item.completed", "item": live}), out);
     }
 
+    /// R5: an accepted `update_plan` call is the live stream's to-do list, one per session
+    /// (X5).
+    fn plan(&mut self, payload: &Value, out: &mut Emitter<'_>) {
+        let arguments = payload.get("arguments").and_then(Value::as_str);
+        let plan = arguments.and_then(|a| serde_json::from_str::<Value>(a).ok());
+        let Some(Value::Array(steps)) = plan.as_ref().and_then(|p| p.get("plan")) else {
+            out.consumed_by("R5");
+            return;
+        };
+        let items: Vec<Value> = steps
+            .iter()
+            .map(|step| {
+                let done = step.get("status").and_then(Value::as_str) == Some("completed");
+                json!({"text": step.get("step").cloned().unwrap_or(Value::Null), "completed": done})
+            })
+            .collect();
+        let item = json!({"id": "update_plan", "type": "todo_list", "items": items});
+        self.live(json!({"type": "item.updated", "item": item}), out);
+    }
+
     /// R6: Codex's running total; the tokens since the last one go to the turn's model.
     fn token_count(&mut self, payload: &Value) {
         let Some(total) = payload.pointer("/info/total_token_usage") else {
@@ -216,6 +238,7 @@ impl RolloutDecoder {
                 out.consumed_by("R1");
                 if let Some(cwd) = payload.get("cwd").and_then(Value::as_str) {
                     self.accounting.cwd.get_or_insert_with(|| cwd.to_string());
+                    self.inner.set_cwd(cwd);
                 }
                 let id = payload.get("id").cloned().unwrap_or(Value::Null);
                 self.live(json!({"type": "thread.started", "thread_id": id}), out);
@@ -257,6 +280,36 @@ impl RolloutDecoder {
                 }
                 _ => out.consumed_by("R9"),
             },
+            Some("response_item")
+                if payload_type == Some("function_call")
+                    && payload.get("name").and_then(Value::as_str) == Some("update_plan") =>
+            {
+                // R5: the plan counts once Codex accepted it (its output, below).
+                out.consumed_by("R5");
+                self.tools.push("update_plan".to_string());
+                let call = payload.get("call_id").and_then(Value::as_str);
+                self.plans
+                    .push((call.unwrap_or_default().to_string(), payload.clone()));
+            }
+            Some("response_item")
+                if payload_type == Some("function_call_output")
+                    && self.plans.iter().any(|(id, _)| {
+                        payload.get("call_id").and_then(Value::as_str) == Some(id.as_str())
+                    }) =>
+            {
+                let call = payload.get("call_id").and_then(Value::as_str);
+                let at = self
+                    .plans
+                    .iter()
+                    .position(|(id, _)| call == Some(id.as_str()));
+                let plan = at.map(|i| self.plans.remove(i).1);
+                let accepted =
+                    payload.get("output").and_then(Value::as_str) == Some("Plan updated");
+                match plan {
+                    Some(plan) if accepted => self.plan(&plan, out),
+                    _ => out.consumed_by("R5"),
+                }
+            }
             Some("response_item") => {
                 out.consumed_by("R9");
                 if let Some("function_call" | "custom_tool_call" | "local_shell_call") =

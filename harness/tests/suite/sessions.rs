@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use harness::prices::PriceTable;
 use harness::sessions::{self, Backend, Locations, SessionFiles};
-use harness::{Event, EventBody, Normalizer, NormalizerConfig, Outcome};
+use harness::{Event, EventBody, NormalizerConfig, Outcome, UnknownReason, WarningSource};
 use serde_json::Value;
 
 fn root() -> PathBuf {
@@ -84,13 +84,22 @@ fn sorted(events: &[Event]) -> Vec<String> {
     all
 }
 
-/// What the comparison leaves out of a live stream: the S9 error of a stream cut short, and
-/// the live stream's own lines that have no stored counterpart (see `docs/sessions.md`,
-/// "What a stored session cannot say").
-fn comparable(events: Vec<Event>) -> Vec<Event> {
+/// What the comparison leaves out, on both sides: the S9 error of a stream cut short, and what
+/// only one side has a line for (`docs/sessions.md`, "What a stored session cannot say"):
+/// Claude Code's `system` notices (the live `api_retry`, `task_started`, hook lines; the
+/// transcript's `api_error`), its `rate_limit_event` warnings and the `error` of its `result`
+/// line, which a transcript does not store.
+fn comparable(backend: &str, events: Vec<Event>) -> Vec<Event> {
     events
         .into_iter()
-        .filter(|e| !matches!(&e.body, EventBody::Error { message } if message == "stream ended without a result"))
+        .filter(|e| match &e.body {
+            EventBody::Error { message } => {
+                message != "stream ended without a result" && backend != "claude"
+            }
+            EventBody::Unknown { reason, .. } => *reason != UnknownReason::UnknownSystemSubtype,
+            EventBody::Warning { source, .. } => *source != WarningSource::RateLimit,
+            _ => true,
+        })
         .collect()
 }
 
@@ -112,8 +121,8 @@ fn check(backend: &str, exceptions: &[&str]) -> Tally {
         }
         let mut problems = Vec::new();
         let (want, got) = (
-            sorted(&comparable(live_events)),
-            sorted(&comparable(stored_events)),
+            sorted(&comparable(backend, live_events)),
+            sorted(&comparable(backend, stored_events)),
         );
         if want != got {
             problems.push(format!("events: live {want:#?}\nstored {got:#?}"));
@@ -189,15 +198,43 @@ fn check(backend: &str, exceptions: &[&str]) -> Tally {
 /// multiset: a sub-agent's file is read after its parent's), its tokens exactly, and its cost.
 #[test]
 fn claude_transcripts_agree_with_the_live_streams() {
-    let tally = check("claude", &[]);
-    assert!(tally.agree.len() >= 40, "{:?}", tally.agree);
+    // n2: WebFetch summarizes the page with a second model call that the transcript does not
+    // store as a message (its tokens are in the live total and in `cost-state`'s cost).
+    // m: a foreground sub-agent's last message reaches the live stream only as the Agent
+    // tool's result; its transcript stores it as a message. u3: the live stream's
+    // `control_response` line has no stored counterpart.
+    let exceptions = [
+        "m_subagent",
+        "n2_webfetch_loopback",
+        "u3_interrupt_control_request",
+    ];
+    const AGREE: usize = 46;
+    let tally = check("claude", &exceptions);
+    assert_eq!(tally.agree.len(), AGREE, "{:?}", tally.agree);
 }
 
 /// R1-R9, O3: every recorded Codex rollout gives the live stream's events and tokens.
 #[test]
 fn codex_rollouts_agree_with_the_live_streams() {
-    let tally = check("codex", &[]);
-    assert!(tally.agree.len() >= 40, "{:?}", tally.agree);
+    // What a rollout does not store: failures and retries of the model API (g*, i7's model
+    // warning), a command killed with its process (h5); l1's rollout holds both runs of the
+    // resumed session, the live stream only the second.
+    let exceptions = [
+        "g10_stream_cut",
+        "g11_stream_cut_retry_ok",
+        "g12_fail_after_tool",
+        "g1_http500_no_retry",
+        "g2_http500_retries",
+        "g4_http429",
+        "g8_response_failed",
+        "g9_context_length",
+        "h5_sigterm_long_command",
+        "i7_default_model_fallback",
+        "l1_resume_last",
+    ];
+    const AGREE: usize = 36;
+    let tally = check("codex", &exceptions);
+    assert_eq!(tally.agree.len(), AGREE, "{:?}", tally.agree);
 }
 
 #[test]
