@@ -56,8 +56,9 @@ impl Tokens {
     }
 }
 
-/// Model name prefixes and their prices. A model is priced by the longest prefix of its name in
-/// the table (`claude-sonnet-4-5-20250929` by `claude-sonnet-4-5`).
+/// Model name prefixes and their prices. A model is priced by the longest entry that is its
+/// name or a prefix of it followed by `-` (`claude-sonnet-4-5-20250929` by `claude-sonnet-4-5`;
+/// `gpt-5.5` not by `gpt-5`).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct PriceTable {
     entries: Vec<(String, Price)>,
@@ -136,7 +137,11 @@ impl PriceTable {
     pub fn price(&self, model: &str) -> Option<&Price> {
         self.entries
             .iter()
-            .filter(|(name, _)| model.starts_with(name.as_str()))
+            .filter(|(name, _)| {
+                model
+                    .strip_prefix(name.as_str())
+                    .is_some_and(|rest| rest.is_empty() || rest.starts_with('-'))
+            })
             .max_by_key(|(name, _)| name.len())
             .map(|(_, price)| price)
     }
@@ -172,6 +177,7 @@ mod tests {
         let five = table.price("gpt-5-codex-high").map(|p| p.output);
         assert_eq!(five, Some(10.0));
         assert_eq!(table.price("gpt-6"), None);
+        assert_eq!(table.price("gpt-5.5"), None);
         assert_eq!(PriceTable::empty().price("gpt-5"), None);
     }
 
