@@ -64,9 +64,12 @@ pub struct PriceTable {
     entries: Vec<(String, Price)>,
 }
 
+/// One bundled entry: name prefix, input, output, cache read, cache write.
+type Bundled = (&'static str, f64, f64, Option<f64>, Option<f64>);
+
 /// The bundled prices: name prefix, input, output, cache read, cache write (per million).
 /// Sources and dates: `docs/sessions.md`, "Price table".
-const BUNDLED: &[(&str, f64, f64, Option<f64>, Option<f64>)] = &[
+const BUNDLED: &[Bundled] = &[
     // Anthropic, public list prices.
     ("claude-opus-4-5", 5.0, 25.0, None, None),
     ("claude-opus-4-1", 15.0, 75.0, None, None),
