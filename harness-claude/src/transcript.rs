@@ -245,8 +245,10 @@ impl Decoder for TranscriptDecoder {
     const EXPECTS_TERMINAL: bool = false;
 
     fn new(config: &NormalizerConfig) -> Self {
+        let mut inner = ClaudeDecoder::new(config);
+        inner.set_transcript();
         TranscriptDecoder {
-            inner: ClaudeDecoder::new(config),
+            inner,
             ..TranscriptDecoder::default()
         }
     }
@@ -316,5 +318,165 @@ impl Decoder for TranscriptDecoder {
 
     fn pending_tool_uses(&self) -> Vec<PendingToolUse> {
         self.inner.pending_tool_uses()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use harness_core::{Disposition, EventBody, Kind, Normalizer, Outcome, Status};
+
+    use super::*;
+
+    fn run(
+        decoder: TranscriptDecoder,
+        lines: &[&str],
+    ) -> (Vec<harness_core::Event>, Outcome, Accounting) {
+        let mut normalizer =
+            TranscriptNormalizer::with_decoder(decoder, NormalizerConfig::default());
+        let mut events = Vec::new();
+        for line in lines {
+            normalizer.push_line(line.as_bytes(), &mut events);
+        }
+        let outcome = normalizer.finish(&mut events);
+        let accounting = normalizer.decoder().accounting();
+        (events, outcome, accounting)
+    }
+
+    fn fresh() -> TranscriptDecoder {
+        TranscriptDecoder::new(&NormalizerConfig::default())
+    }
+
+    const PROMPT: &str = r#"{"parentUuid":null,"isSidechain":false,"type":"user","message":{"role":"user","content":"Read a.txt"},"uuid":"u1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p","sessionId":"s1"}"#;
+    const TEXT: &str = r#"{"parentUuid":"u1","isSidechain":false,"type":"assistant","message":{"id":"m1","model":"claude-sonnet-4-5","content":[{"type":"text","text":"Reading."}],"usage":{"input_tokens":10,"output_tokens":3,"cache_read_input_tokens":100,"cache_creation_input_tokens":5}},"uuid":"a1","timestamp":"2026-01-01T00:00:01.000Z","sessionId":"s1"}"#;
+    const TOOL: &str = r#"{"parentUuid":"a1","isSidechain":false,"type":"assistant","message":{"id":"m1","model":"claude-sonnet-4-5","content":[{"type":"tool_use","id":"t1","name":"Read","input":{"file_path":"a.txt"}}],"usage":{"input_tokens":10,"output_tokens":7,"cache_read_input_tokens":100,"cache_creation_input_tokens":5}},"uuid":"a2","timestamp":"2026-01-01T00:00:02.000Z","sessionId":"s1"}"#;
+    const RESULT: &str = r#"{"parentUuid":"a2","isSidechain":false,"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"hello"}]},"toolUseResult":{"type":"text","file":{"filePath":"/p/a.txt"}},"uuid":"u2","timestamp":"2026-01-01T00:00:03.000Z","sessionId":"s1"}"#;
+
+    /// T1-T9: every line of a transcript has a disposition; bookkeeping is consumed by rule.
+    #[test]
+    fn every_line_type_is_accounted_for() {
+        let mut normalizer = TranscriptNormalizer::new(NormalizerConfig::default());
+        let got = harness_core::testkit::dispositions(
+            &mut normalizer,
+            &[
+                PROMPT,
+                r#"{"type":"attachment","attachment":{"type":"skill_listing"},"sessionId":"s1"}"#,
+                TEXT,
+                TOOL,
+                RESULT,
+                r#"{"type":"summary","summary":"Reading a file","leafUuid":"u2"}"#,
+                r#"{"type":"file-history-snapshot","messageId":"u1","snapshot":{}}"#,
+                r#"{"type":"cost-state","totalCostUSD":0.5,"sessionId":"s1"}"#,
+                r#"{"type":"system","subtype":"api_error","level":"error","sessionId":"s1"}"#,
+                r#"{"type":"brand-new","sessionId":"s1"}"#,
+                r#"{"type":"result","subtype":"success"}"#,
+                "not json",
+                "[1]",
+            ],
+        );
+        assert_eq!(
+            got,
+            [
+                Disposition::Consumed("C5"),
+                Disposition::Consumed("T6"),
+                Disposition::Deferred,
+                Disposition::Deferred,
+                Disposition::Emitted,
+                Disposition::Consumed("T6"),
+                Disposition::Consumed("T6"),
+                Disposition::Consumed("T7"),
+                Disposition::Emitted,
+                Disposition::Emitted,
+                Disposition::Emitted,
+                Disposition::Emitted,
+                Disposition::Emitted,
+            ]
+        );
+    }
+
+    /// T3: a message split over two lines counts once, with its last usage; T1: `sessionId`
+    /// and the line's `cwd` are read; T9: no S9 error, status `success`; T7: the stored cost.
+    #[test]
+    fn a_split_message_counts_once() {
+        let cost = r#"{"type":"cost-state","totalCostUSD":0.25,"sessionId":"s1"}"#;
+        let (events, outcome, accounting) = run(fresh(), &[PROMPT, TEXT, TOOL, RESULT, cost]);
+        let kinds: Vec<Kind> = events.iter().map(|e| e.kind()).collect();
+        assert_eq!(kinds, [Kind::Agent, Kind::Read]);
+        let EventBody::Read { path, .. } = &events[1].body else {
+            panic!("{events:?}")
+        };
+        assert_eq!(path, "/p/a.txt");
+        assert_eq!(outcome.status, Status::Success);
+        assert_eq!(outcome.session_id.as_deref(), Some("s1"));
+        assert_eq!(outcome.metrics.input_tokens, Some(10.into()));
+        assert_eq!(outcome.metrics.output_tokens, Some(7.into()));
+        assert_eq!(outcome.metrics.cache_read_input_tokens, Some(100.into()));
+        assert_eq!(outcome.metrics.cache_creation_input_tokens, Some(5.into()));
+        assert_eq!(outcome.metrics.num_turns, Some(1.into()));
+        assert_eq!(
+            outcome.metrics.total_cost_usd.and_then(|c| c.as_f64()),
+            Some(0.25)
+        );
+        assert!(!outcome.computed.contains(&"total_cost_usd".to_string()));
+        assert_eq!(accounting.messages, 1);
+        assert_eq!(accounting.prompts, 1);
+        assert_eq!(accounting.first_prompt.as_deref(), Some("Read a.txt"));
+        assert_eq!(accounting.tools["Read"].uses, 1);
+        assert_eq!(
+            accounting.first_timestamp.as_deref(),
+            Some("2026-01-01T00:00:00.000Z")
+        );
+        assert_eq!(
+            accounting.last_timestamp.as_deref(),
+            Some("2026-01-01T00:00:03.000Z")
+        );
+        assert_eq!(accounting.models["claude-sonnet-4-5"].output, 7);
+    }
+
+    /// T1: the transcript's `toolUseResult` is the result's structured output (C12 recovers
+    /// an unpaired read from it); a snake_case `tool_use_result` is not read.
+    #[test]
+    fn tool_use_result_is_camel_case() {
+        let (events, _, _) = run(fresh(), &[RESULT]);
+        assert_eq!(events.len(), 1);
+        assert!(matches!(&events[0].body, EventBody::Read { path, .. } if path == "/p/a.txt"));
+        let snake = RESULT.replace("toolUseResult", "tool_use_result");
+        let (events, _, _) = run(fresh(), &[&snake]);
+        assert!(matches!(
+            &events[0].body,
+            EventBody::Unknown {
+                reason: UnknownReason::UnpairedResult,
+                ..
+            }
+        ));
+    }
+
+    /// T8: a sub-agent's events carry the tool use that started it; a `parent_tool_use_id`
+    /// written on the line is not read.
+    #[test]
+    fn subagent_events_carry_their_parent() {
+        let decoder =
+            TranscriptDecoder::for_subagent(&NormalizerConfig::default(), Some("toolu_A".into()));
+        let tool = TOOL.replace(
+            r#""uuid":"a2""#,
+            r#""uuid":"a2","parent_tool_use_id":"elsewhere""#,
+        );
+        let (events, _, _) = run(decoder, &[TEXT, &tool, RESULT]);
+        assert_eq!(events.len(), 2);
+        assert!(
+            events
+                .iter()
+                .all(|e| e.parent_tool_use_id.as_deref() == Some("toolu_A"))
+        );
+        let (events, _, _) = run(fresh(), &[TEXT, &tool, RESULT]);
+        assert!(events.iter().all(|e| e.parent_tool_use_id.is_none()));
+    }
+
+    /// T9: a tool use without a result is unresolved at the end, but there is no S9 error.
+    #[test]
+    fn an_unfinished_transcript_has_no_s9_error() {
+        let (events, outcome, _) = run(fresh(), &[TEXT, TOOL]);
+        let kinds: Vec<Kind> = events.iter().map(|e| e.kind()).collect();
+        assert_eq!(kinds, [Kind::Agent, Kind::Unknown]);
+        assert_eq!(outcome.status, Status::Success);
     }
 }

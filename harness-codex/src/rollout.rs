@@ -235,13 +235,13 @@ impl RolloutDecoder {
         let payload_type = payload.get("type").and_then(Value::as_str);
         match line.get("type").and_then(Value::as_str) {
             Some("session_meta") => {
-                out.consumed_by("R1");
                 if let Some(cwd) = payload.get("cwd").and_then(Value::as_str) {
                     self.accounting.cwd.get_or_insert_with(|| cwd.to_string());
                     self.inner.set_cwd(cwd);
                 }
                 let id = payload.get("id").cloned().unwrap_or(Value::Null);
                 self.live(json!({"type": "thread.started", "thread_id": id}), out);
+                out.consumed_by("R1");
             }
             Some("turn_context") => {
                 out.consumed_by("R2");
@@ -358,5 +358,161 @@ impl Decoder for RolloutDecoder {
 
     fn pending_tool_uses(&self) -> Vec<PendingToolUse> {
         self.inner.pending_tool_uses()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use harness_core::{Disposition, Event, Kind, Normalizer, Outcome, Status};
+
+    use super::*;
+
+    const META: &str = r#"{"timestamp":"2026-01-01T00:00:00Z","type":"session_meta","payload":{"id":"t1","cwd":"/p","cli_version":"0.171.0"}}"#;
+    const CONTEXT: &str = r#"{"timestamp":"2026-01-01T00:00:00Z","type":"turn_context","payload":{"model":"gpt-5","cwd":"/p"}}"#;
+    const STARTED: &str = r#"{"timestamp":"2026-01-01T00:00:00Z","type":"event_msg","payload":{"type":"task_started"}}"#;
+    const PROMPT: &str = r#"{"timestamp":"2026-01-01T00:00:01Z","type":"event_msg","payload":{"type":"item_completed","item":{"type":"UserMessage","id":"u","content":[{"type":"text","text":"Show src/a.py"}]}}}"#;
+    const CALL: &str = r#"{"timestamp":"2026-01-01T00:00:02Z","type":"response_item","payload":{"type":"function_call","name":"exec_command","arguments":"{}","call_id":"call_1"}}"#;
+    const COMMAND: &str = r#"{"timestamp":"2026-01-01T00:00:03Z","type":"event_msg","payload":{"type":"item_completed","item":{"type":"CommandExecution","id":"call_1","command":["/bin/bash","-lc","cat src/a.py"],"status":"completed","exit_code":0,"aggregated_output":"x"}}}"#;
+    const COUNT: &str = r#"{"timestamp":"2026-01-01T00:00:04Z","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":1000,"cached_input_tokens":600,"output_tokens":50,"reasoning_output_tokens":10}}}}"#;
+    const ANSWER: &str = r#"{"timestamp":"2026-01-01T00:00:05Z","type":"event_msg","payload":{"type":"item_completed","item":{"type":"AgentMessage","id":"m","content":[{"type":"Text","text":"It prints x."}]}}}"#;
+    const DONE: &str = r#"{"timestamp":"2026-01-01T00:00:06Z","type":"event_msg","payload":{"type":"task_complete","last_agent_message":"It prints x."}}"#;
+
+    fn run(lines: &[&str]) -> (Vec<Event>, Outcome, Accounting) {
+        let mut normalizer = RolloutNormalizer::new(NormalizerConfig::default());
+        let mut events = Vec::new();
+        for line in lines {
+            normalizer.push_line(line.as_bytes(), &mut events);
+        }
+        let outcome = normalizer.finish(&mut events);
+        let accounting = normalizer.decoder().accounting();
+        (events, outcome, accounting)
+    }
+
+    /// R1-R9: every line of a rollout has a disposition.
+    #[test]
+    fn every_line_type_is_accounted_for() {
+        let mut normalizer = RolloutNormalizer::new(NormalizerConfig::default());
+        let got = harness_core::testkit::dispositions(
+            &mut normalizer,
+            &[
+                META,
+                CONTEXT,
+                STARTED,
+                PROMPT,
+                CALL,
+                COMMAND,
+                COUNT,
+                r#"{"type":"world_state","payload":{}}"#,
+                r#"{"type":"event_msg","payload":{"type":"thread_settings_applied"}}"#,
+                r#"{"type":"compacted","payload":{"message":"summary"}}"#,
+                r#"{"type":"event_msg","payload":{"type":"item_completed","item":{"type":"Hologram","id":"h"}}}"#,
+                r#"{"type":"brand_new","payload":{}}"#,
+                ANSWER,
+                DONE,
+                r#"{"type":"event_msg","payload":{"type":"turn_aborted","reason":"interrupted"}}"#,
+                "[]",
+            ],
+        );
+        assert_eq!(
+            got,
+            [
+                Disposition::Consumed("R1"),
+                Disposition::Consumed("R2"),
+                Disposition::Consumed("R3"),
+                Disposition::Consumed("R4"),
+                Disposition::Consumed("R9"),
+                Disposition::Emitted,
+                Disposition::Consumed("R6"),
+                Disposition::Consumed("R9"),
+                Disposition::Consumed("R9"),
+                Disposition::Consumed("R9"),
+                Disposition::Emitted,
+                Disposition::Emitted,
+                Disposition::Emitted,
+                Disposition::Outcome,
+                Disposition::Consumed("R7"),
+                Disposition::Emitted,
+            ]
+        );
+    }
+
+    /// R1, R4: the command's argv is the live command line, its relative path resolved
+    /// against the session's cwd; R6, R7: the running total is the outcome's usage (O3) and
+    /// the accounting's tokens, cached input apart.
+    #[test]
+    fn a_turn_gives_the_live_events_and_usage() {
+        let (events, outcome, accounting) = run(&[
+            META, CONTEXT, STARTED, PROMPT, CALL, COMMAND, COUNT, ANSWER, DONE,
+        ]);
+        let kinds: Vec<Kind> = events.iter().map(|e| e.kind()).collect();
+        assert_eq!(kinds, [Kind::Read, Kind::Agent]);
+        let json = serde_json::to_value(&events[0]).unwrap_or_default();
+        assert_eq!(json["path"], "/p/src/a.py");
+        assert_eq!(json["command"], "cat src/a.py");
+        assert_eq!(outcome.status, Status::Success);
+        assert_eq!(outcome.session_id.as_deref(), Some("t1"));
+        assert_eq!(outcome.final_output.as_deref(), Some("It prints x."));
+        assert_eq!(outcome.metrics.input_tokens, Some(1000.into()));
+        assert_eq!(outcome.metrics.cache_read_input_tokens, Some(600.into()));
+        assert_eq!(outcome.metrics.reasoning_output_tokens, Some(10.into()));
+        assert!(outcome.computed.is_empty());
+        let tokens = accounting.models["gpt-5"];
+        assert_eq!(
+            (tokens.input, tokens.cache_read, tokens.output),
+            (400, 600, 50)
+        );
+        assert!(accounting.reported_tokens);
+        assert_eq!(accounting.tools["exec_command"].uses, 1);
+        assert_eq!(accounting.first_prompt.as_deref(), Some("Show src/a.py"));
+    }
+
+    /// R6: tokens since the previous total go to the model of the turn that spent them.
+    #[test]
+    fn tokens_follow_the_turns_model() {
+        let second = CONTEXT.replace("gpt-5", "gpt-5-mini");
+        let later = COUNT
+            .replace("1000", "1500")
+            .replace("\"output_tokens\":50", "\"output_tokens\":80");
+        let (_, _, accounting) = run(&[META, CONTEXT, COUNT, DONE, &second, &later, DONE]);
+        assert_eq!(accounting.models["gpt-5"].input, 400);
+        assert_eq!(accounting.models["gpt-5-mini"].input, 500);
+        assert_eq!(accounting.models["gpt-5-mini"].output, 30);
+    }
+
+    /// R5: an `update_plan` the tool accepted is a plan (X5); a refused one is nothing.
+    #[test]
+    fn accepted_plans_only() {
+        let call = |id: &str| {
+            format!(
+                r#"{{"type":"response_item","payload":{{"type":"function_call","name":"update_plan","call_id":"{id}","arguments":"{{\"plan\":[{{\"step\":\"Read\",\"status\":\"completed\"}},{{\"step\":\"Edit\",\"status\":\"pending\"}}]}}"}}}}"#
+            )
+        };
+        let output = |id: &str, text: &str| {
+            format!(
+                r#"{{"type":"response_item","payload":{{"type":"function_call_output","call_id":"{id}","output":"{text}"}}}}"#
+            )
+        };
+        let (a, b) = (call("c1"), output("c1", "Plan updated"));
+        let (c, d) = (call("c2"), output("c2", "unsupported call: update_plan"));
+        let (events, _, _) = run(&[META, &a, &b, &c, &d]);
+        let plans: Vec<Value> = events
+            .iter()
+            .filter(|e| e.kind() == Kind::Plan)
+            .map(|e| serde_json::to_value(e).unwrap_or_default()["items"].clone())
+            .collect();
+        assert_eq!(
+            plans,
+            [json!([{"text": "Read", "completed": true}, {"text": "Edit", "completed": false}])]
+        );
+    }
+
+    /// R7: an aborted turn has no terminal line: S9 gives its error, and the run is incomplete.
+    #[test]
+    fn an_aborted_turn_is_incomplete() {
+        let aborted =
+            r#"{"type":"event_msg","payload":{"type":"turn_aborted","reason":"interrupted"}}"#;
+        let (events, outcome, _) = run(&[META, STARTED, aborted]);
+        assert_eq!(outcome.status, Status::Incomplete);
+        assert!(matches!(&events[..], [e] if e.kind() == Kind::Error));
     }
 }

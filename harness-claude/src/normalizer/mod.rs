@@ -63,6 +63,9 @@ pub struct ClaudeDecoder {
     pending: HashMap<String, Pending>,
     next_use: u64,
 
+    /// Whether the lines are a stored transcript's (T1: camelCase `toolUseResult`).
+    transcript: bool,
+
     any_error: bool,
     final_output: Option<String>,
     structured_output: Option<Value>,
@@ -103,6 +106,20 @@ impl ClaudeDecoder {
     pub(crate) fn set_cwd(&mut self, cwd: &str) {
         if self.init_cwd.is_none() {
             self.init_cwd = Some(cwd.to_string());
+        }
+    }
+
+    /// Reads the lines as a stored transcript's (T1).
+    pub(crate) fn set_transcript(&mut self) {
+        self.transcript = true;
+    }
+
+    /// The key of a line's tool use result (C10, T1).
+    fn tool_use_result_key(&self) -> &'static str {
+        if self.transcript {
+            "toolUseResult"
+        } else {
+            "tool_use_result"
         }
     }
 
