@@ -65,6 +65,15 @@ pub enum By {
     Tool,
 }
 
+/// `sessions schema`'s argument.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SchemaOf {
+    /// The rows of `list`.
+    List,
+    /// The rows of `stats`.
+    Stats,
+}
+
 /// How rows are printed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum RowFormat {
@@ -94,6 +103,13 @@ pub enum SessionsCommand {
         filters: Filters,
         #[command(flatten)]
         output: Output,
+    },
+    /// Print the JSON Schema (draft 2020-12) of the lines `list` or `stats` write with
+    /// `--format json` (`show` writes the lines of `harness schema`).
+    Schema {
+        /// Which command's lines.
+        #[arg(value_enum)]
+        of: SchemaOf,
     },
     /// A usage report: sessions, tokens and cost by day, week, model, project or tool.
     Stats {
@@ -317,6 +333,14 @@ pub fn run(command: SessionsCommand) -> ExitCode {
             }
             Err(e) => usage(&e),
         },
+        SessionsCommand::Schema { of } => {
+            let schema = match of {
+                SchemaOf::List => sessions::session_schema(),
+                SchemaOf::Stats => sessions::stats_schema(),
+            };
+            let text = serde_json::to_string_pretty(&schema).unwrap_or_default();
+            finish(writeln!(out, "{text}").and_then(|()| out.flush()))
+        }
         SessionsCommand::Show {
             id,
             filters,

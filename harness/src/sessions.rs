@@ -576,7 +576,7 @@ pub struct StatsRow {
     pub key: String,
     /// Sessions counted in this row.
     pub sessions: u64,
-    /// Tool uses (`--by tool`), else model messages.
+    /// Tool uses with `--by tool`; model messages by day, week and project; 0 by model.
     pub uses: u64,
     /// Tokens and cost.
     #[serde(flatten)]
@@ -637,6 +637,20 @@ pub fn stats(sessions: &[Session], by: GroupBy) -> Vec<StatsRow> {
         }
     }
     rows.into_values().collect()
+}
+
+/// The JSON Schema (draft 2020-12) of one line of `harness sessions list --format json`.
+#[cfg(feature = "schema")]
+#[cfg_attr(docsrs, doc(cfg(feature = "schema")))]
+pub fn session_schema() -> schemars::Schema {
+    schemars::schema_for!(Session)
+}
+
+/// The JSON Schema (draft 2020-12) of one line of `harness sessions stats --format json`.
+#[cfg(feature = "schema")]
+#[cfg_attr(docsrs, doc(cfg(feature = "schema")))]
+pub fn stats_schema() -> schemars::Schema {
+    schemars::schema_for!(StatsRow)
 }
 
 #[cfg(test)]
