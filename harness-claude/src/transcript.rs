@@ -89,6 +89,8 @@ pub struct TranscriptDecoder {
     by_id: HashMap<String, usize>,
     messages: Vec<MessageFigures>,
     accounting: Accounting,
+    /// The main thread's last message with text: its id and its texts joined (T10).
+    last_text: Option<(Option<String>, String)>,
 }
 
 impl TranscriptDecoder {
@@ -137,6 +139,30 @@ impl TranscriptDecoder {
                 .collect(),
             _ => Vec::new(),
         };
+        if self.thread.is_none() {
+            let texts: Vec<&str> = match content {
+                Content::List(blocks) => blocks
+                    .iter()
+                    .filter_map(|b| b.view.as_ref())
+                    .filter(|v| v.kind.as_str() == Some("text"))
+                    .filter_map(|v| v.text.as_str())
+                    .filter(|t| !t.is_empty())
+                    .collect(),
+                _ => Vec::new(),
+            };
+            if !texts.is_empty() {
+                let id = stored.message_id.as_str().map(str::to_string);
+                match &mut self.last_text {
+                    Some((last, text)) if id.is_some() && *last == id => {
+                        for more in texts {
+                            text.push_str("\n\n");
+                            text.push_str(more);
+                        }
+                    }
+                    _ => self.last_text = Some((id, texts.join("\n\n"))),
+                }
+            }
+        }
         let tokens = tokens_of(&stored.usage);
         let model = stored.model.as_str().unwrap_or("unknown");
         // A message without a string id is a message of its own (as in C3).
@@ -295,7 +321,8 @@ impl Decoder for TranscriptDecoder {
         metrics.cache_creation_input_tokens = Some(Number::from(tokens.cache_write));
         metrics.num_turns = Some(Number::from(accounting.messages));
         metrics.total_cost_usd = accounting.reported_cost.and_then(Number::from_f64);
-        let mut summary = Summary::new(inner.failed, inner.final_output, metrics);
+        let final_output = self.last_text.as_ref().map(|(_, text)| text.clone());
+        let mut summary = Summary::new(inner.failed, final_output, metrics);
         summary.computed = [
             "input_tokens",
             "output_tokens",
@@ -417,6 +444,7 @@ mod tests {
             Some(0.25)
         );
         assert!(!outcome.computed.contains(&"total_cost_usd".to_string()));
+        assert_eq!(outcome.final_output.as_deref(), Some("Reading."));
         assert_eq!(accounting.messages, 1);
         assert_eq!(accounting.prompts, 1);
         assert_eq!(accounting.first_prompt.as_deref(), Some("Read a.txt"));

@@ -127,6 +127,20 @@ fn check(backend: &str, exceptions: &[&str]) -> Tally {
         if want != got {
             problems.push(format!("events: live {want:#?}\nstored {got:#?}"));
         }
+        // T10: the answer, when the live run ended with one.
+        // (A structured answer, C14's StructuredOutput, is the tool's input: not taken.)
+        if backend == "claude"
+            && live_outcome.status == harness::Status::Success
+            && live_outcome.structured_output.is_none()
+        {
+            let stored = outcomes.first().and_then(|o| o.final_output.as_deref());
+            if stored != live_outcome.final_output.as_deref() {
+                problems.push(format!(
+                    "final output: live {:?}, stored {stored:?}",
+                    live_outcome.final_output
+                ));
+            }
+        }
         // Tokens exactly: the live outcome's against the stored session's.
         let summary: Vec<_> = files
             .iter()
@@ -251,4 +265,46 @@ fn every_recorded_session_is_found() {
             assert!(files.iter().all(|f| f.backend == want));
         }
     }
+}
+
+/// The lines `harness sessions show` writes for every session of a scenario: its events, then
+/// its main file's outcome.
+fn shown(backend: &str, dir: &Path) -> Vec<Value> {
+    let mut lines = Vec::new();
+    for files in stored(backend, dir) {
+        let mut events = Vec::new();
+        let outcomes = sessions::events(&files, &mut |e| events.push(e)).unwrap();
+        lines.extend(events.iter().map(|e| serde_json::to_value(e).unwrap()));
+        let outcome = harness::OutcomeLine::new(&outcomes[0]);
+        lines.push(serde_json::to_value(outcome).unwrap());
+    }
+    lines
+}
+
+/// Golden files: each recorded session's events and outcome, as reviewed by hand
+/// (`NAME.stored.expected.jsonl`). `HARNESS_BLESS=1` rewrites them; review the diff.
+#[test]
+fn stored_sessions_give_their_expected_events() {
+    let bless = std::env::var_os("HARNESS_BLESS").is_some();
+    let mut differ = Vec::new();
+    for backend in ["claude", "codex"] {
+        for (name, dir) in scenarios(backend) {
+            let got = shown(backend, &dir);
+            let path = root().join(backend).join(format!("{name}.stored.expected.jsonl"));
+            if bless {
+                let text: String = got.iter().map(|v| format!("{v}\n")).collect();
+                std::fs::write(&path, text).unwrap();
+                continue;
+            }
+            let want: Vec<Value> = std::fs::read_to_string(&path)
+                .unwrap_or_default()
+                .lines()
+                .map(|l| serde_json::from_str(l).unwrap())
+                .collect();
+            if want != got {
+                differ.push(format!("{backend}/{name}"));
+            }
+        }
+    }
+    assert!(differ.is_empty(), "differ from their expected files: {differ:?}");
 }
