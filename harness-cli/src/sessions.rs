@@ -43,6 +43,10 @@ pub struct Filters {
     /// 3.75}}`, US dollars per million tokens).
     #[arg(long, value_name = "FILE")]
     prices: Option<PathBuf>,
+    /// Keep each session's row in this file, and read a session again only when one of its
+    /// files changed (path, size, modification time) or the prices did.
+    #[arg(long, value_name = "FILE")]
+    cache: Option<PathBuf>,
     /// Threads that decode sessions [default: one per core].
     #[arg(long, value_name = "N", default_value = "0")]
     threads: usize,
@@ -183,11 +187,13 @@ impl Filters {
     fn sessions(&self) -> Result<Vec<Session>, String> {
         let prices = self.prices()?;
         let files = sessions::discover(&self.locations());
+        let scanned = match &self.cache {
+            Some(cache) => sessions::scan_cached(files.clone(), &prices, self.threads, cache)
+                .map_err(|e| format!("cache {}: {e}", cache.display()))?,
+            None => sessions::scan(files.clone(), &prices, self.threads),
+        };
         let mut kept = Vec::new();
-        for (session, files) in sessions::scan(files.clone(), &prices, self.threads)
-            .into_iter()
-            .zip(&files)
-        {
+        for (session, files) in scanned.into_iter().zip(&files) {
             match session {
                 Ok(session) if self.keeps(&session) => kept.push(session),
                 Ok(_) => {}

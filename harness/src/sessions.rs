@@ -29,7 +29,7 @@ use harness_core::backend::Driver;
 use harness_core::prices::{PriceTable, Tokens};
 use harness_core::stored::Accounting;
 use harness_core::{Event, Normalizer, NormalizerConfig, Outcome};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Where each agent keeps its sessions.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -64,7 +64,7 @@ impl Locations {
 }
 
 /// Which agent stored a session.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Backend {
@@ -203,7 +203,7 @@ fn subagent_files(dir: &Path) -> Vec<(PathBuf, Option<String>)> {
 }
 
 /// Tokens and cost of one model, or of one tool.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Usage {
     /// Input tokens not read from the cache.
@@ -215,7 +215,7 @@ pub struct Usage {
     /// Input tokens written to the cache.
     pub cache_creation_input_tokens: u64,
     /// Priced cost in US dollars; absent when a model has no price.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_usd: Option<f64>,
 }
 
@@ -258,7 +258,7 @@ impl Usage {
 }
 
 /// One stored session, summed up: a row of `harness sessions list`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Session {
     /// Who wrote it.
@@ -296,7 +296,7 @@ pub struct Session {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cost_usd: Option<f64>,
     /// Which figures were computed rather than stored by the agent (`tokens`, `cost_usd`).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub computed: Vec<String>,
     /// The first prompt, cut to 200 characters.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -309,7 +309,7 @@ pub struct Session {
 }
 
 /// One tool's figures in a session.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ToolUsage {
     /// Times used.
@@ -492,6 +492,115 @@ pub fn scan(
         .into_iter()
         .map(|r| r.unwrap_or_else(|| Err(io::Error::other("not scanned"))))
         .collect()
+}
+
+/// What a session's files were when it was summed up: each file's path, size and modification
+/// time (nanoseconds since 1970). A cached row is reused only while this is unchanged.
+fn stamp(files: &SessionFiles) -> Option<Vec<(String, u64, u128)>> {
+    let mut stamp = Vec::new();
+    for path in std::iter::once(&files.main).chain(files.subagents.iter().map(|(p, _)| p)) {
+        let meta = std::fs::metadata(path).ok()?;
+        let mtime = meta
+            .modified()
+            .ok()?
+            .duration_since(std::time::UNIX_EPOCH)
+            .ok()?;
+        stamp.push((path.display().to_string(), meta.len(), mtime.as_nanos()));
+    }
+    Some(stamp)
+}
+
+/// One line of the cache file.
+#[derive(Serialize, Deserialize)]
+struct CacheEntry {
+    stamp: Vec<(String, u64, u128)>,
+    session: Session,
+}
+
+/// The first line of the cache file: its format and the prices its costs were made with.
+#[derive(Serialize, Deserialize, PartialEq)]
+struct CacheHeader {
+    harness_sessions_cache: u32,
+    prices: String,
+}
+
+/// [`scan`] with a cache file: a session whose files have the same paths, sizes and
+/// modification times as when it was cached is not read again. The file is rewritten with
+/// the sessions of this scan; one made with other prices (or unreadable) is ignored.
+pub fn scan_cached(
+    files: Vec<SessionFiles>,
+    prices: &PriceTable,
+    threads: usize,
+    cache: &Path,
+) -> io::Result<Vec<io::Result<Session>>> {
+    let header = CacheHeader {
+        harness_sessions_cache: 1,
+        prices: format!("{prices:?}"),
+    };
+    let mut cached: std::collections::HashMap<String, Session> = Default::default();
+    if let Ok(file) = File::open(cache) {
+        let mut lines = BufReader::new(file).lines();
+        let same = lines
+            .next()
+            .and_then(Result::ok)
+            .and_then(|l| serde_json::from_str::<CacheHeader>(&l).ok())
+            .is_some_and(|h| h == header);
+        if same {
+            for line in lines.map_while(Result::ok) {
+                if let Ok(entry) = serde_json::from_str::<CacheEntry>(&line) {
+                    if let Ok(key) = serde_json::to_string(&entry.stamp) {
+                        cached.insert(key, entry.session);
+                    }
+                }
+            }
+        }
+    }
+    let stamps: Vec<Option<String>> = files
+        .iter()
+        .map(|f| stamp(f).and_then(|s| serde_json::to_string(&s).ok()))
+        .collect();
+    let mut results: Vec<Option<io::Result<Session>>> = stamps
+        .iter()
+        .map(|key| key.as_ref().and_then(|k| cached.remove(k)).map(Ok))
+        .collect();
+    let todo: Vec<usize> = (0..files.len()).filter(|&i| results[i].is_none()).collect();
+    let fresh = scan(
+        todo.iter().map(|&i| files[i].clone()).collect(),
+        prices,
+        threads,
+    );
+    for (i, session) in todo.into_iter().zip(fresh) {
+        results[i] = Some(session);
+    }
+    let results: Vec<io::Result<Session>> = results
+        .into_iter()
+        .map(|r| r.unwrap_or_else(|| Err(io::Error::other("not scanned"))))
+        .collect();
+    if let Some(parent) = cache.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    let temp = cache.with_extension("tmp");
+    let mut out = io::BufWriter::new(File::create(&temp)?);
+    serde_json::to_writer(&mut out, &header)?;
+    io::Write::write_all(&mut out, b"\n")?;
+    for (result, key) in results.iter().zip(&stamps) {
+        let (Ok(session), Some(key)) = (result, key) else {
+            continue;
+        };
+        let stamp: Vec<(String, u64, u128)> = serde_json::from_str(key)?;
+        serde_json::to_writer(
+            &mut out,
+            &CacheEntry {
+                stamp,
+                session: session.clone(),
+            },
+        )?;
+        io::Write::write_all(&mut out, b"\n")?;
+    }
+    io::Write::flush(&mut out)?;
+    drop(out);
+    std::fs::rename(&temp, cache)?;
+    Ok(results)
 }
 
 /// Milliseconds since 1970 of an RFC 3339 UTC timestamp (`2026-01-02T03:04:05.678Z`).

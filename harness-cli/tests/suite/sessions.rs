@@ -295,3 +295,62 @@ fn duckdb_reads_the_rows_as_they_are() {
         "[('Read', 3, 0.00324), ('Agent', 1, 0.00108), ('exec_command', 1, None)]"
     );
 }
+
+/// Copies a recorded scenario's stored files into a fresh folder.
+fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap().flatten() {
+        let target = to.join(entry.file_name());
+        if entry.path().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+/// `--cache`: a session is read again only when a file of it changed.
+#[test]
+fn the_cache_reuses_unchanged_sessions_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("claude");
+    copy_tree(&fixtures::root().join("sessions/claude/c_read"), &home);
+    let cache = dir.path().join("cache/sessions.jsonl");
+    let (home_arg, cache_arg) = (home.display().to_string(), cache.display().to_string());
+    let list = || {
+        let args = [
+            "sessions",
+            "list",
+            "--format",
+            "json",
+            "--codex-home",
+            "/nonexistent",
+            "--claude-dir",
+            &home_arg,
+            "--cache",
+            &cache_arg,
+        ];
+        rows(&args, &[])
+    };
+    let first = list();
+    assert_eq!(first[0]["turns"], 1);
+    let text = std::fs::read_to_string(&cache).unwrap();
+    assert_eq!(text.lines().count(), 2, "{text}");
+    // A cached row whose files did not change is used as it is: make it say 99 turns.
+    std::fs::write(&cache, text.replace(r#""turns":1"#, r#""turns":99"#)).unwrap();
+    assert_eq!(list()[0]["turns"], 99);
+    // A file that changed is read again.
+    let transcript = std::fs::read_dir(home.join("projects/-home-dev-project"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .unwrap();
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&transcript)
+        .unwrap();
+    std::io::Write::write_all(&mut file, b"{\"type\":\"summary\",\"summary\":\"s\"}\n").unwrap();
+    drop(file);
+    assert_eq!(list()[0]["turns"], 1);
+}

@@ -290,7 +290,9 @@ fn stored_sessions_give_their_expected_events() {
     for backend in ["claude", "codex"] {
         for (name, dir) in scenarios(backend) {
             let got = shown(backend, &dir);
-            let path = root().join(backend).join(format!("{name}.stored.expected.jsonl"));
+            let path = root()
+                .join(backend)
+                .join(format!("{name}.stored.expected.jsonl"));
             if bless {
                 let text: String = got.iter().map(|v| format!("{v}\n")).collect();
                 std::fs::write(&path, text).unwrap();
@@ -306,5 +308,8 @@ fn stored_sessions_give_their_expected_events() {
             }
         }
     }
-    assert!(differ.is_empty(), "differ from their expected files: {differ:?}");
+    assert!(
+        differ.is_empty(),
+        "differ from their expected files: {differ:?}"
+    );
 }
