@@ -99,7 +99,7 @@ pub enum SessionsCommand {
         #[arg(long, value_enum)]
         format: Option<RowFormat>,
     },
-    /// A session's events (its sub-agents' after its own), then its outcome.
+    /// A session's events (its sub-agents' after its own), then its main file's outcome.
     Show {
         /// The session's id (or a unique prefix of it).
         id: String,
