@@ -67,6 +67,9 @@ pub struct RolloutDecoder {
     tools: Vec<String>,
     /// `update_plan` calls waiting for their output (R5), by call id.
     plans: Vec<(String, Value)>,
+    /// Whether the rollout is in the legacy history mode (R10): its `session_meta` has no
+    /// `history_mode: "paginated"`.
+    legacy: bool,
     accounting: Accounting,
 }
 
@@ -239,6 +242,8 @@ impl RolloutDecoder {
                     self.accounting.cwd.get_or_insert_with(|| cwd.to_string());
                     self.inner.set_cwd(cwd);
                 }
+                self.legacy =
+                    payload.get("history_mode").and_then(Value::as_str) != Some("paginated");
                 let id = payload.get("id").cloned().unwrap_or(Value::Null);
                 self.live(json!({"type": "thread.started", "thread_id": id}), out);
                 out.consumed_by("R1");
@@ -267,6 +272,40 @@ impl RolloutDecoder {
                     self.token_count(payload);
                 }
                 Some("turn_aborted") => out.consumed_by("R7"),
+                // R10: a legacy rollout's messages.
+                Some("agent_message") if self.legacy => {
+                    let text = payload.get("message").cloned().unwrap_or(Value::Null);
+                    let item = json!({"type": "agent_message", "text": text});
+                    self.live(json!({"type": "item.completed", "item": item}), out);
+                }
+                Some("agent_reasoning") if self.legacy => {
+                    let text = payload.get("text").cloned().unwrap_or(Value::Null);
+                    let item = json!({"type": "reasoning", "text": text});
+                    self.live(json!({"type": "item.completed", "item": item}), out);
+                }
+                Some("user_message") if self.legacy => {
+                    out.consumed_by("R10");
+                    if let Some(text) = payload.get("message").and_then(Value::as_str) {
+                        self.accounting.prompt(text);
+                    }
+                }
+                Some(
+                    "patch_apply_end" | "mcp_tool_call_end" | "web_search_end" | "exec_command_end",
+                ) if self.legacy => {
+                    let tool = ToolRef {
+                        tool: payload_type.map(str::to_string),
+                        tool_use_id: payload
+                            .get("call_id")
+                            .and_then(Value::as_str)
+                            .map(str::to_string),
+                    };
+                    let raw = payload.clone();
+                    out.emit(EventBody::Unknown {
+                        reason: UnknownReason::UnknownItem,
+                        raw,
+                        tool,
+                    });
+                }
                 Some("error") => {
                     let message = payload.get("message").cloned().unwrap_or(Value::Null);
                     self.live(
@@ -317,6 +356,22 @@ impl RolloutDecoder {
                 {
                     let name = payload.get("name").and_then(Value::as_str);
                     self.tools.push(name.unwrap_or("local_shell").to_string());
+                    if self.legacy {
+                        // R10: a legacy rollout's tool calls have no item: kept, unmapped.
+                        let tool = ToolRef {
+                            tool: Some(name.unwrap_or("local_shell").to_string()),
+                            tool_use_id: payload
+                                .get("call_id")
+                                .and_then(Value::as_str)
+                                .map(str::to_string),
+                        };
+                        let raw = payload.clone();
+                        out.emit(EventBody::Unknown {
+                            reason: UnknownReason::UnknownTool,
+                            raw,
+                            tool,
+                        });
+                    }
                 } else if let Some(kind @ ("web_search_call" | "tool_search_call")) = payload_type {
                     self.tools.push(kind.to_string());
                 }
@@ -367,7 +422,7 @@ mod tests {
 
     use super::*;
 
-    const META: &str = r#"{"timestamp":"2026-01-01T00:00:00Z","type":"session_meta","payload":{"id":"t1","cwd":"/p","cli_version":"0.171.0"}}"#;
+    const META: &str = r#"{"timestamp":"2026-01-01T00:00:00Z","type":"session_meta","payload":{"id":"t1","cwd":"/p","cli_version":"0.171.0","history_mode":"paginated"}}"#;
     const CONTEXT: &str = r#"{"timestamp":"2026-01-01T00:00:00Z","type":"turn_context","payload":{"model":"gpt-5","cwd":"/p"}}"#;
     const STARTED: &str = r#"{"timestamp":"2026-01-01T00:00:00Z","type":"event_msg","payload":{"type":"task_started"}}"#;
     const PROMPT: &str = r#"{"timestamp":"2026-01-01T00:00:01Z","type":"event_msg","payload":{"type":"item_completed","item":{"type":"UserMessage","id":"u","content":[{"type":"text","text":"Show src/a.py"}]}}}"#;
@@ -504,6 +559,39 @@ mod tests {
             plans,
             [json!([{"text": "Read", "completed": true}, {"text": "Edit", "completed": false}])]
         );
+    }
+
+    /// R10: a legacy rollout (no `history_mode: "paginated"`) keeps its messages as events
+    /// and its tool calls as `unknown`, never dropping them; a paginated one reads them from
+    /// its items only.
+    #[test]
+    fn legacy_rollouts_lose_nothing() {
+        let legacy = META.replace(r#","history_mode":"paginated""#, "");
+        let lines = [
+            r#"{"type":"event_msg","payload":{"type":"user_message","message":"hi"}}"#,
+            r#"{"type":"event_msg","payload":{"type":"agent_reasoning","text":"Thinking."}}"#,
+            r#"{"type":"response_item","payload":{"type":"function_call","name":"shell","arguments":"{\"command\":[\"ls\"]}","call_id":"c1"}}"#,
+            r#"{"type":"event_msg","payload":{"type":"patch_apply_end","call_id":"c2","success":true}}"#,
+            r#"{"type":"event_msg","payload":{"type":"agent_message","message":"Done."}}"#,
+            DONE,
+        ];
+        let mut all = vec![legacy.as_str()];
+        all.extend(lines);
+        let (events, outcome, accounting) = run(&all);
+        let kinds: Vec<Kind> = events.iter().map(|e| e.kind()).collect();
+        assert_eq!(
+            kinds,
+            [Kind::Reasoning, Kind::Unknown, Kind::Unknown, Kind::Agent]
+        );
+        let tool = |e: &Event| serde_json::to_value(e).unwrap_or_default()["tool"].clone();
+        assert_eq!(tool(&events[1]), "shell");
+        assert_eq!(tool(&events[2]), "patch_apply_end");
+        assert_eq!(outcome.final_output.as_deref(), Some("Done."));
+        assert_eq!(accounting.first_prompt.as_deref(), Some("hi"));
+        let mut paginated = vec![META];
+        paginated.extend(lines);
+        let (events, _, _) = run(&paginated);
+        assert!(events.is_empty(), "{events:?}");
     }
 
     /// R7: an aborted turn has no terminal line: S9 gives its error, and the run is incomplete.
