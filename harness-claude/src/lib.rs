@@ -66,12 +66,14 @@
 mod normalizer;
 mod runner;
 mod tools;
+mod transcript;
 mod wire;
 
 use harness_core::{Harness, Launch, Normalizer, NormalizerConfig};
 
 pub use normalizer::{ClaudeDecoder, ClaudeNormalizer};
 pub use runner::LAUNCH;
+pub use transcript::{BOOKKEEPING, TranscriptDecoder, TranscriptNormalizer};
 
 /// The Claude Code backend, registered as `"claude"`.
 ///

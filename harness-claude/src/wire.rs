@@ -206,8 +206,14 @@ impl<'de> DeserializeSeed<'de> for ContentSeed {
 enum Message<'a> {
     /// Absent, or not an object.
     None,
-    /// An object: its `id` and `content`.
-    Object { id: Loose<'a>, content: Content<'a> },
+    /// An object: its `id`, `content`, and (for a stored transcript's accounting) `model` and
+    /// `usage`.
+    Object {
+        id: Loose<'a>,
+        content: Content<'a>,
+        model: Loose<'a>,
+        usage: TokenFields<'a>,
+    },
 }
 
 struct MessageSeed(BlockMode);
@@ -226,16 +232,24 @@ impl<'de> DeserializeSeed<'de> for MessageSeed {
             other_seq!(Message::None);
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
                 let (mut id, mut content) = (Loose::Absent, Content::Other);
+                let (mut model, mut usage) = (Loose::Absent, TokenFields::default());
                 while let Some(Key(key)) = map.next_key()? {
                     match key.as_ref() {
                         "id" => id = map.next_value()?,
                         "content" => content = map.next_value_seed(ContentSeed(self.0))?,
+                        "model" => model = map.next_value()?,
+                        "usage" => usage = map.next_value_seed(TokenSeed(&USAGE_NAMES))?,
                         _ => {
                             map.next_value::<Checked>()?;
                         }
                     }
                 }
-                Ok(Message::Object { id, content })
+                Ok(Message::Object {
+                    id,
+                    content,
+                    model,
+                    usage,
+                })
             }
         }
         deserializer.deserialize_any(MessageVisitor(self.0))
@@ -478,12 +492,43 @@ pub(crate) struct ResultFields<'a> {
 /// The parts of a line the normalizer reads.
 #[derive(Debug)]
 pub(crate) struct LineParts<'a> {
-    /// `session_id`.
+    /// `session_id` (a transcript's `sessionId`).
     pub session_id: Loose<'a>,
-    /// `parent_tool_use_id`.
+    /// `parent_tool_use_id` (never read from a transcript).
     pub parent: Loose<'a>,
     /// The rest, by `type`.
     pub body: Body<'a>,
+    /// What a stored transcript's accounting reads (T rules).
+    pub stored: Stored<'a>,
+}
+
+/// The fields of a transcript line its accounting reads (T rules in `docs/sessions.md`).
+#[derive(Debug, Default)]
+pub(crate) struct Stored<'a> {
+    /// `type`.
+    pub kind: Loose<'a>,
+    /// `timestamp`.
+    pub timestamp: Loose<'a>,
+    /// `cwd`.
+    pub cwd: Loose<'a>,
+    /// `message.id`.
+    pub message_id: Loose<'a>,
+    /// `message.model`.
+    pub model: Loose<'a>,
+    /// `message.usage`.
+    pub usage: TokenFields<'a>,
+    /// A `cost-state` line's `totalCostUSD`.
+    pub total_cost_usd: Loose<'a>,
+}
+
+/// Which of Claude Code's two formats a line is in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Dialect {
+    /// `--output-format stream-json` (snake_case `session_id`, `tool_use_result`).
+    Stream,
+    /// A stored transcript, `~/.claude/projects/*/*.jsonl` (camelCase `sessionId`,
+    /// `toolUseResult`; no `parent_tool_use_id`).
+    Transcript,
 }
 
 /// A line by its `type`.
@@ -530,15 +575,16 @@ struct Line<'a> {
     message: Message<'a>,
     tool_use_result: ToolUseResult,
     result: ResultFields<'a>,
+    timestamp: Loose<'a>,
 }
 
-struct LineSeed(BlockMode);
+struct LineSeed(BlockMode, Dialect);
 
 impl<'de> DeserializeSeed<'de> for LineSeed {
     type Value = Line<'de>;
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
-        struct LineVisitor(BlockMode);
+        struct LineVisitor(BlockMode, Dialect);
         impl<'de> Visitor<'de> for LineVisitor {
             type Value = Line<'de>;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -555,10 +601,22 @@ impl<'de> DeserializeSeed<'de> for LineSeed {
                     message: Message::None,
                     tool_use_result: ToolUseResult::None,
                     result: ResultFields::default(),
+                    timestamp: Loose::Absent,
                 };
+                let transcript = self.1 == Dialect::Transcript;
                 while let Some(Key(key)) = map.next_key()? {
                     let r = &mut line.result;
-                    let slot = match key.as_ref() {
+                    let key = match (transcript, key.as_ref()) {
+                        (true, "sessionId") => "session_id",
+                        (true, "toolUseResult") => "tool_use_result",
+                        (true, "totalCostUSD") => "total_cost_usd",
+                        (true, "timestamp") => "timestamp",
+                        (true, "session_id" | "tool_use_result" | "parent_tool_use_id")
+                        | (true, "total_cost_usd" | "modelUsage" | "usage")
+                        | (false, "timestamp") => "",
+                        (_, other) => other,
+                    };
+                    let slot = match key {
                         "type" => &mut line.kind,
                         "subtype" => &mut line.subtype,
                         "is_error" => &mut r.is_error,
@@ -585,6 +643,7 @@ impl<'de> DeserializeSeed<'de> for LineSeed {
                             continue;
                         }
                         "session_id" => &mut line.session_id,
+                        "timestamp" => &mut line.timestamp,
                         "parent_tool_use_id" => &mut line.parent,
                         "cwd" => &mut line.cwd,
                         "tool_use_id" => &mut line.tool_use_id,
@@ -606,33 +665,70 @@ impl<'de> DeserializeSeed<'de> for LineSeed {
                 Ok(line)
             }
         }
-        deserializer.deserialize_map(LineVisitor(self.0))
+        deserializer.deserialize_map(LineVisitor(self.0, self.1))
     }
 }
 
-fn read_line(text: &str, mode: BlockMode) -> Option<Line<'_>> {
+fn read_line(text: &str, mode: BlockMode, dialect: Dialect) -> Option<Line<'_>> {
     let mut de = serde_json::Deserializer::from_str(text);
-    let line = LineSeed(mode).deserialize(&mut de).ok()?;
+    let line = LineSeed(mode, dialect).deserialize(&mut de).ok()?;
     de.end().ok()?;
     Some(line)
 }
 
 /// Reads the parts of a line that starts with `{`; `None` when it is not valid JSON.
 pub(crate) fn parse(text: &str) -> Option<LineParts<'_>> {
+    parse_in(text, Dialect::Stream)
+}
+
+/// [`parse`] for a line of the given format.
+pub(crate) fn parse_in(text: &str, dialect: Dialect) -> Option<LineParts<'_>> {
     // Claude Code writes `type` first: read a user line's blocks in place. Should the line end
     // up another type (a repeated `type` key), read it again keeping its blocks.
-    let mode = if text.starts_with(r#"{"type":"user""#) {
+    // A transcript writes `parentUuid` and `isSidechain` first: its user lines are recognized
+    // by their `"type":"user"` member after those.
+    let user = match dialect {
+        Dialect::Stream => text.starts_with(r#"{"type":"user""#),
+        Dialect::Transcript => text
+            .get(..400)
+            .unwrap_or(text)
+            .contains(r#","type":"user","#),
+    };
+    let mode = if user {
         BlockMode::InPlace
     } else {
         BlockMode::Kept
     };
-    let mut line = read_line(text, mode)?;
+    let mut line = read_line(text, mode, dialect)?;
     if mode == BlockMode::InPlace && line.kind.as_str() != Some("user") {
-        line = read_line(text, BlockMode::Kept)?;
+        line = read_line(text, BlockMode::Kept, dialect)?;
     }
-    let (id, content) = match line.message {
-        Message::Object { id, content } => (id, content),
-        Message::None => (Loose::Absent, Content::Other),
+    let (id, content, model, usage) = match line.message {
+        Message::Object {
+            id,
+            content,
+            model,
+            usage,
+        } => (id, content, model, usage),
+        Message::None => (
+            Loose::Absent,
+            Content::Other,
+            Loose::Absent,
+            TokenFields::default(),
+        ),
+    };
+    let stored = Stored {
+        kind: line.kind.clone(),
+        timestamp: line.timestamp,
+        cwd: line.cwd.clone(),
+        message_id: id.clone(),
+        model,
+        usage,
+        total_cost_usd: if dialect == Dialect::Transcript {
+            std::mem::take(&mut line.result.total_cost_usd)
+        } else {
+            Loose::Absent
+        },
     };
     let body = match line.kind.as_str() {
         Some("assistant") => Body::Assistant { id, content },
@@ -657,6 +753,7 @@ pub(crate) fn parse(text: &str) -> Option<LineParts<'_>> {
         session_id: line.session_id,
         parent: line.parent,
         body,
+        stored,
     })
 }
 

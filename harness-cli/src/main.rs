@@ -4,6 +4,7 @@
 //!   outcome;
 //! - `harness normalize [FILE]` reads a recorded stream and prints its events, then the outcome;
 //! - `harness classify` prints how Codex classifies shell commands;
+//! - `harness sessions list|show|stats` reads the sessions Claude Code and Codex stored on disk;
 //! - `harness backends` lists the backends this binary knows;
 //! - `harness schema` prints the JSON Schema (draft 2020-12) of the event and outcome lines.
 //!
@@ -14,6 +15,7 @@ mod classify;
 mod format;
 mod normalize;
 mod run;
+mod sessions;
 
 use std::collections::BTreeMap;
 use std::io::{self, BufWriter, IsTerminal, Read, Write};
@@ -36,7 +38,7 @@ struct Cli {
 
 /// How to print events (shared by `run` and `normalize`).
 #[derive(Debug, Args)]
-struct Output {
+pub struct Output {
     /// Output format [default: human on a terminal, jsonl otherwise].
     #[arg(long, value_enum, value_name = "FORMAT")]
     format: Option<Format>,
@@ -151,6 +153,16 @@ enum Command {
         #[arg(long, num_args = 1.., allow_hyphen_values = true, conflicts_with = "script")]
         argv: Option<Vec<String>>,
     },
+    /// The sessions Claude Code and Codex stored on disk: list them, show one's events, or
+    /// report usage and cost.
+    #[command(
+        subcommand,
+        after_help = "Examples:\n  \
+        harness sessions list --since 2026-01-01\n  \
+        harness sessions show 3ccf1dc8\n  \
+        harness sessions stats --by model --format json"
+    )]
+    Sessions(sessions::SessionsCommand),
     /// List the backends this binary knows, with what each reports.
     Backends,
     /// Print the JSON Schema (draft 2020-12) of the lines `run` and `normalize` write: each is
@@ -363,6 +375,7 @@ fn main() -> ExitCode {
                 }
             }
         }
+        Command::Sessions(command) => sessions::run(command),
         Command::Backends => {
             let mut out = io::stdout().lock();
             for name in registry.names() {

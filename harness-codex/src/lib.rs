@@ -85,6 +85,7 @@
 
 mod items;
 mod normalizer;
+mod rollout;
 mod runner;
 mod wire;
 
@@ -93,6 +94,7 @@ use harness_core::{
 };
 
 pub use normalizer::{CodexDecoder, CodexNormalizer};
+pub use rollout::{BOOKKEEPING, RolloutDecoder, RolloutNormalizer};
 pub use runner::LAUNCH;
 
 /// The Codex backend, registered as `"codex"`.

@@ -86,6 +86,14 @@ pub struct CodexDecoder {
 }
 
 impl CodexDecoder {
+    /// Sets the directory relative paths are resolved against (X9) when the caller gave none:
+    /// a rollout names its session's (R1).
+    pub(crate) fn set_cwd(&mut self, cwd: &str) {
+        if self.cwd.is_none() {
+            self.cwd = Some(cwd.to_string());
+        }
+    }
+
     fn emit_here(&mut self, out: &mut Emitter<'_>, body: EventBody) {
         out.emit(body);
     }

@@ -37,9 +37,11 @@ mod harness;
 mod lines;
 mod normalized;
 mod outcome;
+pub mod prices;
 #[cfg(feature = "process")]
 #[cfg_attr(docsrs, doc(cfg(feature = "process")))]
 pub mod process;
+pub mod stored;
 #[cfg(feature = "testkit")]
 #[cfg_attr(docsrs, doc(cfg(feature = "testkit")))]
 pub mod testkit;

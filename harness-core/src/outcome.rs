@@ -114,6 +114,12 @@ pub struct Outcome {
     )]
     #[cfg_attr(feature = "schema", schemars(with = "Option<i32>"))]
     pub exit_code: Option<Option<i32>>,
+    /// The `metrics` figures the harness computed rather than read from the agent (names of
+    /// `metrics` fields, e.g. `"total_cost_usd"` priced from a table): a stored session has no
+    /// closing report, so its tokens are summed per message and its cost priced (see
+    /// `docs/sessions.md`). Absent when every figure was reported.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub computed: Vec<String>,
 }
 
 /// `counts`: an object whose keys are event kinds and whose values are counts.
@@ -146,6 +152,7 @@ impl Outcome {
             metrics: Metrics::default(),
             counts: BTreeMap::new(),
             exit_code: None,
+            computed: Vec::new(),
         }
     }
 }

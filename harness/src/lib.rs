@@ -46,8 +46,9 @@
 //! # }
 //! ```
 //!
-//! Cargo features: one per backend (`claude`, `codex`, `opencode`, `gemini`; all on by default) and `schema` (the
-//! JSON Schema of the output lines). Writing a backend is `harness_core::backend`'s business.
+//! Cargo features: one per backend (`claude`, `codex`, `opencode`, `gemini`; all on by default),
+//! `sessions` (on by default: stored Claude Code and Codex sessions, [`sessions`]) and `schema`
+//! (the JSON Schema of the output lines). Writing a backend is `harness_core::backend`'s business.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 use std::io::Read;
@@ -63,6 +64,12 @@ pub use harness_core::{
     PendingToolUse, PlanItem, Registry, RunError, RunItem, RunRequest, RunStream, Status,
     StopSignal, Stream, ToolRef, ToolStatus, UnknownReason, WarningSource,
 };
+
+pub use harness_core::{prices, stored};
+
+#[cfg(feature = "sessions")]
+#[cfg_attr(docsrs, doc(cfg(feature = "sessions")))]
+pub mod sessions;
 
 #[cfg(feature = "claude")]
 #[cfg_attr(docsrs, doc(cfg(feature = "claude")))]

@@ -14,6 +14,9 @@
 //!   stand-in, or reports drift (`record`).
 //! - `cargo xtask fuzz TARGET [--time SECS]`: a cargo-fuzz target (`claude_normalizer`,
 //!   `codex_normalizer`, `classifier`) seeded from `fixtures/`, for SECS s (default 600).
+//! - `cargo xtask sessions-bench [--files N] [--gib G] [--big-mb M] [--keep DIR]`: `harness
+//!   sessions list` over a generated history of stored sessions, cold, against the floor of a
+//!   `serde_json::Value` pass over the same files (time, CPU, peak RSS).
 //! - `cargo xtask stress [--scale F]`: hostile sizes through the release `harness` binary (a
 //!   300 MB line, a 1 GB stream, a million pending tool uses, a 10 MB shell command), with the
 //!   peak RSS and time of each.
@@ -22,6 +25,7 @@ mod bench;
 mod fuzz;
 mod record;
 mod rusage;
+mod sessions_bench;
 mod stress;
 
 use std::path::{Path, PathBuf};
@@ -68,6 +72,9 @@ enum Task {
         #[arg(last = true)]
         extra: Vec<String>,
     },
+    /// `harness sessions list` over a generated history of stored sessions (3 GiB, 8,000
+    /// files), cold, against a plain `serde_json::Value` pass over the same files.
+    SessionsBench(sessions_bench::Args),
     /// Hostile sizes through the release `harness` binary, with peak RSS and time of each.
     Stress {
         /// Scale every size by this factor.
@@ -91,6 +98,7 @@ fn main() -> ExitCode {
             time,
             extra,
         } => fuzz::fuzz(&target, time, &extra),
+        Task::SessionsBench(args) => sessions_bench::sessions_bench(args),
         Task::Stress { scale, only } => stress::stress(scale, only),
     };
     match result {

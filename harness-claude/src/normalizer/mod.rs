@@ -63,6 +63,9 @@ pub struct ClaudeDecoder {
     pending: HashMap<String, Pending>,
     next_use: u64,
 
+    /// Whether the lines are a stored transcript's (T1: camelCase `toolUseResult`).
+    transcript: bool,
+
     any_error: bool,
     final_output: Option<String>,
     structured_output: Option<Value>,
@@ -98,6 +101,28 @@ impl ClaudeDecoder {
         self.emit_here(out, body, parent);
     }
 
+    /// Sets the working directory a stored transcript names on its lines (T rules), unless an
+    /// `init` line did.
+    pub(crate) fn set_cwd(&mut self, cwd: &str) {
+        if self.init_cwd.is_none() {
+            self.init_cwd = Some(cwd.to_string());
+        }
+    }
+
+    /// Reads the lines as a stored transcript's (T1).
+    pub(crate) fn set_transcript(&mut self) {
+        self.transcript = true;
+    }
+
+    /// The key of a line's tool use result (C10, T1).
+    fn tool_use_result_key(&self) -> &'static str {
+        if self.transcript {
+            "toolUseResult"
+        } else {
+            "tool_use_result"
+        }
+    }
+
     fn current_cwd(&self) -> Option<&str> {
         self.init_cwd.as_deref().or(self.config_cwd.as_deref())
     }
@@ -120,7 +145,7 @@ impl ClaudeDecoder {
 
     /// One object line, read through its typed view. `text` is the line's JSON; `value`, when
     /// the exact path already built it.
-    fn on_parts(
+    pub(crate) fn on_parts(
         &mut self,
         parts: LineParts<'_>,
         text: &str,

@@ -37,6 +37,9 @@ pub(super) struct ResultRef<'a> {
     pub(super) line: LineValue<'a>,
     /// The whole line's JSON text.
     pub(super) text: &'a str,
+    /// The key of the line's tool use result: `tool_use_result`, or a stored transcript's
+    /// `toolUseResult` (T1).
+    pub(super) key: &'static str,
 }
 
 impl ResultRef<'_> {
@@ -55,7 +58,7 @@ impl ResultRef<'_> {
     fn tool_use_result_value(&self) -> Option<Value> {
         match self.tool_use_result {
             ToolUseResult::None => None,
-            _ => (self.line)().get("tool_use_result").cloned(),
+            _ => (self.line)().get(self.key).cloned(),
         }
     }
 }
@@ -180,6 +183,7 @@ impl ClaudeDecoder {
                         tool_use_result,
                         line,
                         text,
+                        key: self.tool_use_result_key(),
                     };
                     self.resolve(&result, view.is_error.is_true(), &thread, out);
                 }

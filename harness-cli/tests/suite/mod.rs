@@ -8,6 +8,7 @@ mod run;
 mod run_codex;
 mod run_opencode;
 mod schema;
+mod sessions;
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};

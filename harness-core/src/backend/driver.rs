@@ -66,6 +66,9 @@ pub struct Summary {
     pub structured_output: Option<Value>,
     /// Usage and timing figures (O2, O3).
     pub metrics: Metrics,
+    /// The names of the `metrics` figures computed rather than reported (the outcome's
+    /// `computed`).
+    pub computed: Vec<String>,
 }
 
 impl Summary {
@@ -76,6 +79,7 @@ impl Summary {
             final_output,
             structured_output: None,
             metrics,
+            computed: Vec::new(),
         }
     }
 }
@@ -125,6 +129,11 @@ impl Summary {
 /// assert_eq!(outcome.status, Status::Success);
 /// ```
 pub trait Decoder: Send + Sized + 'static {
+    /// Whether the format ends with a terminal line. A stored session (a transcript) has none:
+    /// the driver then adds no S9 error at its end, and its status is `success` unless the
+    /// summary reports a failure.
+    const EXPECTS_TERMINAL: bool = true;
+
     /// A decoder for one stream, with the caller's settings (working directory, workspace).
     fn new(config: &NormalizerConfig) -> Self;
 
@@ -315,6 +324,16 @@ impl<D: Decoder> Driver<D> {
         }
     }
 
+    /// A normalizer around a decoder made by the caller (one that needs more than the
+    /// [`NormalizerConfig`], such as a transcript's sub-agent thread).
+    pub fn with_decoder(decoder: D, config: NormalizerConfig) -> Self {
+        Driver {
+            decoder,
+            ledger: Ledger::default(),
+            config,
+        }
+    }
+
     /// The backend's decoder.
     pub fn decoder(&self) -> &D {
         &self.decoder
@@ -324,7 +343,7 @@ impl<D: Decoder> Driver<D> {
         let summary = self.decoder.summary();
         let status = if summary.failed {
             Status::Error
-        } else if self.ledger.terminals() > 0 {
+        } else if self.ledger.terminals() > 0 || !D::EXPECTS_TERMINAL {
             Status::Success
         } else {
             Status::Incomplete
@@ -337,6 +356,7 @@ impl<D: Decoder> Driver<D> {
             metrics: summary.metrics,
             counts: self.ledger.counts().clone(),
             exit_code: None,
+            computed: summary.computed,
         }
     }
 }
@@ -374,7 +394,7 @@ impl<D: Decoder> Normalizer for Driver<D> {
                 started: self.config.started,
             };
             self.decoder.end(&mut emitter);
-            if self.ledger.terminals() == 0 {
+            if self.ledger.terminals() == 0 && D::EXPECTS_TERMINAL {
                 let event = self.ledger.ended_without_result();
                 emit(event);
             }

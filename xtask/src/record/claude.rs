@@ -69,7 +69,7 @@ pub(super) fn record(options: &Options) -> Result<()> {
         // Read before the run: it may overwrite the committed recording.
         let old_raw = read(&fixtures_dir.join(format!("{name}.jsonl")));
         let old_stderr = read(&fixtures_dir.join(format!("{name}.stderr")));
-        let notes = run(name, scenario, &claude, out.path())
+        let notes = run(name, scenario, &claude, out.path(), options.sessions)
             .with_context(|| format!("recording {name}"))?;
         let raw = read(&out.path().join(format!("{name}.jsonl")));
         let stderr = read(&out.path().join(format!("{name}.stderr")));
@@ -307,7 +307,13 @@ fn shows_tool_use(line: &str) -> bool {
 }
 
 /// Runs one scenario; writes its three files into `out`; returns notes on the script's use.
-fn run(name: &str, scenario: &Scenario, claude: &Path, out: &Path) -> Result<Vec<String>> {
+fn run(
+    name: &str,
+    scenario: &Scenario,
+    claude: &Path,
+    out: &Path,
+    sessions: bool,
+) -> Result<Vec<String>> {
     fresh_dirs(scenario)?;
     let api = Arc::new(Mutex::new(Anthropic::new(scenario, seed(name))));
     let handler_api = Arc::clone(&api);
@@ -384,6 +390,10 @@ fn run(name: &str, scenario: &Scenario, claude: &Path, out: &Path) -> Result<Vec
     let (status, timed_out, stderr_bytes) = run.wait()?;
     let requests = server.stop();
     drop(https);
+    if sessions {
+        let stored = Path::new(HOME).join(".claude/projects");
+        super::keep_sessions(&stored, &out.join(name).join("projects"))?;
+    }
     clean_dirs()?;
 
     std::fs::write(out.join(format!("{name}.jsonl")), &stdout_bytes)?;

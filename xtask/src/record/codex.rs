@@ -173,7 +173,7 @@ pub(super) fn record(options: &Options) -> Result<()> {
         // Read before the run: it may overwrite the committed recording.
         let old_raw = read(&dir.join(format!("{name}.jsonl")));
         let old_stderr = read(&dir.join(format!("{name}.stderr")));
-        let mut problems = run(name, &scenario, &codex, out.path())
+        let mut problems = run(name, &scenario, &codex, out.path(), options.sessions)
             .with_context(|| format!("recording {name}"))?;
         let raw = read(&out.path().join(format!("{name}.jsonl")));
         let stderr = read(&out.path().join(format!("{name}.stderr")));
@@ -259,7 +259,13 @@ fn command_path(codex: &Path) -> Result<&'static str> {
     }
 }
 
-fn run(name: &str, scenario: &Scenario, codex: &Path, out: &Path) -> Result<Vec<String>> {
+fn run(
+    name: &str,
+    scenario: &Scenario,
+    codex: &Path,
+    out: &Path,
+    sessions: bool,
+) -> Result<Vec<String>> {
     clean()?;
     std::fs::create_dir_all(PROJECT)?;
     std::fs::write(
@@ -381,6 +387,10 @@ fn run(name: &str, scenario: &Scenario, codex: &Path, out: &Path) -> Result<Vec<
     let (status, timed_out, stderr_bytes) = run.wait()?;
     let seconds = started.elapsed().as_secs_f64();
     let requests = server.stop();
+    if sessions {
+        let stored = Path::new(HOME).join(".codex/sessions");
+        super::keep_sessions(&stored, &out.join(name).join("sessions"))?;
+    }
     clean()?;
 
     std::fs::write(out.join(format!("{name}.jsonl")), &stdout_bytes)?;

@@ -98,6 +98,12 @@ pub struct Args {
     /// The ripgrep opencode's runs get (default: `$RECORD_RG`, else `rg` on PATH).
     #[arg(long, value_name = "PATH")]
     rg: Option<PathBuf>,
+    /// Also keep each run's stored session (Claude Code's `~/.claude/projects/` transcripts,
+    /// Codex's `~/.codex/sessions/` rollouts) beside its live stream, in
+    /// `fixtures/sessions/BACKEND/` (or `--out DIR`): `NAME.jsonl` and `NAME.stderr` are the
+    /// live stream, `NAME/` the files the binary stored (issue 16). Claude and Codex only.
+    #[arg(long)]
+    sessions: bool,
     /// Only these scenarios (default: all).
     #[arg(value_name = "SCENARIO")]
     names: Vec<String>,
@@ -118,6 +124,8 @@ pub(crate) struct Options {
     names: Vec<String>,
     /// The ripgrep opencode's runs get.
     rg: Option<PathBuf>,
+    /// Keep the stored sessions of each run (`--sessions`).
+    sessions: bool,
 }
 
 /// Entry point of `cargo xtask record`.
@@ -133,6 +141,7 @@ pub fn record(args: Args) -> Result<()> {
         check: args.check || args.latest,
         names: args.names.clone(),
         rg: args.rg.clone(),
+        sessions: args.sessions,
     };
     let backend = match (args.backend, &args.codex) {
         (Some(Backend::Claude), Some(_)) => {
@@ -230,6 +239,16 @@ pub(crate) struct Output {
 
 impl Output {
     fn new(options: &Options, fixtures_dir: &Path) -> Result<Output> {
+        // `--sessions` keeps the live streams beside the stored sessions, never over the
+        // backend's own recordings: `fixtures/sessions/BACKEND/`.
+        let sessions_dir;
+        let fixtures_dir = if options.sessions {
+            let backend = fixtures_dir.file_name().unwrap_or_default();
+            sessions_dir = fixtures::root().join("sessions").join(backend);
+            sessions_dir.as_path()
+        } else {
+            fixtures_dir
+        };
         let (path, temp) = match (&options.out, options.check) {
             (Some(out), _) => (out.clone(), None),
             (None, true) => {
@@ -340,6 +359,29 @@ fn golden(expected: &Path, old_raw: &str, events: &str, raw: &str) -> Vec<String
         .into_iter()
         .map(|p| format!("golden: {p}"))
         .collect()
+}
+
+/// Copies the folder `from` (the stored sessions a run left in its throwaway HOME) into `to`,
+/// keeping the relative paths; nothing when `from` does not exist.
+pub(crate) fn keep_sessions(from: &Path, to: &Path) -> Result<()> {
+    if !from.exists() {
+        return Ok(());
+    }
+    if to.exists() {
+        std::fs::remove_dir_all(to).with_context(|| format!("removing {}", to.display()))?;
+    }
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from).with_context(|| format!("reading {}", from.display()))? {
+        let entry = entry?;
+        let target = to.join(entry.file_name());
+        if entry.file_type()?.is_dir() {
+            keep_sessions(&entry.path(), &target)?;
+        } else if entry.file_type()?.is_file() {
+            std::fs::copy(entry.path(), &target)
+                .with_context(|| format!("copying {}", entry.path().display()))?;
+        }
+    }
+    Ok(())
 }
 
 /// A file's text, empty when it cannot be read.

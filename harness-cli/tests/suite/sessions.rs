@@ -1,0 +1,356 @@
+//! `harness sessions` on the stored sessions the real binaries wrote (`fixtures/sessions/`,
+//! issue 16): rows, filters, prices, stats, show, the JSON Schema, and DuckDB.
+
+use std::path::PathBuf;
+
+use jsonschema::Validator;
+use serde_json::{Value, json};
+
+use super::{run, run_with_env};
+
+fn stored(path: &str) -> String {
+    fixtures::root()
+        .join("sessions")
+        .join(path)
+        .display()
+        .to_string()
+}
+
+/// Two Claude Code sessions (one with a sub-agent) and one Codex session.
+fn three() -> Vec<String> {
+    [
+        "--claude-dir",
+        &stored("claude/c_read"),
+        "--claude-dir",
+        &stored("claude/m_subagent"),
+        "--codex-home",
+        &stored("codex/c01_cat"),
+    ]
+    .map(str::to_string)
+    .to_vec()
+}
+
+fn rows(args: &[&str], more: &[String]) -> Vec<Value> {
+    let mut all: Vec<&str> = args.to_vec();
+    all.extend(more.iter().map(String::as_str));
+    let output = run(&all, b"");
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    String::from_utf8(output.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn schema(of: &str) -> Validator {
+    let output = run(&["sessions", "schema", of], b"");
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let schema: Value = serde_json::from_slice(&output.stdout).unwrap();
+    jsonschema::meta::validate(&schema).unwrap();
+    jsonschema::draft202012::new(&schema).unwrap()
+}
+
+#[test]
+fn list_gives_one_row_per_session_with_its_figures() {
+    let mut got = rows(&["sessions", "list", "--format", "json"], &three());
+    let validator = schema("list");
+    for row in &got {
+        assert!(validator.is_valid(row), "{row}");
+    }
+    for row in &mut got {
+        assert!(row["path"].as_str().unwrap().ends_with(".jsonl"));
+        row.as_object_mut().unwrap().remove("path");
+    }
+    // Sorted by start; the Codex model has no price: no cost, and `cost_usd` is not computed
+    // from nothing.
+    assert_eq!(
+        got[0],
+        json!({"backend": "codex", "id": "01a22fa9-2827-71d0-8191-c6ced1f58163",
+            "project": "/home/dev2/project", "start": "2026-12-01T03:32:24.767Z",
+            "end": "2026-12-01T03:32:24.877Z", "duration_ms": 110, "turns": 1, "messages": 2,
+            "input_tokens": 2400, "output_tokens": 80, "cache_read_input_tokens": 0,
+            "cache_creation_input_tokens": 0, "computed": ["cost_usd"],
+            "first_prompt": "Run `cat README.md` and report.",
+            "models": {"gpt-5.5": {"input_tokens": 2400, "output_tokens": 80,
+                "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0}},
+            "tools": {"exec_command": {"uses": 1, "input_tokens": 1200, "output_tokens": 40,
+                "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0}}})
+    );
+    // T3, T7: tokens summed per message (computed), the cost Claude Code stored.
+    assert_eq!(got[1]["id"], "30963002-e97a-42d1-8bbc-41d63ac4ff77");
+    assert_eq!(got[1]["messages"], 3);
+    assert_eq!(got[1]["input_tokens"], 360);
+    assert_eq!(got[1]["cost_usd"], 0.00324);
+    assert_eq!(got[1]["computed"], json!(["tokens"]));
+    assert_eq!(got[1]["tools"]["Read"]["uses"], 2);
+    // T8: the sub-agent's file counts in its session.
+    assert_eq!(got[2]["id"], "3ccf1dc8-1aab-4824-872b-7dbd67c7dd46");
+    assert_eq!(got[2]["input_tokens"], 480);
+    assert_eq!(got[2]["first_prompt"], "Use a subagent to read the README");
+    assert_eq!(got[2]["tools"]["Read"]["uses"], 1);
+}
+
+#[test]
+fn list_filters_by_backend_date_and_project() {
+    let count = |more: &[&str]| {
+        let mut args = vec!["sessions", "list", "--format", "json"];
+        args.extend(more);
+        rows(&args, &three()).len()
+    };
+    assert_eq!(count(&[]), 3);
+    assert_eq!(count(&["--backend", "codex"]), 1);
+    assert_eq!(count(&["--backend", "claude"]), 2);
+    assert_eq!(count(&["--since", "2026-12-02"]), 0);
+    assert_eq!(count(&["--until", "2026-12-01"]), 3);
+    assert_eq!(count(&["--until", "2026-11-30"]), 0);
+    assert_eq!(count(&["--since", "2026-12-01T03:32:25"]), 2);
+    assert_eq!(count(&["--project", "dev2"]), 1);
+}
+
+#[test]
+fn the_environment_names_the_default_locations() {
+    let env = [
+        ("CLAUDE_CONFIG_DIR", stored("claude/c_read")),
+        ("CODEX_HOME", stored("codex/c01_cat")),
+        ("HOME", "/nonexistent".to_string()),
+    ];
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let output = run_with_env(&["sessions", "list", "--format", "json"], &env, b"");
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    assert_eq!(String::from_utf8_lossy(&output.stdout).lines().count(), 2);
+}
+
+#[test]
+fn a_price_file_prices_an_unknown_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let prices = dir.path().join("prices.json");
+    std::fs::write(&prices, r#"{"gpt-5.5": {"input": 1.25, "output": 10}}"#).unwrap();
+    let path = prices.display().to_string();
+    let got = rows(
+        &[
+            "sessions",
+            "list",
+            "--format",
+            "json",
+            "--backend",
+            "codex",
+            "--prices",
+            &path,
+        ],
+        &three(),
+    );
+    // 2,400 input tokens at 1.25 and 80 output tokens at 10 per million.
+    assert_eq!(got[0]["cost_usd"], 0.0038);
+    std::fs::write(&prices, r#"{"gpt-5.5": {"input": "cheap"}}"#).unwrap();
+    let output = run(&["sessions", "list", "--prices", &path], b"");
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("not a price table"));
+}
+
+#[test]
+fn stats_sums_by_model_and_by_tool() {
+    let validator = schema("stats");
+    let by_model = rows(
+        &["sessions", "stats", "--by", "model", "--format", "json"],
+        &three(),
+    );
+    assert!(by_model.iter().all(|r| validator.is_valid(r)));
+    assert_eq!(
+        by_model,
+        [
+            json!({"key": "claude-opus-5-5", "sessions": 2, "uses": 0, "input_tokens": 840,
+                "output_tokens": 210, "cache_read_input_tokens": 0,
+                "cache_creation_input_tokens": 0, "cost_usd": 0.00756}),
+            json!({"key": "gpt-5.5", "sessions": 1, "uses": 0, "input_tokens": 2400,
+                "output_tokens": 80, "cache_read_input_tokens": 0,
+                "cache_creation_input_tokens": 0}),
+        ]
+    );
+    let by_tool = rows(
+        &["sessions", "stats", "--by", "tool", "--format", "json"],
+        &three(),
+    );
+    let uses: Vec<(String, u64)> = by_tool
+        .iter()
+        .map(|r| {
+            (
+                r["key"].as_str().unwrap().to_string(),
+                r["uses"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        uses,
+        [
+            ("Agent".into(), 1),
+            ("Read".into(), 3),
+            ("exec_command".into(), 1)
+        ]
+    );
+    let by_day = rows(
+        &["sessions", "stats", "--by", "day", "--format", "json"],
+        &three(),
+    );
+    assert_eq!(by_day.len(), 1);
+    assert_eq!(by_day[0]["key"], "2026-12-01");
+    assert_eq!(by_day[0]["sessions"], 3);
+    let by_week = rows(
+        &["sessions", "stats", "--by", "week", "--format", "json"],
+        &three(),
+    );
+    assert_eq!(by_week[0]["key"], "2026-W49");
+    let table = run(
+        &[
+            "sessions",
+            "stats",
+            "--by",
+            "project",
+            "--format",
+            "table",
+            "--claude-dir",
+            &stored("claude/c_read"),
+        ],
+        b"",
+    );
+    let text = String::from_utf8(table.stdout).unwrap();
+    assert!(text.starts_with("key "), "{text}");
+    assert!(text.contains("/home/dev/project"), "{text}");
+}
+
+#[test]
+fn show_prints_a_sessions_events_then_its_outcome() {
+    let mut args = vec!["sessions".to_string(), "show".into(), "3ccf".into()];
+    args.extend(three());
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let lines = rows(&args, &[]);
+    let kinds: Vec<&str> = lines.iter().map(|l| l["kind"].as_str().unwrap()).collect();
+    assert_eq!(
+        kinds,
+        ["agent", "unknown", "agent", "read", "agent", "outcome"]
+    );
+    // T8: the sub-agent's read carries the Agent tool use that started it.
+    assert_eq!(
+        lines[3]["parent_tool_use_id"],
+        "toolu_01Agent0000000000000037"
+    );
+    assert_eq!(lines[5]["status"], "success");
+    let unknown = run(
+        &[
+            "sessions",
+            "show",
+            "nope",
+            "--claude-dir",
+            &stored("claude/c_read"),
+        ],
+        b"",
+    );
+    assert_eq!(unknown.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&unknown.stderr).contains("no stored session nope"));
+}
+
+/// The README's DuckDB query, run on `stats --by tool` when DuckDB's Python package is there
+/// (`.ci/run` installs it; on CI its absence is a failure).
+#[test]
+fn duckdb_reads_the_rows_as_they_are() {
+    let probe = std::process::Command::new("python3")
+        .args(["-c", "import duckdb"])
+        .output();
+    if !probe.is_ok_and(|o| o.status.success()) {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI needs DuckDB's Python package"
+        );
+        eprintln!("duckdb is not importable: `pip install duckdb` to run this test");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file: PathBuf = dir.path().join("tools.jsonl");
+    let output = run(
+        &[
+            &["sessions", "stats", "--by", "tool", "--format", "json"][..],
+            &three().iter().map(String::as_str).collect::<Vec<_>>(),
+        ]
+        .concat(),
+        b"",
+    );
+    std::fs::write(&file, &output.stdout).unwrap();
+    let query = format!(
+        "import duckdb\n\
+         rows = duckdb.sql(\"SELECT key AS tool, uses, cost_usd FROM read_json_auto('{}') \
+         ORDER BY cost_usd DESC NULLS LAST LIMIT 10\").fetchall()\n\
+         print(rows)",
+        file.display()
+    );
+    let result = std::process::Command::new("python3")
+        .args(["-c", &query])
+        .output()
+        .unwrap();
+    assert!(
+        result.status.success(),
+        "{}",
+        String::from_utf8_lossy(&result.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&result.stdout).trim(),
+        "[('Read', 3, 0.00324), ('Agent', 1, 0.00108), ('exec_command', 1, None)]"
+    );
+}
+
+/// Copies a recorded scenario's stored files into a fresh folder.
+fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap().flatten() {
+        let target = to.join(entry.file_name());
+        if entry.path().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+/// `--cache`: a session is read again only when a file of it changed.
+#[test]
+fn the_cache_reuses_unchanged_sessions_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("claude");
+    copy_tree(&fixtures::root().join("sessions/claude/c_read"), &home);
+    let cache = dir.path().join("cache/sessions.jsonl");
+    let (home_arg, cache_arg) = (home.display().to_string(), cache.display().to_string());
+    let list = || {
+        let args = [
+            "sessions",
+            "list",
+            "--format",
+            "json",
+            "--codex-home",
+            "/nonexistent",
+            "--claude-dir",
+            &home_arg,
+            "--cache",
+            &cache_arg,
+        ];
+        rows(&args, &[])
+    };
+    let first = list();
+    assert_eq!(first[0]["turns"], 1);
+    let text = std::fs::read_to_string(&cache).unwrap();
+    assert_eq!(text.lines().count(), 2, "{text}");
+    // A cached row whose files did not change is used as it is: make it say 99 turns.
+    std::fs::write(&cache, text.replace(r#""turns":1"#, r#""turns":99"#)).unwrap();
+    assert_eq!(list()[0]["turns"], 99);
+    // A file that changed is read again.
+    let transcript = std::fs::read_dir(home.join("projects/-home-dev-project"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .unwrap();
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&transcript)
+        .unwrap();
+    std::io::Write::write_all(&mut file, b"{\"type\":\"summary\",\"summary\":\"s\"}\n").unwrap();
+    drop(file);
+    assert_eq!(list()[0]["turns"], 1);
+}

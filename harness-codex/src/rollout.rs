@@ -1,0 +1,606 @@
+//! Codex's stored sessions (`~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`): the R rules of
+//! `docs/sessions.md`.
+//!
+//! A rollout line is `{"timestamp", "type", "payload"}`. Codex writes each finished item of a
+//! turn as an `event_msg` of type `item_completed`; those are the items `codex exec --json`
+//! prints, in another spelling (`CommandExecution` for `command_execution`, an argv for a
+//! command line, a map of changes for a list). A [`RolloutDecoder`] spells each one as the
+//! live item and hands it to the live decoder ([`CodexDecoder`], X rules), so a rollout gives
+//! the events of the live stream of the same run; `task_complete` is the turn's terminal line,
+//! with the running token total of the last `token_count`.
+//!
+//! ```
+//! use harness_codex::RolloutNormalizer;
+//! use harness_core::{Normalizer, NormalizerConfig, Status};
+//!
+//! let lines = [
+//!     r#"{"timestamp":"2026-01-01T00:00:00Z","type":"session_meta","payload":{"id":"t1","cwd":"/p"}}"#,
+//!     r#"{"timestamp":"2026-01-01T00:00:01Z","type":"turn_context","payload":{"model":"gpt-5"}}"#,
+//!     r#"{"timestamp":"2026-01-01T00:00:02Z","type":"event_msg","payload":{"type":"item_completed","item":{"type":"AgentMessage","id":"a","content":[{"type":"Text","text":"Done."}]}}}"#,
+//!     r#"{"timestamp":"2026-01-01T00:00:03Z","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":100,"cached_input_tokens":40,"output_tokens":5,"reasoning_output_tokens":0}}}}"#,
+//!     r#"{"timestamp":"2026-01-01T00:00:04Z","type":"event_msg","payload":{"type":"task_complete"}}"#,
+//! ];
+//! let mut normalizer = RolloutNormalizer::new(NormalizerConfig::default());
+//! let mut events = Vec::new();
+//! for line in lines {
+//!     normalizer.push_line(line.as_bytes(), &mut events);
+//! }
+//! let outcome = normalizer.finish(&mut events);
+//! assert_eq!(events.len(), 1);
+//! assert_eq!(outcome.status, Status::Success);
+//! assert_eq!(outcome.session_id.as_deref(), Some("t1"));
+//! assert_eq!(outcome.metrics.cache_read_input_tokens, Some(40.into()));
+//! assert_eq!(normalizer.decoder().accounting().models["gpt-5"].input, 60);
+//! ```
+
+use harness_core::backend::{Decoder, Driver, Emitter, NotJson, Summary, parse_value};
+use harness_core::prices::Tokens;
+use harness_core::stored::Accounting;
+use harness_core::{EventBody, NormalizerConfig, PendingToolUse, ToolRef, UnknownReason};
+use serde_json::{Map, Value, json};
+
+use crate::normalizer::CodexDecoder;
+
+/// A stored Codex rollout's normalizer: the core's [`Driver`] around a [`RolloutDecoder`].
+pub type RolloutNormalizer = Driver<RolloutDecoder>;
+
+/// The top-level types and `event_msg` types a rollout keeps for Codex's own bookkeeping, or
+/// that repeat what an `item_completed` says: consumed by R9.
+pub const BOOKKEEPING: &[&str] = &[
+    "response_item",
+    "compacted",
+    "world_state",
+    "token_usage_record",
+];
+
+/// The decoding of a rollout: R rules in front of the live decoder's X rules.
+#[derive(Debug, Default)]
+pub struct RolloutDecoder {
+    inner: CodexDecoder,
+    /// The model of the current turn (`turn_context`).
+    model: Option<String>,
+    /// The last running total (`token_count`), as the live `usage` spells it.
+    total: Option<Value>,
+    /// The last running total, for the accounting's deltas.
+    last_tokens: Tokens,
+    /// Tools called since the last `token_count`.
+    tools: Vec<String>,
+    /// `update_plan` calls waiting for their output (R5), by call id.
+    plans: Vec<(String, Value)>,
+    /// Whether the rollout is in the legacy history mode (R10): its `session_meta` has no
+    /// `history_mode: "paginated"`.
+    legacy: bool,
+    accounting: Accounting,
+}
+
+fn u64_at(value: &Value, key: &str) -> u64 {
+    value.get(key).and_then(Value::as_u64).unwrap_or(0)
+}
+
+impl RolloutDecoder {
+    /// What the rollout says about its session: tokens by model (Codex's own running total,
+    /// split by the model of each turn), timestamps, first prompt, tools.
+    pub fn accounting(&self) -> Accounting {
+        self.accounting.clone()
+    }
+
+    /// Feeds a line of the live format to the live decoder.
+    fn live(&mut self, line: Value, out: &mut Emitter<'_>) {
+        let text = line.to_string();
+        // The live decoder reads any JSON object line: `NotJson` cannot come back.
+        let _ = self.inner.line(text.as_bytes(), out);
+    }
+
+    fn unknown(&mut self, reason: UnknownReason, raw: Value, out: &mut Emitter<'_>) {
+        let tool = ToolRef::default();
+        out.emit(EventBody::Unknown { reason, raw, tool });
+    }
+
+    /// R4: an `item_completed`'s item, spelled as `codex exec --json` spells it.
+    fn item(&mut self, item: &Value, out: &mut Emitter<'_>) {
+        let id = item.get("id").cloned().unwrap_or(Value::Null);
+        let kind = item.get("type").and_then(Value::as_str).unwrap_or_default();
+        let text_of = |key: &str, join: &str| -> String {
+            let parts = item.get(key).and_then(Value::as_array);
+            parts
+                .map(|parts| {
+                    parts
+                        .iter()
+                        .filter_map(|p| p.as_str().or_else(|| p.get("text")?.as_str()))
+                        .collect::<Vec<_>>()
+                        .join(join)
+                })
+                .unwrap_or_default()
+        };
+        let live = match kind {
+            "UserMessage" => {
+                out.consumed_by("R4");
+                let text = text_of("content", "\n");
+                self.accounting.prompt(&text);
+                return;
+            }
+            "AgentMessage" => {
+                json!({"id": id, "type": "agent_message", "text": text_of("content", "")})
+            }
+            "Reasoning" => {
+                json!({"id": id, "type": "reasoning", "text": text_of("summary_text", "\n")})
+            }
+            "CommandExecution" => {
+                let command = match item.get("command") {
+                    Some(Value::Array(argv)) => {
+                        let words: Vec<&str> = argv.iter().filter_map(Value::as_str).collect();
+                        shlex::try_join(words.iter().copied())
+                            .map(Value::String)
+                            .unwrap_or_else(|_| Value::String(words.join(" ")))
+                    }
+                    Some(other) => other.clone(),
+                    None => Value::Null,
+                };
+                json!({
+                    "id": id,
+                    "type": "command_execution",
+                    "command": command,
+                    "aggregated_output": item.get("aggregated_output").cloned().unwrap_or_default(),
+                    "exit_code": item.get("exit_code").cloned().unwrap_or(Value::Null),
+                    "status": item.get("status").cloned().unwrap_or(Value::Null),
+                })
+            }
+            "FileChange" => {
+                let changes = match item.get("changes") {
+                    Some(Value::Object(map)) => Value::Array(
+                        map.iter()
+                            .map(|(path, change)| {
+                                let kind = change.get("type").cloned().unwrap_or(Value::Null);
+                                json!({"path": path, "kind": kind})
+                            })
+                            .collect(),
+                    ),
+                    Some(other) => other.clone(),
+                    None => Value::Null,
+                };
+                json!({"id": id, "type": "file_change", "changes": changes,
+                       "status": item.get("status").cloned().unwrap_or(Value::Null)})
+            }
+            "McpToolCall" => {
+                let mut live = item.as_object().cloned().unwrap_or_default();
+                live.insert("type".into(), "mcp_tool_call".into());
+                Value::Object(live)
+            }
+            "WebSearch" => {
+                json!({"id": id, "type": "web_search",
+                       "query": item.get("query").cloned().unwrap_or(Value::Null)})
+            }
+            _ => {
+                self.unknown(UnknownReason::UnknownItem, item.clone(), out);
+                return;
+            }
+        };
+        self.live(json!({"type": "item.completed", "item": live}), out);
+    }
+
+    /// R5: an accepted `update_plan` call is the live stream's to-do list, one per session
+    /// (X5).
+    fn plan(&mut self, payload: &Value, out: &mut Emitter<'_>) {
+        let arguments = payload.get("arguments").and_then(Value::as_str);
+        let plan = arguments.and_then(|a| serde_json::from_str::<Value>(a).ok());
+        let Some(Value::Array(steps)) = plan.as_ref().and_then(|p| p.get("plan")) else {
+            out.consumed_by("R5");
+            return;
+        };
+        let items: Vec<Value> = steps
+            .iter()
+            .map(|step| {
+                let done = step.get("status").and_then(Value::as_str) == Some("completed");
+                json!({"text": step.get("step").cloned().unwrap_or(Value::Null), "completed": done})
+            })
+            .collect();
+        let item = json!({"id": "update_plan", "type": "todo_list", "items": items});
+        self.live(json!({"type": "item.updated", "item": item}), out);
+    }
+
+    /// R6: Codex's running total; the tokens since the last one go to the turn's model.
+    fn token_count(&mut self, payload: &Value) {
+        let Some(total) = payload.pointer("/info/total_token_usage") else {
+            return;
+        };
+        let input = u64_at(total, "input_tokens");
+        let cached = u64_at(total, "cached_input_tokens");
+        let tokens = Tokens {
+            input: input.saturating_sub(cached),
+            output: u64_at(total, "output_tokens"),
+            cache_read: cached,
+            cache_write: u64_at(total, "cache_write_input_tokens"),
+        };
+        let delta = Tokens {
+            input: tokens.input.saturating_sub(self.last_tokens.input),
+            output: tokens.output.saturating_sub(self.last_tokens.output),
+            cache_read: tokens
+                .cache_read
+                .saturating_sub(self.last_tokens.cache_read),
+            cache_write: tokens
+                .cache_write
+                .saturating_sub(self.last_tokens.cache_write),
+        };
+        let model = self.model.clone().unwrap_or_else(|| "unknown".to_string());
+        let tools = std::mem::take(&mut self.tools);
+        self.accounting.message(&model, &delta, &tools);
+        self.last_tokens = tokens;
+        self.total = Some(total.clone());
+        self.accounting.reported_tokens = true;
+    }
+
+    fn on_line(&mut self, line: Map<String, Value>, out: &mut Emitter<'_>) {
+        if let Some(at) = line.get("timestamp").and_then(Value::as_str) {
+            self.accounting.timestamp(at);
+        }
+        let empty = Value::Null;
+        let payload = line.get("payload").unwrap_or(&empty);
+        let payload_type = payload.get("type").and_then(Value::as_str);
+        match line.get("type").and_then(Value::as_str) {
+            Some("session_meta") => {
+                if let Some(cwd) = payload.get("cwd").and_then(Value::as_str) {
+                    self.accounting.cwd.get_or_insert_with(|| cwd.to_string());
+                    self.inner.set_cwd(cwd);
+                }
+                self.legacy =
+                    payload.get("history_mode").and_then(Value::as_str) != Some("paginated");
+                let id = payload.get("id").cloned().unwrap_or(Value::Null);
+                self.live(json!({"type": "thread.started", "thread_id": id}), out);
+                out.consumed_by("R1");
+            }
+            Some("turn_context") => {
+                out.consumed_by("R2");
+                if let Some(model) = payload.get("model").and_then(Value::as_str) {
+                    self.model = Some(model.to_string());
+                }
+                if let Some(cwd) = payload.get("cwd").and_then(Value::as_str) {
+                    self.accounting.cwd.get_or_insert_with(|| cwd.to_string());
+                }
+            }
+            Some("event_msg") => match payload_type {
+                Some("task_started") => out.consumed_by("R3"),
+                Some("item_completed") => match payload.get("item") {
+                    Some(item) if item.is_object() => self.item(item, out),
+                    _ => self.unknown(UnknownReason::UnknownItem, Value::Object(line), out),
+                },
+                Some("task_complete") => {
+                    let usage = self.total.clone().unwrap_or(Value::Null);
+                    self.live(json!({"type": "turn.completed", "usage": usage}), out);
+                }
+                Some("token_count") => {
+                    out.consumed_by("R6");
+                    self.token_count(payload);
+                }
+                Some("turn_aborted") => out.consumed_by("R7"),
+                // R10: a legacy rollout's messages.
+                Some("agent_message") if self.legacy => {
+                    let text = payload.get("message").cloned().unwrap_or(Value::Null);
+                    let item = json!({"type": "agent_message", "text": text});
+                    self.live(json!({"type": "item.completed", "item": item}), out);
+                }
+                Some("agent_reasoning") if self.legacy => {
+                    let text = payload.get("text").cloned().unwrap_or(Value::Null);
+                    let item = json!({"type": "reasoning", "text": text});
+                    self.live(json!({"type": "item.completed", "item": item}), out);
+                }
+                Some("user_message") if self.legacy => {
+                    out.consumed_by("R10");
+                    if let Some(text) = payload.get("message").and_then(Value::as_str) {
+                        self.accounting.prompt(text);
+                    }
+                }
+                Some(
+                    "patch_apply_end" | "mcp_tool_call_end" | "web_search_end" | "exec_command_end",
+                ) if self.legacy => {
+                    let tool = ToolRef {
+                        tool: payload_type.map(str::to_string),
+                        tool_use_id: payload
+                            .get("call_id")
+                            .and_then(Value::as_str)
+                            .map(str::to_string),
+                    };
+                    let raw = payload.clone();
+                    out.emit(EventBody::Unknown {
+                        reason: UnknownReason::UnknownItem,
+                        raw,
+                        tool,
+                    });
+                }
+                Some("error") => {
+                    let message = payload.get("message").cloned().unwrap_or(Value::Null);
+                    self.live(
+                        json!({"type": "turn.failed", "error": {"message": message}}),
+                        out,
+                    );
+                }
+                Some("stream_error") => {
+                    let message = payload.get("message").cloned().unwrap_or(Value::Null);
+                    self.live(json!({"type": "error", "message": message}), out);
+                }
+                _ => out.consumed_by("R9"),
+            },
+            Some("response_item")
+                if payload_type == Some("function_call")
+                    && payload.get("name").and_then(Value::as_str) == Some("update_plan") =>
+            {
+                // R5: the plan counts once Codex accepted it (its output, below).
+                out.consumed_by("R5");
+                self.tools.push("update_plan".to_string());
+                let call = payload.get("call_id").and_then(Value::as_str);
+                self.plans
+                    .push((call.unwrap_or_default().to_string(), payload.clone()));
+            }
+            Some("response_item")
+                if payload_type == Some("function_call_output")
+                    && self.plans.iter().any(|(id, _)| {
+                        payload.get("call_id").and_then(Value::as_str) == Some(id.as_str())
+                    }) =>
+            {
+                let call = payload.get("call_id").and_then(Value::as_str);
+                let at = self
+                    .plans
+                    .iter()
+                    .position(|(id, _)| call == Some(id.as_str()));
+                let plan = at.map(|i| self.plans.remove(i).1);
+                let accepted =
+                    payload.get("output").and_then(Value::as_str) == Some("Plan updated");
+                match plan {
+                    Some(plan) if accepted => self.plan(&plan, out),
+                    _ => out.consumed_by("R5"),
+                }
+            }
+            Some("response_item") => {
+                out.consumed_by("R9");
+                if let Some("function_call" | "custom_tool_call" | "local_shell_call") =
+                    payload_type
+                {
+                    let name = payload.get("name").and_then(Value::as_str);
+                    self.tools.push(name.unwrap_or("local_shell").to_string());
+                    if self.legacy {
+                        // R10: a legacy rollout's tool calls have no item: kept, unmapped.
+                        let tool = ToolRef {
+                            tool: Some(name.unwrap_or("local_shell").to_string()),
+                            tool_use_id: payload
+                                .get("call_id")
+                                .and_then(Value::as_str)
+                                .map(str::to_string),
+                        };
+                        let raw = payload.clone();
+                        out.emit(EventBody::Unknown {
+                            reason: UnknownReason::UnknownTool,
+                            raw,
+                            tool,
+                        });
+                    }
+                } else if let Some(kind @ ("web_search_call" | "tool_search_call")) = payload_type {
+                    self.tools.push(kind.to_string());
+                }
+            }
+            Some(kind) if BOOKKEEPING.contains(&kind) => out.consumed_by("R9"),
+            Some(_) => self.unknown(UnknownReason::UnknownType, Value::Object(line), out),
+            None => self.unknown(UnknownReason::NotAnEvent, Value::Object(line), out),
+        }
+    }
+}
+
+impl Decoder for RolloutDecoder {
+    fn new(config: &NormalizerConfig) -> Self {
+        RolloutDecoder {
+            inner: CodexDecoder::new(config),
+            ..RolloutDecoder::default()
+        }
+    }
+
+    fn line(&mut self, line: &[u8], out: &mut Emitter<'_>) -> Result<(), NotJson> {
+        match parse_value(line)? {
+            Value::Object(map) => self.on_line(map, out),
+            other => self.unknown(UnknownReason::NotAnEvent, other, out),
+        }
+        Ok(())
+    }
+
+    fn end(&mut self, out: &mut Emitter<'_>) {
+        self.inner.end(out);
+    }
+
+    fn summary(&self) -> Summary {
+        self.inner.summary()
+    }
+
+    fn session_id(&self) -> Option<&str> {
+        self.inner.session_id()
+    }
+
+    fn pending_tool_uses(&self) -> Vec<PendingToolUse> {
+        self.inner.pending_tool_uses()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use harness_core::{Disposition, Event, Kind, Normalizer, Outcome, Status};
+
+    use super::*;
+
+    const META: &str = r#"{"timestamp":"2026-01-01T00:00:00Z","type":"session_meta","payload":{"id":"t1","cwd":"/p","cli_version":"0.171.0","history_mode":"paginated"}}"#;
+    const CONTEXT: &str = r#"{"timestamp":"2026-01-01T00:00:00Z","type":"turn_context","payload":{"model":"gpt-5","cwd":"/p"}}"#;
+    const STARTED: &str = r#"{"timestamp":"2026-01-01T00:00:00Z","type":"event_msg","payload":{"type":"task_started"}}"#;
+    const PROMPT: &str = r#"{"timestamp":"2026-01-01T00:00:01Z","type":"event_msg","payload":{"type":"item_completed","item":{"type":"UserMessage","id":"u","content":[{"type":"text","text":"Show src/a.py"}]}}}"#;
+    const CALL: &str = r#"{"timestamp":"2026-01-01T00:00:02Z","type":"response_item","payload":{"type":"function_call","name":"exec_command","arguments":"{}","call_id":"call_1"}}"#;
+    const COMMAND: &str = r#"{"timestamp":"2026-01-01T00:00:03Z","type":"event_msg","payload":{"type":"item_completed","item":{"type":"CommandExecution","id":"call_1","command":["/bin/bash","-lc","cat src/a.py"],"status":"completed","exit_code":0,"aggregated_output":"x"}}}"#;
+    const COUNT: &str = r#"{"timestamp":"2026-01-01T00:00:04Z","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":1000,"cached_input_tokens":600,"output_tokens":50,"reasoning_output_tokens":10}}}}"#;
+    const ANSWER: &str = r#"{"timestamp":"2026-01-01T00:00:05Z","type":"event_msg","payload":{"type":"item_completed","item":{"type":"AgentMessage","id":"m","content":[{"type":"Text","text":"It prints x."}]}}}"#;
+    const DONE: &str = r#"{"timestamp":"2026-01-01T00:00:06Z","type":"event_msg","payload":{"type":"task_complete","last_agent_message":"It prints x."}}"#;
+
+    fn run(lines: &[&str]) -> (Vec<Event>, Outcome, Accounting) {
+        let mut normalizer = RolloutNormalizer::new(NormalizerConfig::default());
+        let mut events = Vec::new();
+        for line in lines {
+            normalizer.push_line(line.as_bytes(), &mut events);
+        }
+        let outcome = normalizer.finish(&mut events);
+        let accounting = normalizer.decoder().accounting();
+        (events, outcome, accounting)
+    }
+
+    /// R1-R9: every line of a rollout has a disposition.
+    #[test]
+    fn every_line_type_is_accounted_for() {
+        let mut normalizer = RolloutNormalizer::new(NormalizerConfig::default());
+        let got = harness_core::testkit::dispositions(
+            &mut normalizer,
+            &[
+                META,
+                CONTEXT,
+                STARTED,
+                PROMPT,
+                CALL,
+                COMMAND,
+                COUNT,
+                r#"{"type":"world_state","payload":{}}"#,
+                r#"{"type":"event_msg","payload":{"type":"thread_settings_applied"}}"#,
+                r#"{"type":"compacted","payload":{"message":"summary"}}"#,
+                r#"{"type":"event_msg","payload":{"type":"item_completed","item":{"type":"Hologram","id":"h"}}}"#,
+                r#"{"type":"brand_new","payload":{}}"#,
+                ANSWER,
+                DONE,
+                r#"{"type":"event_msg","payload":{"type":"turn_aborted","reason":"interrupted"}}"#,
+                "[]",
+            ],
+        );
+        assert_eq!(
+            got,
+            [
+                Disposition::Consumed("R1"),
+                Disposition::Consumed("R2"),
+                Disposition::Consumed("R3"),
+                Disposition::Consumed("R4"),
+                Disposition::Consumed("R9"),
+                Disposition::Emitted,
+                Disposition::Consumed("R6"),
+                Disposition::Consumed("R9"),
+                Disposition::Consumed("R9"),
+                Disposition::Consumed("R9"),
+                Disposition::Emitted,
+                Disposition::Emitted,
+                Disposition::Emitted,
+                Disposition::Outcome,
+                Disposition::Consumed("R7"),
+                Disposition::Emitted,
+            ]
+        );
+    }
+
+    /// R1, R4: the command's argv is the live command line, its relative path resolved
+    /// against the session's cwd; R6, R7: the running total is the outcome's usage (O3) and
+    /// the accounting's tokens, cached input apart.
+    #[test]
+    fn a_turn_gives_the_live_events_and_usage() {
+        let (events, outcome, accounting) = run(&[
+            META, CONTEXT, STARTED, PROMPT, CALL, COMMAND, COUNT, ANSWER, DONE,
+        ]);
+        let kinds: Vec<Kind> = events.iter().map(|e| e.kind()).collect();
+        assert_eq!(kinds, [Kind::Read, Kind::Agent]);
+        let json = serde_json::to_value(&events[0]).unwrap_or_default();
+        assert_eq!(json["path"], "/p/src/a.py");
+        assert_eq!(json["command"], "cat src/a.py");
+        assert_eq!(outcome.status, Status::Success);
+        assert_eq!(outcome.session_id.as_deref(), Some("t1"));
+        assert_eq!(outcome.final_output.as_deref(), Some("It prints x."));
+        assert_eq!(outcome.metrics.input_tokens, Some(1000.into()));
+        assert_eq!(outcome.metrics.cache_read_input_tokens, Some(600.into()));
+        assert_eq!(outcome.metrics.reasoning_output_tokens, Some(10.into()));
+        assert!(outcome.computed.is_empty());
+        let tokens = accounting.models["gpt-5"];
+        assert_eq!(
+            (tokens.input, tokens.cache_read, tokens.output),
+            (400, 600, 50)
+        );
+        assert!(accounting.reported_tokens);
+        assert_eq!(accounting.tools["exec_command"].uses, 1);
+        assert_eq!(accounting.first_prompt.as_deref(), Some("Show src/a.py"));
+    }
+
+    /// R6: tokens since the previous total go to the model of the turn that spent them.
+    #[test]
+    fn tokens_follow_the_turns_model() {
+        let second = CONTEXT.replace("gpt-5", "gpt-5-mini");
+        let later = COUNT
+            .replace("1000", "1500")
+            .replace("\"output_tokens\":50", "\"output_tokens\":80");
+        let (_, _, accounting) = run(&[META, CONTEXT, COUNT, DONE, &second, &later, DONE]);
+        assert_eq!(accounting.models["gpt-5"].input, 400);
+        assert_eq!(accounting.models["gpt-5-mini"].input, 500);
+        assert_eq!(accounting.models["gpt-5-mini"].output, 30);
+    }
+
+    /// R5: an `update_plan` the tool accepted is a plan (X5); a refused one is nothing.
+    #[test]
+    fn accepted_plans_only() {
+        let call = |id: &str| {
+            format!(
+                r#"{{"type":"response_item","payload":{{"type":"function_call","name":"update_plan","call_id":"{id}","arguments":"{{\"plan\":[{{\"step\":\"Read\",\"status\":\"completed\"}},{{\"step\":\"Edit\",\"status\":\"pending\"}}]}}"}}}}"#
+            )
+        };
+        let output = |id: &str, text: &str| {
+            format!(
+                r#"{{"type":"response_item","payload":{{"type":"function_call_output","call_id":"{id}","output":"{text}"}}}}"#
+            )
+        };
+        let (a, b) = (call("c1"), output("c1", "Plan updated"));
+        let (c, d) = (call("c2"), output("c2", "unsupported call: update_plan"));
+        let (events, _, _) = run(&[META, &a, &b, &c, &d]);
+        let plans: Vec<Value> = events
+            .iter()
+            .filter(|e| e.kind() == Kind::Plan)
+            .map(|e| serde_json::to_value(e).unwrap_or_default()["items"].clone())
+            .collect();
+        assert_eq!(
+            plans,
+            [json!([{"text": "Read", "completed": true}, {"text": "Edit", "completed": false}])]
+        );
+    }
+
+    /// R10: a legacy rollout (no `history_mode: "paginated"`) keeps its messages as events
+    /// and its tool calls as `unknown`, never dropping them; a paginated one reads them from
+    /// its items only.
+    #[test]
+    fn legacy_rollouts_lose_nothing() {
+        let legacy = META.replace(r#","history_mode":"paginated""#, "");
+        let lines = [
+            r#"{"type":"event_msg","payload":{"type":"user_message","message":"hi"}}"#,
+            r#"{"type":"event_msg","payload":{"type":"agent_reasoning","text":"Thinking."}}"#,
+            r#"{"type":"response_item","payload":{"type":"function_call","name":"shell","arguments":"{\"command\":[\"ls\"]}","call_id":"c1"}}"#,
+            r#"{"type":"event_msg","payload":{"type":"patch_apply_end","call_id":"c2","success":true}}"#,
+            r#"{"type":"event_msg","payload":{"type":"agent_message","message":"Done."}}"#,
+            DONE,
+        ];
+        let mut all = vec![legacy.as_str()];
+        all.extend(lines);
+        let (events, outcome, accounting) = run(&all);
+        let kinds: Vec<Kind> = events.iter().map(|e| e.kind()).collect();
+        assert_eq!(
+            kinds,
+            [Kind::Reasoning, Kind::Unknown, Kind::Unknown, Kind::Agent]
+        );
+        let tool = |e: &Event| serde_json::to_value(e).unwrap_or_default()["tool"].clone();
+        assert_eq!(tool(&events[1]), "shell");
+        assert_eq!(tool(&events[2]), "patch_apply_end");
+        assert_eq!(outcome.final_output.as_deref(), Some("Done."));
+        assert_eq!(accounting.first_prompt.as_deref(), Some("hi"));
+        let mut paginated = vec![META];
+        paginated.extend(lines);
+        let (events, _, _) = run(&paginated);
+        assert!(events.is_empty(), "{events:?}");
+    }
+
+    /// R7: an aborted turn has no terminal line: S9 gives its error, and the run is incomplete.
+    #[test]
+    fn an_aborted_turn_is_incomplete() {
+        let aborted =
+            r#"{"type":"event_msg","payload":{"type":"turn_aborted","reason":"interrupted"}}"#;
+        let (events, outcome, _) = run(&[META, STARTED, aborted]);
+        assert_eq!(outcome.status, Status::Incomplete);
+        assert!(matches!(&events[..], [e] if e.kind() == Kind::Error));
+    }
+}

@@ -1,0 +1,184 @@
+//! What a stored session's decoder gathers beyond the events and the outcome: the figures of
+//! `harness sessions` (issue 16, `docs/sessions.md`).
+//!
+//! A transcript or rollout decoder fills an [`Accounting`] as it reads; the scanner merges the
+//! accountings of a session's files and prices them with a [`crate::prices::PriceTable`].
+
+use std::collections::BTreeMap;
+
+use crate::prices::{PriceTable, Tokens, round_cost};
+
+/// The tokens one tool use is charged with: an equal share of the model message that made it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ToolTally {
+    /// How many times the tool was used.
+    pub uses: u64,
+    /// Its share of the tokens, by model.
+    pub models: BTreeMap<String, Tokens>,
+}
+
+/// The figures of one stored session (or one of its files).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Accounting {
+    /// Tokens by model, each model message counted once.
+    pub models: BTreeMap<String, Tokens>,
+    /// Model messages (API responses) counted.
+    pub messages: u64,
+    /// User prompts (turns) seen.
+    pub prompts: u64,
+    /// The session's cost as the agent itself stored it, when it did.
+    pub reported_cost: Option<f64>,
+    /// Whether the tokens were read from the agent's own running total (Codex) rather than
+    /// summed per message.
+    pub reported_tokens: bool,
+    /// The first and last timestamps (RFC 3339, as written).
+    pub first_timestamp: Option<String>,
+    /// The last timestamp.
+    pub last_timestamp: Option<String>,
+    /// The working directory the session names.
+    pub cwd: Option<String>,
+    /// The first prompt, cut to [`MAX_PROMPT`] characters.
+    pub first_prompt: Option<String>,
+    /// Tool uses and their share of the tokens, by tool name.
+    pub tools: BTreeMap<String, ToolTally>,
+}
+
+/// The most characters of a first prompt kept.
+pub const MAX_PROMPT: usize = 200;
+
+impl Accounting {
+    /// Notes a timestamp (kept as the first when there is none yet, and as the last).
+    pub fn timestamp(&mut self, at: &str) {
+        if self.first_timestamp.is_none() {
+            self.first_timestamp = Some(at.to_string());
+        }
+        match &mut self.last_timestamp {
+            Some(last) => {
+                last.clear();
+                last.push_str(at);
+            }
+            None => self.last_timestamp = Some(at.to_string()),
+        }
+    }
+
+    /// Notes the first prompt, unless one is known.
+    pub fn prompt(&mut self, text: &str) {
+        self.prompts += 1;
+        if self.first_prompt.is_none() && !text.trim().is_empty() {
+            let cut: String = text.trim().chars().take(MAX_PROMPT).collect();
+            self.first_prompt = Some(cut);
+        }
+    }
+
+    /// Adds one model message: its model, tokens and the tools it called.
+    pub fn message(&mut self, model: &str, tokens: &Tokens, tools: &[String]) {
+        self.messages += 1;
+        self.models
+            .entry(model.to_string())
+            .or_default()
+            .add(tokens);
+        if tools.is_empty() {
+            return;
+        }
+        let n = tools.len() as u64;
+        let share = Tokens {
+            input: tokens.input / n,
+            output: tokens.output / n,
+            cache_read: tokens.cache_read / n,
+            cache_write: tokens.cache_write / n,
+        };
+        for tool in tools {
+            let tally = self.tools.entry(tool.clone()).or_default();
+            tally.uses += 1;
+            tally
+                .models
+                .entry(model.to_string())
+                .or_default()
+                .add(&share);
+        }
+    }
+
+    /// Merges another file's figures of the same session into these.
+    pub fn merge(&mut self, other: Accounting) {
+        for (model, tokens) in other.models {
+            self.models.entry(model).or_default().add(&tokens);
+        }
+        self.messages += other.messages;
+        self.prompts += other.prompts;
+        self.reported_cost = match (self.reported_cost, other.reported_cost) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        };
+        self.reported_tokens |= other.reported_tokens;
+        if other.first_timestamp < self.first_timestamp || self.first_timestamp.is_none() {
+            self.first_timestamp = other.first_timestamp.or(self.first_timestamp.take());
+        }
+        if other.last_timestamp > self.last_timestamp {
+            self.last_timestamp = other.last_timestamp;
+        }
+        if self.cwd.is_none() {
+            self.cwd = other.cwd;
+        }
+        if self.first_prompt.is_none() {
+            self.first_prompt = other.first_prompt;
+        }
+        for (tool, tally) in other.tools {
+            let mine = self.tools.entry(tool).or_default();
+            mine.uses += tally.uses;
+            for (model, tokens) in tally.models {
+                mine.models.entry(model).or_default().add(&tokens);
+            }
+        }
+    }
+
+    /// All tokens, every model together.
+    pub fn tokens(&self) -> Tokens {
+        let mut total = Tokens::default();
+        for tokens in self.models.values() {
+            total.add(tokens);
+        }
+        total
+    }
+
+    /// The priced cost of the tokens; `None` when a model with tokens has no price.
+    pub fn priced_cost(&self, prices: &PriceTable) -> Option<f64> {
+        let mut total = 0.0;
+        for (model, tokens) in &self.models {
+            if *tokens == Tokens::default() {
+                continue;
+            }
+            total += prices.cost(model, tokens)?;
+        }
+        Some(round_cost(total))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_message_shares_its_tokens_among_its_tools() {
+        let mut a = Accounting::default();
+        let tokens = Tokens {
+            input: 10,
+            output: 7,
+            ..Tokens::default()
+        };
+        a.message("m", &tokens, &["Read".to_string(), "Bash".to_string()]);
+        a.message("m", &tokens, &[]);
+        assert_eq!(a.messages, 2);
+        assert_eq!(a.tokens().input, 20);
+        assert_eq!(a.tools["Read"].uses, 1);
+        assert_eq!(a.tools["Read"].models["m"].output, 3);
+        let mut b = Accounting::default();
+        b.timestamp("2026-01-02T00:00:00Z");
+        b.message("n", &tokens, &["Read".to_string()]);
+        a.timestamp("2026-01-03T00:00:00Z");
+        a.merge(b);
+        assert_eq!(a.first_timestamp.as_deref(), Some("2026-01-02T00:00:00Z"));
+        assert_eq!(a.last_timestamp.as_deref(), Some("2026-01-03T00:00:00Z"));
+        assert_eq!(a.tools["Read"].uses, 2);
+        assert_eq!(a.models.len(), 2);
+    }
+}

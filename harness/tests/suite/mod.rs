@@ -1,0 +1,3 @@
+//! The parts of the facade's integration tests.
+
+mod sessions;
