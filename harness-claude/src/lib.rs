@@ -40,7 +40,7 @@
 //! ```no_run
 //! use futures::StreamExt;
 //! use harness_claude::ClaudeHarness;
-//! use harness_core::{Registry, RunItem};
+//! use harness_core::{Registry, RunItem, RunRequest};
 //! use std::time::Duration;
 //!
 //! # async fn example() -> Result<(), harness_core::RunError> {

@@ -58,7 +58,7 @@
 //!
 //! ```no_run
 //! use futures::StreamExt;
-//! use harness_core::{Registry, RunItem};
+//! use harness_core::{Registry, RunItem, RunRequest};
 //! use std::time::Duration;
 //!
 //! # async fn example() -> Result<(), harness_core::RunError> {
