@@ -260,7 +260,14 @@ fn print_list(rows: &[Session], format: RowFormat, out: &mut impl Write) -> io::
             "{:<6} {:<36} {:<20} {:>8} {:>5} {:>10} {:>10} {:>9}  {:<24} {}",
             s.backend.to_string(),
             clip(&s.id, 36),
-            clip(s.start.as_deref().unwrap_or("-"), 19),
+            // To the second, UTC: `2026-12-01 03:32:24`.
+            clip(
+                &s.start.as_deref().map_or_else(
+                    || "-".to_string(),
+                    |t| t.get(..19).unwrap_or(t).replacen('T', " ", 1)
+                ),
+                19
+            ),
             minutes,
             s.turns,
             s.input_tokens + s.cache_read_input_tokens + s.cache_creation_input_tokens,

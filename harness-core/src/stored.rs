@@ -24,6 +24,8 @@ pub struct Accounting {
     pub models: BTreeMap<String, Tokens>,
     /// Model messages (API responses) counted.
     pub messages: u64,
+    /// Model messages by model.
+    pub model_messages: BTreeMap<String, u64>,
     /// User prompts (turns) seen.
     pub prompts: u64,
     /// The session's cost as the agent itself stored it, when it did.
@@ -73,6 +75,7 @@ impl Accounting {
     /// Adds one model message: its model, tokens and the tools it called.
     pub fn message(&mut self, model: &str, tokens: &Tokens, tools: &[String]) {
         self.messages += 1;
+        *self.model_messages.entry(model.to_string()).or_default() += 1;
         self.models
             .entry(model.to_string())
             .or_default()
@@ -104,6 +107,9 @@ impl Accounting {
             self.models.entry(model).or_default().add(&tokens);
         }
         self.messages += other.messages;
+        for (model, n) in other.model_messages {
+            *self.model_messages.entry(model).or_default() += n;
+        }
         self.prompts += other.prompts;
         self.reported_cost = match (self.reported_cost, other.reported_cost) {
             (Some(a), Some(b)) => Some(a.max(b)),

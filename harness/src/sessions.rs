@@ -301,11 +301,22 @@ pub struct Session {
     /// The first prompt, cut to 200 characters.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub first_prompt: Option<String>,
-    /// Tokens and priced cost by model.
-    pub models: BTreeMap<String, Usage>,
+    /// Messages, tokens and priced cost by model.
+    pub models: BTreeMap<String, ModelUsage>,
     /// Uses, tokens and priced cost by tool (each use charged an equal share of the model
     /// message that made it).
     pub tools: BTreeMap<String, ToolUsage>,
+}
+
+/// One model's figures in a session.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct ModelUsage {
+    /// Model messages (API responses) of this model.
+    pub messages: u64,
+    /// Its tokens and priced cost.
+    #[serde(flatten)]
+    pub usage: Usage,
 }
 
 /// One tool's figures in a session.
@@ -407,7 +418,9 @@ pub fn summarize(files: &SessionFiles, prices: &PriceTable) -> io::Result<Sessio
         .iter()
         .map(|(model, tokens)| {
             let one = BTreeMap::from([(model.clone(), *tokens)]);
-            (model.clone(), Usage::of(&one, prices))
+            let messages = accounting.model_messages.get(model).copied().unwrap_or(0);
+            let usage = Usage::of(&one, prices);
+            (model.clone(), ModelUsage { messages, usage })
         })
         .collect();
     let tools = accounting
@@ -685,7 +698,7 @@ pub struct StatsRow {
     pub key: String,
     /// Sessions counted in this row.
     pub sessions: u64,
-    /// Tool uses with `--by tool`; model messages by day, week and project; 0 by model.
+    /// Tool uses with `--by tool`, model messages by every other key.
     pub uses: u64,
     /// Tokens and cost.
     #[serde(flatten)]
@@ -735,7 +748,7 @@ pub fn stats(sessions: &[Session], by: GroupBy) -> Vec<StatsRow> {
             ),
             GroupBy::Model => {
                 for (model, usage) in &session.models {
-                    add(model.clone(), 0, usage);
+                    add(model.clone(), usage.messages, &usage.usage);
                 }
             }
             GroupBy::Tool => {

@@ -71,7 +71,7 @@ fn list_gives_one_row_per_session_with_its_figures() {
             "input_tokens": 2400, "output_tokens": 80, "cache_read_input_tokens": 0,
             "cache_creation_input_tokens": 0, "computed": ["cost_usd"],
             "first_prompt": "Run `cat README.md` and report.",
-            "models": {"gpt-5.5": {"input_tokens": 2400, "output_tokens": 80,
+            "models": {"gpt-5.5": {"messages": 2, "input_tokens": 2400, "output_tokens": 80,
                 "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0}},
             "tools": {"exec_command": {"uses": 1, "input_tokens": 1200, "output_tokens": 40,
                 "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0}}})
@@ -83,6 +83,7 @@ fn list_gives_one_row_per_session_with_its_figures() {
     assert_eq!(got[1]["cost_usd"], 0.00324);
     assert_eq!(got[1]["computed"], json!(["tokens"]));
     assert_eq!(got[1]["tools"]["Read"]["uses"], 2);
+    assert_eq!(got[1]["models"]["claude-opus-5-5"]["messages"], 3);
     // T8: the sub-agent's file counts in its session.
     assert_eq!(got[2]["id"], "3ccf1dc8-1aab-4824-872b-7dbd67c7dd46");
     assert_eq!(got[2]["input_tokens"], 480);
@@ -149,6 +150,8 @@ fn a_price_file_prices_an_unknown_model() {
 
 #[test]
 fn stats_sums_by_model_and_by_tool() {
+    // By model, `uses` counts the model's messages, each API response once (T, R rules): three
+    // in `c_read`, two in `m_subagent` and two in its sub-agent's file, two in the rollout.
     let validator = schema("stats");
     let by_model = rows(
         &["sessions", "stats", "--by", "model", "--format", "json"],
@@ -158,10 +161,10 @@ fn stats_sums_by_model_and_by_tool() {
     assert_eq!(
         by_model,
         [
-            json!({"key": "claude-opus-5-5", "sessions": 2, "uses": 0, "input_tokens": 840,
+            json!({"key": "claude-opus-5-5", "sessions": 2, "uses": 7, "input_tokens": 840,
                 "output_tokens": 210, "cache_read_input_tokens": 0,
                 "cache_creation_input_tokens": 0, "cost_usd": 0.00756}),
-            json!({"key": "gpt-5.5", "sessions": 1, "uses": 0, "input_tokens": 2400,
+            json!({"key": "gpt-5.5", "sessions": 1, "uses": 2, "input_tokens": 2400,
                 "output_tokens": 80, "cache_read_input_tokens": 0,
                 "cache_creation_input_tokens": 0}),
         ]
@@ -353,4 +356,22 @@ fn the_cache_reuses_unchanged_sessions_only() {
     std::io::Write::write_all(&mut file, b"{\"type\":\"summary\",\"summary\":\"s\"}\n").unwrap();
     drop(file);
     assert_eq!(list()[0]["turns"], 1);
+}
+
+#[test]
+fn the_list_table_shows_the_start_to_the_second_in_utc() {
+    let mut args = vec!["sessions", "list", "--format", "table"];
+    let more = three();
+    args.extend(more.iter().map(String::as_str));
+    let output = run(&args, b"");
+    let text = String::from_utf8(output.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 4, "{text}");
+    assert!(lines[0].starts_with("agent  id "), "{text}");
+    assert!(
+        lines[1].starts_with(
+            "codex  01a22fa9-2827-71d0-8191-c6ced1f58163 2026-12-01 03:32:24       0.0     1"
+        ),
+        "{text}"
+    );
 }

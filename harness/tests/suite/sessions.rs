@@ -172,7 +172,12 @@ fn check(backend: &str, exceptions: &[&str]) -> Tally {
             let cost: f64 = summary.iter().filter_map(|s| s.cost_usd).sum();
             let priced: f64 = summary
                 .iter()
-                .map(|s| s.models.values().filter_map(|u| u.cost_usd).sum::<f64>())
+                .map(|s| {
+                    s.models
+                        .values()
+                        .filter_map(|u| u.usage.cost_usd)
+                        .sum::<f64>()
+                })
                 .sum();
             if (cost - live_cost).abs() > 1e-9 || (priced - live_cost).abs() > 1e-9 {
                 problems.push(format!(
