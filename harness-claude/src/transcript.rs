@@ -93,6 +93,9 @@ pub struct TranscriptDecoder {
     last_text: Option<(Option<String>, String)>,
 }
 
+/// The model name Claude Code gives the messages it writes itself (T3).
+const SYNTHETIC: &str = "<synthetic>";
+
 impl TranscriptDecoder {
     /// A decoder for a sub-agent's transcript: its events carry `parent_tool_use_id` = the
     /// tool use that started it (T8; `toolUseId` in its `.meta.json`, or the `agentId` of the
@@ -107,8 +110,15 @@ impl TranscriptDecoder {
     /// tools (before any price is applied).
     pub fn accounting(&self) -> Accounting {
         let mut accounting = self.accounting.clone();
+        // T3: Claude Code's `<synthetic>` messages (an API error or an interruption it writes
+        // as a message of its own) made no API call: no model's message to count or price.
+        // They still count as turns, as the live stream's `num_turns` does.
         for message in &self.messages {
-            accounting.message(&message.model, &message.tokens, &message.tools);
+            if message.model == SYNTHETIC {
+                accounting.messages += 1;
+            } else {
+                accounting.message(&message.model, &message.tokens, &message.tools);
+            }
         }
         accounting
     }

@@ -375,3 +375,21 @@ fn the_list_table_shows_the_start_to_the_second_in_utc() {
         "{text}"
     );
 }
+
+/// T3: the message Claude Code writes itself for a persistent API error (model `<synthetic>`)
+/// is a turn, but no model's message.
+#[test]
+fn a_synthetic_message_counts_for_no_model() {
+    let got = rows(
+        &["sessions", "list", "--format", "json"],
+        &[
+            "--claude-dir".to_string(),
+            stored("claude/q4_500_persistent"),
+            "--codex-home".to_string(),
+            "/nonexistent".to_string(),
+        ],
+    );
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0]["turns"], 1);
+    assert_eq!(got[0]["models"], json!({}));
+}
