@@ -10,7 +10,7 @@
 //! The normalizer is a pure state machine: lines in, events out, no I/O, no panics.
 //!
 //! ```
-//! use harness_claude::ClaudeNormalizer;
+//! use harness_agents_claude::ClaudeNormalizer;
 //! use harness_core::{EventBody, Normalizer, NormalizerConfig, Status};
 //!
 //! let mut normalizer = ClaudeNormalizer::new(NormalizerConfig::default());
@@ -39,7 +39,7 @@
 //!
 //! ```no_run
 //! use futures::StreamExt;
-//! use harness_claude::ClaudeHarness;
+//! use harness_agents_claude::ClaudeHarness;
 //! use harness_core::{Registry, RunItem, RunRequest};
 //! use std::time::Duration;
 //!
@@ -105,7 +105,7 @@ impl Harness for ClaudeHarness {
     /// use harness_core::Harness;
     /// use serde_json::json;
     ///
-    /// let claude = harness_claude::ClaudeHarness;
+    /// let claude = harness_agents_claude::ClaudeHarness;
     /// assert!(claude.recognizes(&json!({"type": "system", "subtype": "init"})));
     /// assert!(!claude.recognizes(&json!({"type": "thread.started"})));
     /// assert!(!claude.recognizes(&json!({"type": "error", "message": "x"})));

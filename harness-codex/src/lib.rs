@@ -23,7 +23,7 @@
 //! is bounded by the items still open.
 //!
 //! ```
-//! use harness_codex::CodexNormalizer;
+//! use harness_agents_codex::CodexNormalizer;
 //! use harness_core::{EventBody, Normalizer, NormalizerConfig, Status};
 //!
 //! let mut config = NormalizerConfig::default();
@@ -64,7 +64,7 @@
 //! # async fn example() -> Result<(), harness_core::RunError> {
 //! // Callers pick the backend by name at run time.
 //! let mut registry = Registry::new();
-//! registry.register(Box::new(harness_codex::CodexHarness));
+//! registry.register(Box::new(harness_agents_codex::CodexHarness));
 //! let harness = registry.get("codex").expect("registered above");
 //!
 //! let mut request = RunRequest::new("Explain src/main.rs");
@@ -125,7 +125,7 @@ pub use runner::{CODEX_BIN, INSTALL, LAUNCH};
 /// use harness_core::{Harness, OrchestrationSource, Registry};
 ///
 /// let mut registry = Registry::new();
-/// registry.register(Box::new(harness_codex::CodexHarness));
+/// registry.register(Box::new(harness_agents_codex::CodexHarness));
 /// let codex = registry.get("codex").unwrap();
 /// assert!(codex.capabilities().exit_codes);
 /// assert_eq!(codex.capabilities().orchestration_source, OrchestrationSource::Plan);
@@ -151,7 +151,7 @@ impl Harness for CodexHarness {
     /// use harness_core::Harness;
     /// use serde_json::json;
     ///
-    /// let codex = harness_codex::CodexHarness;
+    /// let codex = harness_agents_codex::CodexHarness;
     /// assert!(codex.recognizes(&json!({"type": "thread.started", "thread_id": "t"})));
     /// assert!(!codex.recognizes(&json!({"type": "assistant"})));
     /// assert!(!codex.recognizes(&json!({"type": "error", "message": "x"})));

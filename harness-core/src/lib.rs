@@ -9,7 +9,7 @@
 //! `harness` facade crate instead, which re-exports these types with every backend.
 //!
 //! ```
-//! use harness_core::{Event, EventBody, Expected, Kind, WarningSource};
+//! use harness_agents_core::{Event, EventBody, Expected, Kind, WarningSource};
 //!
 //! let json = r#"{"kind":"warning","message":"slow down","source":"rate_limit","line":7}"#;
 //! let event: Event = serde_json::from_str(json).unwrap();

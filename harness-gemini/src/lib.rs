@@ -30,7 +30,7 @@
 //!
 //! ```
 //! use harness_core::{EventBody, Normalizer, NormalizerConfig, Status};
-//! use harness_gemini::GeminiNormalizer;
+//! use harness_agents_gemini::GeminiNormalizer;
 //!
 //! let mut config = NormalizerConfig::default();
 //! config.cwd = Some("/repo".into());
@@ -99,7 +99,7 @@ pub use runner::{GEMINI_BIN, INSTALL, LAUNCH};
 /// ```
 /// use harness_core::{Harness, OrchestrationSource};
 ///
-/// let gemini = harness_gemini::GeminiHarness;
+/// let gemini = harness_agents_gemini::GeminiHarness;
 /// assert_eq!(gemini.name(), "gemini");
 /// assert!(!gemini.capabilities().exit_codes);
 /// assert_eq!(gemini.capabilities().orchestration_source, OrchestrationSource::Plan);
@@ -126,7 +126,7 @@ impl Harness for GeminiHarness {
     /// use harness_core::Harness;
     /// use serde_json::json;
     ///
-    /// let gemini = harness_gemini::GeminiHarness;
+    /// let gemini = harness_agents_gemini::GeminiHarness;
     /// assert!(gemini.recognizes(&json!({"type": "init", "session_id": "s", "model": "auto"})));
     /// assert!(gemini.recognizes(&json!({"type": "tool_use", "tool_name": "glob", "tool_id": "t"})));
     /// assert!(!gemini.recognizes(&json!({"type": "tool_use", "part": {"tool": "glob"}})));

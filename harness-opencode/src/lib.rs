@@ -18,7 +18,7 @@
 //!
 //! ```
 //! use harness_core::{EventBody, Normalizer, NormalizerConfig, Status};
-//! use harness_opencode::OpencodeNormalizer;
+//! use harness_agents_opencode::OpencodeNormalizer;
 //!
 //! let mut config = NormalizerConfig::default();
 //! config.cwd = Some("/repo".into());
@@ -87,7 +87,7 @@ pub use runner::{INSTALL, LAUNCH, OPENCODE_BIN, args};
 /// use harness_core::{Harness, OrchestrationSource, Registry};
 ///
 /// let mut registry = Registry::new();
-/// registry.register(Box::new(harness_opencode::OpencodeHarness));
+/// registry.register(Box::new(harness_agents_opencode::OpencodeHarness));
 /// let opencode = registry.get("opencode").unwrap();
 /// assert!(opencode.capabilities().exit_codes);
 /// assert_eq!(opencode.capabilities().orchestration_source, OrchestrationSource::Plan);
@@ -113,7 +113,7 @@ impl Harness for OpencodeHarness {
     /// use harness_core::Harness;
     /// use serde_json::json;
     ///
-    /// let opencode = harness_opencode::OpencodeHarness;
+    /// let opencode = harness_agents_opencode::OpencodeHarness;
     /// assert!(opencode.recognizes(&json!({"type": "step_start", "sessionID": "ses_1"})));
     /// assert!(opencode.recognizes(&json!({"type": "error", "sessionID": "ses_1", "error": {}})));
     /// assert!(!opencode.recognizes(&json!({"type": "error", "message": "x"})));

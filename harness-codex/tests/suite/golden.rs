@@ -4,7 +4,7 @@
 //! (SPEC §2, §3, §6, §7), compared with the conformance kit's rules.
 
 use fixtures::check_folder;
-use harness_codex::CodexNormalizer;
+use harness_agents_codex::CodexNormalizer;
 use harness_core::Normalizer;
 
 use super::config;

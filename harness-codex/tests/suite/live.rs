@@ -9,7 +9,7 @@
 //! tests go through the `Harness` trait, where the normalizer resolves against the run's own
 //! directory.
 
-use harness_codex::{CodexHarness, INSTALL};
+use harness_agents_codex::{CodexHarness, INSTALL};
 use harness_core::{Event, Harness, Outcome, Registry, RunError, RunRequest};
 use serde_json::json;
 

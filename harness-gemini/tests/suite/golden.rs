@@ -3,8 +3,8 @@
 //! rules), compared with the conformance kit's rules.
 
 use fixtures::check_folder;
+use harness_agents_gemini::GeminiNormalizer;
 use harness_core::Normalizer;
-use harness_gemini::GeminiNormalizer;
 
 use super::config;
 

@@ -12,8 +12,8 @@ use std::time::Duration;
 
 use fixtures::live::{Fake, collect, runtime};
 
+use harness_agents_gemini::{GeminiHarness, INSTALL};
 use harness_core::{Event, Harness, Outcome, Registry, RunError, RunRequest, Status};
-use harness_gemini::{GeminiHarness, INSTALL};
 use serde_json::{Value, json};
 
 use super::{config, ok, result, tool_use};

@@ -3,8 +3,8 @@
 //! exactly its hand-reviewed expected events and outcome (P rules, S rules, O1).
 
 use fixtures::check_folder;
+use harness_agents_opencode::OpencodeNormalizer;
 use harness_core::Normalizer;
-use harness_opencode::OpencodeNormalizer;
 
 use super::config;
 

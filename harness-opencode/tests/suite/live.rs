@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use fixtures::live::{Fake, collect, runtime};
 
+use harness_agents_opencode::{INSTALL, OpencodeHarness};
 use harness_core::{Event, Harness, Outcome, Registry, RunError, RunRequest};
-use harness_opencode::{INSTALL, OpencodeHarness};
 use serde_json::json;
 
 /// Runs `request` through the registry, as callers choosing a backend by name do.
