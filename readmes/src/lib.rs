@@ -3,7 +3,14 @@
 //! (issue 17 item 4). The workspace's own crates cannot: they depend on each other under the
 //! folders' names (`harness_core`), and a crate may not depend on one package under two names.
 //!
+//! The workspace README's library examples are here too, for the same reason.
+//!
 //! `cargo test -p readmes --doc` runs them. Nothing else lives here.
+
+/// The workspace README.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+struct Workspace;
 
 /// `harness/README.md` (the `harness-agents` facade).
 #[cfg(doctest)]
