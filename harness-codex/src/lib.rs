@@ -3,15 +3,15 @@
 //! Codex, run as `codex exec --json -` (the prompt on stdin), prints one JSON thread event per
 //! line: `thread.started`, `turn.started`, `item.started` / `item.updated` / `item.completed`,
 //! `turn.completed` / `turn.failed`, and `error`. [`CodexNormalizer`] turns those lines into
-//! the normalized events of `harness-core`, following the S and X rules of `SPEC.md` and the
+//! the normalized events of `harness-agents-core`, following the S and X rules of `SPEC.md` and the
 //! outcome rules O1 and O3:
 //!
 //! - items are recorded on `item.started` / `item.updated` and emit their events on
 //!   `item.completed` (X2); items still open at the end of input become `unknown` events with
 //!   reason `unresolved_tool_use` (X8);
 //! - `command_execution` items are split into argv with the `shlex` crate and classified by
-//!   `harness-codex-shell`, exactly as Codex itself summarizes them: a command that only reads,
-//!   searches or lists becomes `read`/`search`/`list` events, anything else one `command`
+//!   `harness-agents-codex-shell`, exactly as Codex itself summarizes them: a command that only
+//!   reads, searches or lists becomes `read`/`search`/`list` events, anything else one `command`
 //!   event with its `exit_code` (X4);
 //! - `file_change` items give one `write` per change, with its `change` kind (X6);
 //! - `todo_list` items give `plan` events, once per distinct plan (X5): Codex's plan is its

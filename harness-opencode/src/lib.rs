@@ -5,7 +5,8 @@
 //! `reasoning` (with `--thinking`), `tool_use` (printed once the tool has finished),
 //! `step_finish`, and `error` lines with an `error` object instead of a part. There is no
 //! closing summary line. [`OpencodeNormalizer`] turns those lines into the normalized events of
-//! `harness-core`, following the S rules of the contract and the P rules of `docs/opencode.md`:
+//! `harness-agents-core`, following the S rules of the contract and the P rules of
+//! `docs/opencode.md`:
 //!
 //! - text and reasoning parts are joined per message, reasoning first (P2, P3);
 //! - each tool part gives its events on its own line (P5-P8): `read` (a directory read is a
