@@ -2,15 +2,16 @@
 //!
 //! Claude Code, run as `claude --print --output-format stream-json --verbose`, prints one JSON
 //! object per line. [`ClaudeNormalizer`] turns those lines into the normalized events of
-//! `harness-core`, following the S and C rules of `SPEC.md`: messages are assembled per thread
-//! and flushed as soon as they are complete, tool uses are recorded and emitted when their
-//! results arrive, Bash commands are reclassified through `harness-codex-shell`, and every
-//! line that cannot be mapped becomes an `unknown` or `warning` event, so nothing is lost.
+//! `harness-agents-core`, following the S and C rules of `SPEC.md`: messages are assembled per
+//! thread and flushed as soon as they are complete, tool uses are recorded and emitted when
+//! their results arrive, Bash commands are reclassified through `harness-agents-codex-shell`,
+//! and every line that cannot be mapped becomes an `unknown` or `warning` event, so nothing is
+//! lost.
 //!
 //! The normalizer is a pure state machine: lines in, events out, no I/O, no panics.
 //!
 //! ```
-//! use harness_claude::ClaudeNormalizer;
+//! use harness_agents_claude::ClaudeNormalizer;
 //! use harness_core::{EventBody, Normalizer, NormalizerConfig, Status};
 //!
 //! let mut normalizer = ClaudeNormalizer::new(NormalizerConfig::default());
@@ -39,7 +40,7 @@
 //!
 //! ```no_run
 //! use futures::StreamExt;
-//! use harness_claude::ClaudeHarness;
+//! use harness_agents_claude::ClaudeHarness;
 //! use harness_core::{Registry, RunItem, RunRequest};
 //! use std::time::Duration;
 //!
@@ -105,7 +106,7 @@ impl Harness for ClaudeHarness {
     /// use harness_core::Harness;
     /// use serde_json::json;
     ///
-    /// let claude = harness_claude::ClaudeHarness;
+    /// let claude = harness_agents_claude::ClaudeHarness;
     /// assert!(claude.recognizes(&json!({"type": "system", "subtype": "init"})));
     /// assert!(!claude.recognizes(&json!({"type": "thread.started"})));
     /// assert!(!claude.recognizes(&json!({"type": "error", "message": "x"})));

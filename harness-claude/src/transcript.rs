@@ -10,7 +10,7 @@
 //! one the transcript stored (`cost-state`), else priced by the caller.
 //!
 //! ```
-//! use harness_claude::TranscriptNormalizer;
+//! use harness_agents_claude::TranscriptNormalizer;
 //! use harness_core::{Normalizer, NormalizerConfig};
 //!
 //! let lines = [

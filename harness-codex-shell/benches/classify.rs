@@ -6,7 +6,9 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use harness_codex_shell::{GRAMMAR_LIMIT, classify, classify_script, plain_commands_by_grammar};
+use harness_agents_codex_shell::{
+    GRAMMAR_LIMIT, classify, classify_script, plain_commands_by_grammar,
+};
 
 /// The argv of every row of the conformance corpus.
 fn corpus() -> Vec<Vec<String>> {

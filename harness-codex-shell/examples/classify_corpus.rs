@@ -5,10 +5,10 @@
 //! instructions per command, a figure that does not move with the machine at all:
 //!
 //! ```sh
-//! cargo build --release -p harness-codex-shell --example classify_corpus
+//! cargo build --profile profiling -p harness-agents-codex-shell --example classify_corpus
 //! valgrind --tool=callgrind --callgrind-out-file=/dev/null \
 //!     --toggle-collect='classify_corpus::classify_rounds*' \
-//!     target/release/examples/classify_corpus 100
+//!     target/profiling/examples/classify_corpus 100
 //! ```
 //!
 //! Callgrind then counts only `classify_rounds` (its `Collected` line); divided by the commands
@@ -19,7 +19,7 @@
 
 use std::hint::black_box;
 
-use harness_codex_shell::classify;
+use harness_agents_codex_shell::classify;
 
 /// Classifies every argv `rounds` times; the only code callgrind counts (`--toggle-collect`).
 #[inline(never)]

@@ -7,7 +7,7 @@
 //! ([`classify`], [`Classified::event_path`]).
 //!
 //! ```
-//! use harness_codex_shell::{classify_script, parse_command, ParsedCommand};
+//! use harness_agents_codex_shell::{classify_script, parse_command, ParsedCommand};
 //!
 //! let argv = ["bash", "-lc", "cd web && rg -n useState src | head -n 20"].map(String::from);
 //! assert_eq!(

@@ -1,4 +1,4 @@
-//! Normalizes a recorded Codex stream: `cargo run -p harness-codex --example normalize --
+//! Normalizes a recorded Codex stream: `cargo run -p harness-agents-codex --example normalize --
 //! [--cwd DIR] STDOUT_FILE [STDERR_FILE]`. Prints one event per line, then the outcome line,
 //! as `harness normalize --backend codex` does (J9), so its output can be checked with the
 //! conformance kit's `compare.py`.
@@ -6,7 +6,7 @@
 use std::io::{BufWriter, Write};
 use std::process::ExitCode;
 
-use harness_codex::CodexNormalizer;
+use harness_agents_codex::CodexNormalizer;
 use harness_core::{Event, LineSplitter, Normalizer, NormalizerConfig, OutcomeLine};
 
 fn main() -> ExitCode {

@@ -3,15 +3,15 @@
 //! Codex, run as `codex exec --json -` (the prompt on stdin), prints one JSON thread event per
 //! line: `thread.started`, `turn.started`, `item.started` / `item.updated` / `item.completed`,
 //! `turn.completed` / `turn.failed`, and `error`. [`CodexNormalizer`] turns those lines into
-//! the normalized events of `harness-core`, following the S and X rules of `SPEC.md` and the
+//! the normalized events of `harness-agents-core`, following the S and X rules of `SPEC.md` and the
 //! outcome rules O1 and O3:
 //!
 //! - items are recorded on `item.started` / `item.updated` and emit their events on
 //!   `item.completed` (X2); items still open at the end of input become `unknown` events with
 //!   reason `unresolved_tool_use` (X8);
 //! - `command_execution` items are split into argv with the `shlex` crate and classified by
-//!   `harness-codex-shell`, exactly as Codex itself summarizes them: a command that only reads,
-//!   searches or lists becomes `read`/`search`/`list` events, anything else one `command`
+//!   `harness-agents-codex-shell`, exactly as Codex itself summarizes them: a command that only
+//!   reads, searches or lists becomes `read`/`search`/`list` events, anything else one `command`
 //!   event with its `exit_code` (X4);
 //! - `file_change` items give one `write` per change, with its `change` kind (X6);
 //! - `todo_list` items give `plan` events, once per distinct plan (X5): Codex's plan is its
@@ -23,7 +23,7 @@
 //! is bounded by the items still open.
 //!
 //! ```
-//! use harness_codex::CodexNormalizer;
+//! use harness_agents_codex::CodexNormalizer;
 //! use harness_core::{EventBody, Normalizer, NormalizerConfig, Status};
 //!
 //! let mut config = NormalizerConfig::default();
@@ -64,7 +64,7 @@
 //! # async fn example() -> Result<(), harness_core::RunError> {
 //! // Callers pick the backend by name at run time.
 //! let mut registry = Registry::new();
-//! registry.register(Box::new(harness_codex::CodexHarness));
+//! registry.register(Box::new(harness_agents_codex::CodexHarness));
 //! let harness = registry.get("codex").expect("registered above");
 //!
 //! let mut request = RunRequest::new("Explain src/main.rs");
@@ -125,7 +125,7 @@ pub use runner::LAUNCH;
 /// use harness_core::{Harness, OrchestrationSource, Registry};
 ///
 /// let mut registry = Registry::new();
-/// registry.register(Box::new(harness_codex::CodexHarness));
+/// registry.register(Box::new(harness_agents_codex::CodexHarness));
 /// let codex = registry.get("codex").unwrap();
 /// assert!(codex.capabilities().exit_codes);
 /// assert_eq!(codex.capabilities().orchestration_source, OrchestrationSource::Plan);
@@ -151,7 +151,7 @@ impl Harness for CodexHarness {
     /// use harness_core::Harness;
     /// use serde_json::json;
     ///
-    /// let codex = harness_codex::CodexHarness;
+    /// let codex = harness_agents_codex::CodexHarness;
     /// assert!(codex.recognizes(&json!({"type": "thread.started", "thread_id": "t"})));
     /// assert!(!codex.recognizes(&json!({"type": "assistant"})));
     /// assert!(!codex.recognizes(&json!({"type": "error", "message": "x"})));

@@ -10,7 +10,7 @@
 //! with the running token total of the last `token_count`.
 //!
 //! ```
-//! use harness_codex::RolloutNormalizer;
+//! use harness_agents_codex::RolloutNormalizer;
 //! use harness_core::{Normalizer, NormalizerConfig, Status};
 //!
 //! let lines = [

@@ -10,7 +10,7 @@ use serde_json::Value;
 /// are not known are omitted from the JSON, never written as `null` (J10).
 ///
 /// ```
-/// use harness_core::{Event, EventBody};
+/// use harness_agents_core::{Event, EventBody};
 ///
 /// let event = Event::new(EventBody::Agent { text: "hi".into() }).at_line(3);
 /// assert_eq!(
@@ -90,7 +90,7 @@ impl Event {
     /// `null` (J5, J10, O1). Unknown fields are allowed (J10).
     ///
     /// ```
-    /// let schema = harness_core::Event::lines_schema();
+    /// let schema = harness_agents_core::Event::lines_schema();
     /// assert_eq!(schema["$schema"], "https://json-schema.org/draft/2020-12/schema");
     /// assert!(schema["$defs"]["Event"].is_object());
     /// assert!(schema["$defs"]["OutcomeLine"].is_object());

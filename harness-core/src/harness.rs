@@ -35,7 +35,7 @@ pub enum OrchestrationSource {
 /// Settings a normalizer takes before the first line.
 ///
 /// ```
-/// let mut config = harness_core::NormalizerConfig::default();
+/// let mut config = harness_agents_core::NormalizerConfig::default();
 /// config.cwd = Some("/repo".into());
 /// config.started = true;
 /// ```
@@ -56,7 +56,7 @@ impl NormalizerConfig {
     /// Settings that resolve relative paths against `cwd` (C14a, X9), nothing else set.
     ///
     /// ```
-    /// let config = harness_core::NormalizerConfig::with_cwd("/repo");
+    /// let config = harness_agents_core::NormalizerConfig::with_cwd("/repo");
     /// assert_eq!(config.cwd.as_deref(), Some("/repo"));
     /// assert!(config.workspace.is_none() && !config.started);
     /// ```
@@ -145,7 +145,7 @@ pub trait Normalizer: Send {
 /// Made with [`Launch::new`] and its `const` setters:
 ///
 /// ```
-/// use harness_core::{Launch, PromptInput, RunRequest};
+/// use harness_agents_core::{Launch, PromptInput, RunRequest};
 ///
 /// const LAUNCH: Launch = Launch::new("agent", "AGENT_BIN", "npm install -g agent")
 ///     .leading(&["exec", "--json"])
@@ -262,7 +262,7 @@ pub enum PromptInput {
 /// `name=value` as one word, so a value that starts with `-` is never read as an option.
 ///
 /// ```
-/// assert_eq!(harness_core::option("--model", "-x"), "--model=-x");
+/// assert_eq!(harness_agents_core::option("--model", "-x"), "--model=-x");
 /// ```
 pub fn option(name: &str, value: &str) -> String {
     format!("{name}={value}")
@@ -272,7 +272,7 @@ pub fn option(name: &str, value: &str) -> String {
 ///
 /// ```
 /// use std::time::Duration;
-/// use harness_core::RunRequest;
+/// use harness_agents_core::RunRequest;
 ///
 /// let mut request = RunRequest::new("Explain src/main.rs");
 /// request.cwd = Some("/path/to/project".into());
@@ -324,7 +324,7 @@ impl RunRequest {
 /// A future that asks a live run to stop when it completes; cheap to clone.
 ///
 /// ```
-/// use harness_core::{RunRequest, StopSignal};
+/// use harness_agents_core::{RunRequest, StopSignal};
 ///
 /// let (tx, rx) = futures::channel::oneshot::channel::<()>();
 /// let mut request = RunRequest::new("hello");
@@ -515,7 +515,7 @@ fn launch_run<H: Harness + ?Sized>(
 /// Maps backend names to backends, so callers choose one at run time.
 ///
 /// ```
-/// use harness_core::{Harness, Normalizer, NormalizerConfig, Registry};
+/// use harness_agents_core::{Harness, Normalizer, NormalizerConfig, Registry};
 /// # struct Echo;
 /// # impl Harness for Echo {
 /// #     fn name(&self) -> &'static str { "echo" }

@@ -2,14 +2,14 @@
 //! run, the [`Harness`] trait a backend implements, and the [`Registry`] that lets a caller
 //! pick a backend by name at run time.
 //!
-//! This crate names no backend. A backend crate (such as `harness-claude`) implements
+//! This crate names no backend. A backend crate (such as `harness-agents-claude`) implements
 //! [`Harness`], whose [`Normalizer`] is the core's [`backend::Driver`] around the backend's
 //! [`backend::Decoder`]; callers feed it lines (or a reader, through [`Normalized`]) and get
 //! [`Event`]s back, then an [`Outcome`] at the end. Orchestrators usually depend on the
-//! `harness` facade crate instead, which re-exports these types with every backend.
+//! `harness-agents` facade crate instead, which re-exports these types with every backend.
 //!
 //! ```
-//! use harness_core::{Event, EventBody, Expected, Kind, WarningSource};
+//! use harness_agents_core::{Event, EventBody, Expected, Kind, WarningSource};
 //!
 //! let json = r#"{"kind":"warning","message":"slow down","source":"rate_limit","line":7}"#;
 //! let event: Event = serde_json::from_str(json).unwrap();

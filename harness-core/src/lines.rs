@@ -8,7 +8,7 @@ use memchr::memchr;
 /// [`LineSplitter::finish`]. `\r` is left in place: the normalizer drops one trailing `\r`.
 ///
 /// ```
-/// use harness_core::LineSplitter;
+/// use harness_agents_core::LineSplitter;
 ///
 /// let mut lines = Vec::new();
 /// let mut splitter = LineSplitter::new();

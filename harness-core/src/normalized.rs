@@ -17,8 +17,8 @@ const CHUNK: usize = 64 * 1024;
 /// iterator has ended.
 ///
 /// ```
-/// use harness_core::backend::{Decoder, Driver, Emitter, NotJson, Summary};
-/// use harness_core::{EventBody, Normalized, NormalizerConfig, Status};
+/// use harness_agents_core::backend::{Decoder, Driver, Emitter, NotJson, Summary};
+/// use harness_agents_core::{EventBody, Normalized, NormalizerConfig, Status};
 ///
 /// # struct Echo;
 /// # impl Decoder for Echo {

@@ -6,7 +6,7 @@
 //! can replace or add entries ([`PriceTable::merge_json`]):
 //!
 //! ```
-//! use harness_core::prices::{PriceTable, Tokens};
+//! use harness_agents_core::prices::{PriceTable, Tokens};
 //!
 //! let mut table = PriceTable::bundled();
 //! table.merge_json(r#"{"my-model": {"input": 1.0, "output": 2.0}}"#)?;

@@ -31,9 +31,9 @@
 //! what they generated.
 //!
 //! ```
-//! use harness_core::backend::{Decoder, Driver, Emitter, NotJson, Summary};
-//! use harness_core::testkit::{check_stream, Input};
-//! use harness_core::{Harness, Normalizer, NormalizerConfig};
+//! use harness_agents_core::backend::{Decoder, Driver, Emitter, NotJson, Summary};
+//! use harness_agents_core::testkit::{check_stream, Input};
+//! use harness_agents_core::{Harness, Normalizer, NormalizerConfig};
 //!
 //! /// A backend whose every line is consumed by its rule Q1.
 //! struct Quiet;
@@ -416,7 +416,7 @@ pub fn dispositions(normalizer: &mut dyn Normalizer, lines: &[&str]) -> Vec<Disp
 /// events and conservation included) or [`check_chunking`].
 ///
 /// ```ignore
-/// harness_core::conformance_kit!(MyHarness, my_config(), types: TYPES, keys: KEYS);
+/// harness_agents_core::conformance_kit!(MyHarness, my_config(), types: TYPES, keys: KEYS);
 /// ```
 #[macro_export]
 macro_rules! conformance_kit {

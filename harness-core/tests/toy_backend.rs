@@ -7,9 +7,9 @@
 //! that starts (T2) and `{"type":"done","id":I,"ok":B}` its result (T3); `{"type":"end"}` the
 //! terminal line (T4); anything else `unknown` (T5).
 
-use harness_core::backend::{Decoder, Driver, Emitter, NotJson, Summary, parse_value};
-use harness_core::testkit::{self, Input};
-use harness_core::{
+use harness_agents_core::backend::{Decoder, Driver, Emitter, NotJson, Summary, parse_value};
+use harness_agents_core::testkit::{self, Input};
+use harness_agents_core::{
     EventBody, Harness, Normalizer, NormalizerConfig, PendingToolUse, ToolRef, ToolStatus,
     UnknownReason,
 };
@@ -135,7 +135,7 @@ impl<const KEEP_ALL: bool> Harness for ToyHarness<KEEP_ALL> {
 const TYPES: &[&str] = &["say", "read", "done", "end"];
 const KEYS: &[&str] = &["type", "id", "path", "text", "ok", "failed"];
 
-harness_core::conformance_kit!(ToyHarness::<true>, NormalizerConfig::default(), types: TYPES, keys: KEYS);
+harness_agents_core::conformance_kit!(ToyHarness::<true>, NormalizerConfig::default(), types: TYPES, keys: KEYS);
 
 fn lines(values: &[Value]) -> Input {
     Input::stdout(testkit::json_lines(values))
@@ -163,7 +163,7 @@ fn the_toy_gives_its_events_and_the_driver_its_bookkeeping() {
             json!({"kind": "read", "path": "/a", "success": true, "tool": "read", "tool_use_id": "r1", "line": 3}),
         ]
     );
-    assert_eq!(trace.outcome.status, harness_core::Status::Success);
+    assert_eq!(trace.outcome.status, harness_agents_core::Status::Success);
 }
 
 #[test]

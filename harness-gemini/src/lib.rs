@@ -5,7 +5,7 @@
 //! and the model), `message` (the echoed prompt, then the assistant's text in chunks),
 //! `tool_use` and `tool_result` (a tool call and its outcome, paired by `tool_id`), `error`
 //! (a warning or an error of the run) and, last, `result` (the status and the token figures).
-//! [`GeminiNormalizer`] turns those lines into the normalized events of `harness-core`,
+//! [`GeminiNormalizer`] turns those lines into the normalized events of `harness-agents-core`,
 //! following the S rules of `SPEC.md` and the G rules of `docs/gemini.md`:
 //!
 //! - the assistant's chunks of one turn are joined into one `agent` event, flushed by the next
@@ -30,7 +30,7 @@
 //!
 //! ```
 //! use harness_core::{EventBody, Normalizer, NormalizerConfig, Status};
-//! use harness_gemini::GeminiNormalizer;
+//! use harness_agents_gemini::GeminiNormalizer;
 //!
 //! let mut config = NormalizerConfig::default();
 //! config.cwd = Some("/repo".into());
@@ -97,7 +97,7 @@ pub use runner::LAUNCH;
 /// ```
 /// use harness_core::{Harness, OrchestrationSource};
 ///
-/// let gemini = harness_gemini::GeminiHarness;
+/// let gemini = harness_agents_gemini::GeminiHarness;
 /// assert_eq!(gemini.name(), "gemini");
 /// assert!(!gemini.capabilities().exit_codes);
 /// assert_eq!(gemini.capabilities().orchestration_source, OrchestrationSource::Plan);
@@ -124,7 +124,7 @@ impl Harness for GeminiHarness {
     /// use harness_core::Harness;
     /// use serde_json::json;
     ///
-    /// let gemini = harness_gemini::GeminiHarness;
+    /// let gemini = harness_agents_gemini::GeminiHarness;
     /// assert!(gemini.recognizes(&json!({"type": "init", "session_id": "s", "model": "auto"})));
     /// assert!(gemini.recognizes(&json!({"type": "tool_use", "tool_name": "glob", "tool_id": "t"})));
     /// assert!(!gemini.recognizes(&json!({"type": "tool_use", "part": {"tool": "glob"}})));

@@ -5,7 +5,8 @@
 //! `reasoning` (with `--thinking`), `tool_use` (printed once the tool has finished),
 //! `step_finish`, and `error` lines with an `error` object instead of a part. There is no
 //! closing summary line. [`OpencodeNormalizer`] turns those lines into the normalized events of
-//! `harness-core`, following the S rules of the contract and the P rules of `docs/opencode.md`:
+//! `harness-agents-core`, following the S rules of the contract and the P rules of
+//! `docs/opencode.md`:
 //!
 //! - text and reasoning parts are joined per message, reasoning first (P2, P3);
 //! - each tool part gives its events on its own line (P5-P8): `read` (a directory read is a
@@ -18,7 +19,7 @@
 //!
 //! ```
 //! use harness_core::{EventBody, Normalizer, NormalizerConfig, Status};
-//! use harness_opencode::OpencodeNormalizer;
+//! use harness_agents_opencode::OpencodeNormalizer;
 //!
 //! let mut config = NormalizerConfig::default();
 //! config.cwd = Some("/repo".into());
@@ -85,7 +86,7 @@ pub use runner::LAUNCH;
 /// use harness_core::{Harness, OrchestrationSource, Registry};
 ///
 /// let mut registry = Registry::new();
-/// registry.register(Box::new(harness_opencode::OpencodeHarness));
+/// registry.register(Box::new(harness_agents_opencode::OpencodeHarness));
 /// let opencode = registry.get("opencode").unwrap();
 /// assert!(opencode.capabilities().exit_codes);
 /// assert_eq!(opencode.capabilities().orchestration_source, OrchestrationSource::Plan);
@@ -111,7 +112,7 @@ impl Harness for OpencodeHarness {
     /// use harness_core::Harness;
     /// use serde_json::json;
     ///
-    /// let opencode = harness_opencode::OpencodeHarness;
+    /// let opencode = harness_agents_opencode::OpencodeHarness;
     /// assert!(opencode.recognizes(&json!({"type": "step_start", "sessionID": "ses_1"})));
     /// assert!(opencode.recognizes(&json!({"type": "error", "sessionID": "ses_1", "error": {}})));
     /// assert!(!opencode.recognizes(&json!({"type": "error", "message": "x"})));

@@ -1,6 +1,6 @@
 //! Every backend's normalizer against the floor: merely parsing each line into a
 //! `serde_json::Value`. Each backend's corpus is its recordings in `fixtures/<name>/`, repeated
-//! until it holds at least 100 MB, built in memory. `cargo bench -p harness --bench backends`;
+//! until it holds at least 100 MB, built in memory. `cargo bench -p harness-agents --bench backends`;
 //! `cargo xtask bench` prints the ratios with the other figures.
 
 use std::hint::black_box;
@@ -8,7 +8,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use harness::{Harness, LineSplitter, NormalizerConfig};
+use harness_agents::{Harness, LineSplitter, NormalizerConfig};
 
 /// The least a corpus holds.
 const CORPUS_BYTES: usize = 100 * 1024 * 1024;
@@ -73,7 +73,7 @@ fn floor(bytes: &[u8]) -> usize {
 }
 
 fn backends(c: &mut Criterion) {
-    let registry = harness::registry();
+    let registry = harness_agents::registry();
     for name in registry.names() {
         let Some(backend) = registry.get(name) else {
             continue;

@@ -5,6 +5,9 @@
 //! command) and, at the end, an [`Outcome`]. An orchestrator picks the backend by name at run
 //! time and consumes the same events from every one.
 //!
+//! The crate is published as `harness-agents` (`harness` is taken on crates.io), so a program
+//! depends on it with `harness-agents = "0.1"` and names it `harness_agents`.
+//!
 //! A recorded or piped stream, event by event:
 //!
 //! ```
@@ -12,14 +15,14 @@
 //! {"type":"assistant","message":{"id":"m1","content":[{"type":"text","text":"Done."}]}}
 //! {"type":"result","subtype":"success","is_error":false,"result":"Done."}
 //! "#;
-//! let registry = harness::registry();
+//! let registry = harness_agents::registry();
 //! let claude = registry.get("claude").ok_or("not built with the claude feature")?;
-//! let mut events = harness::normalize(stream, claude);
+//! let mut events = harness_agents::normalize(stream, claude);
 //! for event in events.by_ref() {
 //!     println!("{}", serde_json::to_string(&event)?); // {"kind":"agent","text":"Done.","line":2}
 //! }
 //! let outcome = events.outcome().ok_or("read to the end")?;
-//! assert_eq!(outcome.status, harness::Status::Success);
+//! assert_eq!(outcome.status, harness_agents::Status::Success);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
@@ -27,10 +30,10 @@
 //!
 //! ```no_run
 //! use futures::StreamExt;
-//! use harness::{RunItem, RunRequest};
+//! use harness_agents::{RunItem, RunRequest};
 //!
 //! # async fn example() -> Result<(), Box<dyn std::error::Error>> {
-//! let registry = harness::registry();
+//! let registry = harness_agents::registry();
 //! let backend = registry.get("codex").ok_or("unknown backend")?;
 //! let mut request = RunRequest::new("Explain src/main.rs"); // on the agent's stdin
 //! request.cwd = Some("/path/to/project".into());
@@ -48,7 +51,8 @@
 //!
 //! Cargo features: one per backend (`claude`, `codex`, `opencode`, `gemini`; all on by default),
 //! `sessions` (on by default: stored Claude Code and Codex sessions, [`sessions`]) and `schema`
-//! (the JSON Schema of the output lines). Writing a backend is `harness_core::backend`'s business.
+//! (the JSON Schema of the output lines). Writing a backend is the business of
+//! `harness_agents_core::backend` (the `harness-agents-core` crate).
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 use std::io::Read;
@@ -88,7 +92,7 @@ pub use harness_opencode::OpencodeHarness;
 /// `opencode`, `gemini`).
 ///
 /// ```
-/// let names: Vec<&str> = harness::registry().names().collect();
+/// let names: Vec<&str> = harness_agents::registry().names().collect();
 /// assert_eq!(names, ["claude", "codex", "opencode", "gemini"]);
 /// ```
 pub fn registry() -> Registry {

@@ -2,8 +2,8 @@
 //! parallel, summed up (issue 16; rules in `docs/sessions.md`).
 //!
 //! ```no_run
-//! use harness::sessions::{Locations, discover, scan};
-//! use harness::prices::PriceTable;
+//! use harness_agents::sessions::{Locations, discover, scan};
+//! use harness_agents::prices::PriceTable;
 //!
 //! let files = discover(&Locations::from_env());
 //! for session in scan(files, &PriceTable::bundled(), 0) {

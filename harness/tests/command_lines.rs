@@ -13,12 +13,12 @@
 
 use std::path::Path;
 
-use harness::RunRequest;
+use harness_agents::RunRequest;
 use harness_core::PromptInput;
 
 /// The arguments `backend` gives `request` run in `/work/project`.
 fn args(backend: &str, request: &RunRequest) -> Vec<String> {
-    let registry = harness::registry();
+    let registry = harness_agents::registry();
     let backend = registry.get(backend).unwrap();
     backend.args(request, Path::new("/work/project"))
 }
@@ -200,7 +200,7 @@ fn permission_modes_map_to_each_backends_setting() {
             ],
         ),
     ];
-    let registry = harness::registry();
+    let registry = harness_agents::registry();
     for (mode, flags) in table {
         for (backend, expected) in ["claude", "codex", "opencode", "gemini"]
             .into_iter()
@@ -219,7 +219,7 @@ fn permission_modes_map_to_each_backends_setting() {
 
 #[test]
 fn only_opencode_takes_its_prompt_as_an_argument() {
-    let registry = harness::registry();
+    let registry = harness_agents::registry();
     let prompts: Vec<(&str, PromptInput)> = registry
         .names()
         .map(|name| (name, registry.get(name).unwrap().launch().unwrap().prompt))

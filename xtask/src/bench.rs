@@ -202,11 +202,17 @@ fn mb(bytes: f64) -> f64 {
 /// Generates the corpora, runs the criterion benches, and prints the figures table.
 pub fn bench() -> Result<()> {
     corpus(false)?;
-    status(Command::new("cargo").args(["bench", "-p", "harness-claude", "--bench", "normalize"]))?;
     status(Command::new("cargo").args([
         "bench",
         "-p",
-        "harness-codex-shell",
+        "harness-agents-claude",
+        "--bench",
+        "normalize",
+    ]))?;
+    status(Command::new("cargo").args([
+        "bench",
+        "-p",
+        "harness-agents-codex-shell",
         "--bench",
         "classify",
         "--",

@@ -6,7 +6,7 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
-use harness_claude::ClaudeNormalizer;
+use harness_agents_claude::ClaudeNormalizer;
 use harness_core::{Normalizer, NormalizerConfig};
 
 struct Counting;

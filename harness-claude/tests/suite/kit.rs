@@ -17,7 +17,7 @@
 
 use std::collections::BTreeMap;
 
-use harness_claude::ClaudeHarness;
+use harness_agents_claude::ClaudeHarness;
 use harness_core::testkit::{self, Input, Trace, tool_use_id, unknown_reason};
 use harness_core::{EventBody, Kind, NormalizerConfig, Status, UnknownReason};
 use proptest::prelude::*;

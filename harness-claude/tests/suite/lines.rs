@@ -327,7 +327,7 @@ fn s4_a_long_stderr_line_is_kept_whole() {
 
 #[test]
 fn s4_stderr_does_not_flush_a_message() {
-    let mut normalizer = harness_claude::ClaudeNormalizer::new(NormalizerConfig::default());
+    let mut normalizer = harness_agents_claude::ClaudeNormalizer::new(NormalizerConfig::default());
     let mut out = Vec::new();
     use harness_core::Normalizer;
     normalizer.push_line(assistant("m1", json!([text("a")])).as_bytes(), &mut out);

@@ -14,7 +14,7 @@ mod tools;
 
 use std::collections::BTreeMap;
 
-use harness_claude::ClaudeNormalizer;
+use harness_agents_claude::ClaudeNormalizer;
 use harness_core::{Event, LineSplitter, Normalizer, NormalizerConfig};
 use serde_json::{Value, json};
 

@@ -25,7 +25,7 @@ fn malformed(block: Value) -> Vec<Value> {
 
 #[test]
 fn c9_tool_events_wait_for_the_result() {
-    let mut n = harness_claude::ClaudeNormalizer::new(NormalizerConfig::default());
+    let mut n = harness_agents_claude::ClaudeNormalizer::new(NormalizerConfig::default());
     let mut out = Vec::new();
     use harness_core::Normalizer;
     n.push_line(

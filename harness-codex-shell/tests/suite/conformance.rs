@@ -1,7 +1,7 @@
 //! Every row of the conformance corpus (`fixtures/shell/cases.jsonl`): the parts Codex gives,
 //! and for `bash -lc` rows the event paths (SPEC B2, C15).
 
-use harness_codex_shell::{classify, parse_command};
+use harness_agents_codex_shell::{classify, parse_command};
 use serde_json::Value;
 
 /// One row of the corpus.

@@ -8,7 +8,7 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
-use harness_codex_shell::{ParsedCommand, classify_script};
+use harness_agents_codex_shell::{ParsedCommand, classify_script};
 
 struct Counting;
 

@@ -1,7 +1,9 @@
 //! Properties (SPEC B3): total and pure on any input, no equal neighbours, and the fast
 //! lexer never disagrees with the grammar it stands in front of.
 
-use harness_codex_shell::{classify, classify_script, plain_commands, plain_commands_by_grammar};
+use harness_agents_codex_shell::{
+    classify, classify_script, plain_commands, plain_commands_by_grammar,
+};
 use proptest::prelude::*;
 
 /// Pieces agents' scripts are made of, plus the characters that trip shell parsers up.
@@ -69,7 +71,7 @@ proptest! {
         let parts = classify_script(&script);
         let unknowns = parts
             .iter()
-            .filter(|part| matches!(part.parsed, harness_codex_shell::ParsedCommand::Unknown { .. }))
+            .filter(|part| matches!(part.parsed, harness_agents_codex_shell::ParsedCommand::Unknown { .. }))
             .count();
         prop_assert!(unknowns == 0 || parts.len() == 1);
     }

@@ -1,7 +1,7 @@
 //! One test per behaviour of Codex's parser described in `fixtures/shell/RULES.md`, named
 //! after what it proves. Expected values are Codex's answers as RULES.md records them.
 
-use harness_codex_shell::{classify, classify_script, parse_command, plain_commands};
+use harness_agents_codex_shell::{classify, classify_script, parse_command, plain_commands};
 use serde_json::{Value, json};
 
 fn argv(words: &[&str]) -> Vec<String> {
@@ -748,7 +748,7 @@ fn long_plain_script_is_classified_in_full() {
 fn doubtful_script_over_the_grammar_limit_is_unknown() {
     let script = format!(
         "cat a\\ b{}",
-        " ".repeat(harness_codex_shell::GRAMMAR_LIMIT)
+        " ".repeat(harness_agents_codex_shell::GRAMMAR_LIMIT)
     );
     assert_eq!(of_script(&script), unknown(&script));
     let short = "cat a\\ b";

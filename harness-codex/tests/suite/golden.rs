@@ -4,7 +4,7 @@
 //! (SPEC §2, §3, §6, §7), compared with the conformance kit's rules.
 
 use fixtures::assert_golden;
-use harness_codex::CodexHarness;
+use harness_agents_codex::CodexHarness;
 
 use super::config;
 

@@ -5,7 +5,7 @@
 //! says it must produce: a completed item's events (X3-X6), one `unresolved_tool_use` per item
 //! started and never completed, by start order (X8), one `plan` per distinct plan (X5).
 
-use harness_codex::CodexHarness;
+use harness_agents_codex::CodexHarness;
 use harness_core::testkit::{self, Input, Trace, tool_use_id, unknown_reason};
 use harness_core::{EventBody, Kind, Status, UnknownReason};
 use proptest::prelude::*;

@@ -9,7 +9,7 @@
 //! tests go through the `Harness` trait, where the normalizer resolves against the run's own
 //! directory.
 
-use harness_codex::{CodexHarness, LAUNCH};
+use harness_agents_codex::{CodexHarness, LAUNCH};
 use harness_core::{Harness, RunError};
 use serde_json::json;
 

@@ -12,7 +12,7 @@ mod rules;
 
 use std::collections::BTreeMap;
 
-use harness_codex::CodexNormalizer;
+use harness_agents_codex::CodexNormalizer;
 use harness_core::{Event, LineSplitter, NormalizerConfig, Outcome, OutcomeLine};
 use serde_json::{Value, json};
 

@@ -1,7 +1,7 @@
 //! Properties (S6-S8, O1): no panic on any bytes; the same events however the input is split
 //! into chunks; counts equal the events; every item yields its events at most once.
 
-use harness_codex::CodexNormalizer;
+use harness_agents_codex::CodexNormalizer;
 use harness_core::{Event, LineSplitter, Normalizer};
 use proptest::prelude::*;
 use serde_json::Value;

@@ -1,7 +1,7 @@
 //! Unit tests per rule (X1-X9, O1, O3, O4, and the S rules as Codex meets them), for what the
 //! recordings do not show. Each asserts the exact events.
 
-use harness_codex::CodexNormalizer;
+use harness_agents_codex::CodexNormalizer;
 use harness_core::{Normalizer, NormalizerConfig, PendingToolUse};
 use serde_json::{Value, json};
 

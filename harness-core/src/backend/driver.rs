@@ -20,7 +20,7 @@ pub struct NotJson;
 /// Parses a line into a `serde_json::Value`, the SPEC's definition of a JSON line (S2).
 ///
 /// ```
-/// use harness_core::backend::{NotJson, parse_value};
+/// use harness_agents_core::backend::{NotJson, parse_value};
 ///
 /// assert!(parse_value(br#"{"type":"x"}"#).is_ok());
 /// assert_eq!(parse_value(b"[1e400]"), Err(NotJson));
@@ -92,8 +92,8 @@ impl Summary {
 /// event the SPEC names, or [`NotJson`].
 ///
 /// ```
-/// use harness_core::backend::{Decoder, Driver, Emitter, NotJson, Summary, parse_value};
-/// use harness_core::{EventBody, Normalizer, NormalizerConfig, Status};
+/// use harness_agents_core::backend::{Decoder, Driver, Emitter, NotJson, Summary, parse_value};
+/// use harness_agents_core::{EventBody, Normalizer, NormalizerConfig, Status};
 ///
 /// /// Each line `{"say": TEXT}` is an `agent` event; `{"done": true}` ends the run.
 /// struct Echo;
@@ -239,8 +239,8 @@ impl Emitter<'_> {
     /// map): their `command` and what each is expected to be.
     ///
     /// ```
-    /// # use harness_core::backend::{Decoder, Driver, Emitter, NotJson, Summary};
-    /// # use harness_core::{EventBody, Kind, Normalizer, NormalizerConfig, ToolRef, ToolStatus};
+    /// # use harness_agents_core::backend::{Decoder, Driver, Emitter, NotJson, Summary};
+    /// # use harness_agents_core::{EventBody, Kind, Normalizer, NormalizerConfig, ToolRef, ToolStatus};
     /// # struct Reads;
     /// # impl Decoder for Reads {
     /// #     fn new(_: &NormalizerConfig) -> Self { Reads }

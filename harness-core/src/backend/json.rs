@@ -22,7 +22,7 @@ use serde_json::Number;
 /// read through `serde_json`'s own code, but nothing is kept.
 ///
 /// ```
-/// use harness_core::backend::json::Checked;
+/// use harness_agents_core::backend::json::Checked;
 ///
 /// assert!(serde_json::from_str::<Checked>(r#"{"a":[1,"x\n",{"b":null}]}"#).is_ok());
 /// assert!(serde_json::from_str::<serde::de::IgnoredAny>(r#"[1e400]"#).is_ok());
@@ -100,7 +100,7 @@ pub fn depth_exceeds(text: &str, limit: usize) -> bool {
 /// Linear; it assumes nothing about validity.
 ///
 /// ```
-/// use harness_core::backend::json::max_depth;
+/// use harness_agents_core::backend::json::max_depth;
 ///
 /// assert_eq!(max_depth(r#"{"a":[1,{"b":"[[["}]}"#), 3);
 /// assert_eq!(max_depth("7"), 0);
@@ -359,7 +359,7 @@ impl<'de> Deserialize<'de> for Key<'de> {
 /// `serde_json::Value`); other members are skipped, [`Checked`].
 ///
 /// ```
-/// use harness_core::backend::json::{FieldsSeed, Loose};
+/// use harness_agents_core::backend::json::{FieldsSeed, Loose};
 /// use serde::de::DeserializeSeed;
 ///
 /// let mut reader = serde_json::Deserializer::from_str(r#"{"a":1,"b":"x","a":true,"c":[]}"#);
@@ -471,9 +471,9 @@ pub use serde as __serde;
 /// fails exactly where a `serde_json::Value` would).
 ///
 /// ```
-/// use harness_core::backend::json::{JsonView, view_of};
+/// use harness_agents_core::backend::json::{JsonView, view_of};
 ///
-/// harness_core::json_view! {
+/// harness_agents_core::json_view! {
 ///     /// A tool call.
 ///     pub struct Call<'a> {
 ///         /// `name`.
@@ -534,7 +534,7 @@ const SCAN_MAX_DIGITS: usize = 18;
 /// surrogate pairing, which `serde_json`'s own skipping does not check.
 ///
 /// ```
-/// use harness_core::backend::json::{Loose, Scan};
+/// use harness_agents_core::backend::json::{Loose, Scan};
 ///
 /// let text = r#"{"id":"a","out":"line\n\ud83d\ude00","n":[1,2.5e3,{"x":null}],"id":"b"}"#;
 /// let mut scan = Scan::new(text).unwrap();

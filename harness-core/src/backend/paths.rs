@@ -3,7 +3,7 @@
 /// Joins `path` onto `cwd` when it is relative (and a `cwd` is known), then normalizes it.
 ///
 /// ```
-/// use harness_core::backend::paths::resolve;
+/// use harness_agents_core::backend::paths::resolve;
 ///
 /// assert_eq!(resolve("src/../a.rs", Some("/p")), "/p/a.rs");
 /// assert_eq!(resolve("/etc//hosts/", Some("/p")), "/etc/hosts");

@@ -64,8 +64,8 @@ fn file_operations(input: ShellInput<'_>, cwd: Option<&str>) -> Option<Vec<Expec
 /// carry (the whole command, or a wrapper's script).
 ///
 /// ```
-/// use harness_core::backend::reclassify::{ShellInput, shell_events};
-/// use harness_core::{EventBody, ToolRef, ToolStatus};
+/// use harness_agents_core::backend::reclassify::{ShellInput, shell_events};
+/// use harness_agents_core::{EventBody, ToolRef, ToolStatus};
 ///
 /// let ok = ToolStatus { success: true, error: None };
 /// let tool = ToolRef::default();
@@ -126,8 +126,8 @@ pub fn shell_events(
 /// one `command`.
 ///
 /// ```
-/// use harness_core::backend::reclassify::{ShellInput, shell_expected};
-/// use harness_core::Kind;
+/// use harness_agents_core::backend::reclassify::{ShellInput, shell_expected};
+/// use harness_agents_core::Kind;
 ///
 /// let expected = shell_expected(ShellInput::Script("cat a.rs && rg foo"), Some("/p"));
 /// assert_eq!(expected.iter().map(|e| e.kind).collect::<Vec<_>>(), [Kind::Read, Kind::Search]);

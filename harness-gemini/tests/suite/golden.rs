@@ -3,7 +3,7 @@
 //! rules), compared with the conformance kit's rules.
 
 use fixtures::assert_golden;
-use harness_gemini::GeminiHarness;
+use harness_agents_gemini::GeminiHarness;
 
 use super::config;
 

@@ -2,8 +2,8 @@
 //! generated lines in its vocabulary (no panic, chunk invariance, line numbers, order,
 //! accounting, settling, counts, L1), and every recording.
 
+use harness_agents_gemini::GeminiHarness;
 use harness_core::NormalizerConfig;
-use harness_gemini::GeminiHarness;
 
 use super::config;
 

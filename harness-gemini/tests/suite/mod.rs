@@ -6,8 +6,8 @@ mod live;
 mod properties;
 mod rules;
 
+use harness_agents_gemini::GeminiNormalizer;
 use harness_core::{Event, Normalizer, NormalizerConfig, OutcomeLine};
-use harness_gemini::GeminiNormalizer;
 use serde_json::{Value, json};
 
 /// The `--cwd` the recordings assume.

@@ -3,7 +3,7 @@
 //! exactly its hand-reviewed expected events and outcome (P rules, S rules, O1).
 
 use fixtures::assert_golden;
-use harness_opencode::OpencodeHarness;
+use harness_agents_opencode::OpencodeHarness;
 
 use super::config;
 

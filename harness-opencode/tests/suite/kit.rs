@@ -2,8 +2,8 @@
 //! panic, chunk invariance, line numbers, order, accounting, settling, counts, L1 and
 //! conservation) on hostile lines of opencode's vocabulary, and on every recording.
 
+use harness_agents_opencode::OpencodeHarness;
 use harness_core::testkit;
-use harness_opencode::OpencodeHarness;
 
 use super::config;
 
@@ -86,9 +86,9 @@ mod generated {
     //! text between tools (P3), each tool's event kinds (P6), the status (P10, P13) and the
     //! number of steps (P11).
 
+    use harness_agents_opencode::OpencodeHarness;
     use harness_core::testkit::{self, Input, Trace};
     use harness_core::{Kind, Status};
-    use harness_opencode::OpencodeHarness;
     use proptest::prelude::*;
     use serde_json::{Value, json};
 

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use fixtures::live::{Fake, assert_missing_binary, run_by_name, wait_gone};
 
-use harness_opencode::{LAUNCH, OpencodeHarness};
+use harness_agents_opencode::{LAUNCH, OpencodeHarness};
 use serde_json::json;
 
 #[test]

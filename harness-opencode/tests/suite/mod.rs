@@ -5,9 +5,9 @@ mod kit;
 mod live;
 mod rules;
 
+use harness_agents_opencode::OpencodeHarness;
 use harness_core::NormalizerConfig;
 use harness_core::testkit::{self, Input};
-use harness_opencode::OpencodeHarness;
 use serde_json::Value;
 
 /// The `--cwd` the recordings assume: the recorder's project.

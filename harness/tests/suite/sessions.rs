@@ -7,9 +7,9 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use harness::prices::PriceTable;
-use harness::sessions::{self, Backend, Locations, SessionFiles};
-use harness::{Event, EventBody, NormalizerConfig, Outcome, UnknownReason, WarningSource};
+use harness_agents::prices::PriceTable;
+use harness_agents::sessions::{self, Backend, Locations, SessionFiles};
+use harness_agents::{Event, EventBody, NormalizerConfig, Outcome, UnknownReason, WarningSource};
 use serde_json::Value;
 
 fn root() -> PathBuf {
@@ -32,7 +32,7 @@ fn scenarios(backend: &str) -> Vec<(String, PathBuf)> {
 
 fn live(backend: &str, name: &str) -> (Vec<Event>, Outcome) {
     let text = std::fs::read(root().join(backend).join(format!("{name}.jsonl"))).unwrap();
-    let registry = harness::registry();
+    let registry = harness_agents::registry();
     let mut config = NormalizerConfig::default();
     config.cwd = Some(
         match backend {
@@ -130,7 +130,7 @@ fn check(backend: &str, exceptions: &[&str]) -> Tally {
         // T10: the answer, when the live run ended with one.
         // (A structured answer, C14's StructuredOutput, is the tool's input: not taken.)
         if backend == "claude"
-            && live_outcome.status == harness::Status::Success
+            && live_outcome.status == harness_agents::Status::Success
             && live_outcome.structured_output.is_none()
         {
             let stored = outcomes.first().and_then(|o| o.final_output.as_deref());
@@ -280,7 +280,7 @@ fn shown(backend: &str, dir: &Path) -> Vec<Value> {
         let mut events = Vec::new();
         let outcomes = sessions::events(&files, &mut |e| events.push(e)).unwrap();
         lines.extend(events.iter().map(|e| serde_json::to_value(e).unwrap()));
-        let outcome = harness::OutcomeLine::new(&outcomes[0]);
+        let outcome = harness_agents::OutcomeLine::new(&outcomes[0]);
         lines.push(serde_json::to_value(outcome).unwrap());
     }
     lines
