@@ -128,7 +128,7 @@ async fn drive<W: Write + Send + 'static>(
                 RunError::BinaryNotFound { .. } => 127,
                 RunError::BinaryNotExecutable { .. } => 126,
                 RunError::Unsupported { .. } | RunError::WorkingDirectory { .. } => 2,
-                RunError::Io { .. } => 1,
+                RunError::Io { .. } | RunError::Transcript { .. } => 1,
             });
         }
     };

@@ -44,6 +44,15 @@ pub enum RunError {
         #[source]
         source: std::io::Error,
     },
+    /// The transcript asked for (`RunRequest::transcript`) could not be created.
+    #[error("cannot write the transcript {}: {source}", path.display())]
+    Transcript {
+        /// The file asked for.
+        path: PathBuf,
+        /// Why it cannot be created.
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 /// The message of [`RunError::BinaryNotFound`]: a path "does not exist"; a name "was not found
