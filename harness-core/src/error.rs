@@ -11,6 +11,13 @@ pub enum RunError {
         /// The backend's name.
         backend: String,
     },
+    /// The backend drives any agent of a protocol and the request named none
+    /// (`RunRequest::agent`).
+    #[error("the {backend} backend needs the agent's command (`--agent 'gemini --acp'`)")]
+    NoAgentCommand {
+        /// The backend's name.
+        backend: String,
+    },
     /// The agent's binary was not found: a name not on `PATH`, or a path that does not exist.
     #[error("{}", not_found(.binary, .install))]
     BinaryNotFound {
