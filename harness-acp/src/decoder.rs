@@ -281,21 +281,48 @@ impl AcpDecoder {
             return;
         };
         let id = parsed.tool_call_id.to_string();
-        self.merge(&id, update);
+        let new = self.merge(&id, update);
         match parsed.fields.status {
             Some(ToolCallStatus::Completed | ToolCallStatus::Failed) => self.finish_call(&id, out),
-            _ => out.defer(),
+            _ => {
+                if new {
+                    self.announce(&id, out);
+                }
+                out.defer();
+            }
         }
     }
 
-    /// Merges `fields` (an object) into call `id`, recording it when new.
-    fn merge(&mut self, id: &str, fields: &Value) {
+    /// L1: a call first seen and not yet finished is announced, with the events it would give
+    /// on success.
+    fn announce(&self, id: &str, out: &mut Emitter<'_>) {
+        if !out.wants_started() {
+            return;
+        }
+        let Some(call) = self.calls.get(id) else {
+            return;
+        };
+        let mut fields = call.fields.clone();
+        fields.insert("status".into(), Value::String("completed".into()));
+        let tool = ToolRef {
+            tool: tools::kind_name(&fields),
+            tool_use_id: Some(id.to_string()),
+        };
+        match tools::events(&fields, self.cwd.as_deref()) {
+            Ok(would_be) => out.started_from(tool, &would_be, None),
+            Err(_) => out.started(tool, None, Vec::new(), None),
+        }
+    }
+
+    /// Merges `fields` (an object) into call `id`, recording it when new; whether it was.
+    fn merge(&mut self, id: &str, fields: &Value) -> bool {
         let next = self.next_seq;
         let call = self.calls.entry(id.to_string()).or_insert_with(|| Call {
             seq: next,
             fields: Map::new(),
         });
-        if call.seq == next {
+        let new = call.seq == next;
+        if new {
             self.next_seq += 1;
         }
         if let Some(fields) = fields.as_object() {
@@ -305,6 +332,7 @@ impl AcpDecoder {
                 }
             }
         }
+        new
     }
 
     /// A7: the events of a call that completed or failed.
@@ -327,7 +355,9 @@ impl AcpDecoder {
             Ok(request) => {
                 let id = request.tool_call.tool_call_id.to_string();
                 if let Some(fields) = message.pointer("/params/toolCall") {
-                    self.merge(&id, fields);
+                    if self.merge(&id, fields) {
+                        self.announce(&id, out);
+                    }
                 }
                 out.defer();
             }

@@ -78,6 +78,7 @@ enum Command {
         harness run 'Fix the failing test'\n  \
         harness run --cwd ~/project --timeout 10m --arg --max-turns --arg 5 'Add a README'\n  \
         harness run --backend codex --cwd ~/project --permission-mode workspace-write 'Add a README'\n  \
+        harness run --backend acp --agent 'gemini --acp' --transcript run.jsonl 'Add a README'\n  \
         echo 'Summarize the repo' | harness run -\n  \
         harness run -- '--a prompt that starts with a dash'")]
     Run {
@@ -110,6 +111,16 @@ enum Command {
         /// `gemini` on PATH].
         #[arg(long, value_name = "PATH")]
         binary: Option<PathBuf>,
+        /// The agent's command line, for the `acp` backend: any Agent Client Protocol agent
+        /// (`'gemini --acp'`, `'opencode acp'`), split as a POSIX shell would, without running
+        /// one.
+        #[arg(long, value_name = "CMD", value_parser = parse_agent, allow_hyphen_values = true)]
+        agent: Option<Vec<String>>,
+        /// Save the run's transcript to FILE: every line the normalizer read, so `harness
+        /// normalize --backend NAME FILE` gives the same events (for `acp`, the JSON-RPC
+        /// messages of both directions).
+        #[arg(long, value_name = "FILE")]
+        transcript: Option<PathBuf>,
         /// An extra argument for the agent's command line (repeatable).
         #[arg(long = "arg", value_name = "ARG", allow_hyphen_values = true)]
         args: Vec<String>,
@@ -258,6 +269,18 @@ fn unknown_backend(registry: &Registry, backend: &str, auto: bool) -> ExitCode {
     ExitCode::from(2)
 }
 
+/// `--agent CMD`: the words of a command line, split as a POSIX shell would (quotes and
+/// backslashes), without expanding anything; at least one word.
+fn parse_agent(text: &str) -> Result<Vec<String>, String> {
+    match shlex::split(text) {
+        Some(words) if !words.is_empty() => Ok(words),
+        Some(_) => Err("the agent's command is empty".to_string()),
+        None => Err(format!(
+            "cannot split '{text}' into words (an unclosed quote?)"
+        )),
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let registry = registry();
@@ -269,6 +292,8 @@ fn main() -> ExitCode {
             permission_mode,
             timeout,
             binary,
+            agent,
+            transcript,
             args,
             env,
             output,
@@ -291,6 +316,8 @@ fn main() -> ExitCode {
             let mut request = RunRequest::new(prompt);
             request.cwd = cwd;
             request.binary = binary;
+            request.agent = agent;
+            request.transcript = transcript;
             request.model = model;
             request.permission_mode = permission_mode;
             request.extra_args = args;

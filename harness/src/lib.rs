@@ -46,7 +46,7 @@
 //! # }
 //! ```
 //!
-//! Cargo features: one per backend (`claude`, `codex`, `opencode`, `gemini`; all on by default) and `schema` (the
+//! Cargo features: one per backend (`claude`, `codex`, `opencode`, `gemini`, `acp`; all on by default) and `schema` (the
 //! JSON Schema of the output lines). Writing a backend is `harness_core::backend`'s business.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
@@ -64,6 +64,9 @@ pub use harness_core::{
     StopSignal, Stream, ToolRef, ToolStatus, UnknownReason, WarningSource,
 };
 
+#[cfg(feature = "acp")]
+#[cfg_attr(docsrs, doc(cfg(feature = "acp")))]
+pub use harness_acp::AcpHarness;
 #[cfg(feature = "claude")]
 #[cfg_attr(docsrs, doc(cfg(feature = "claude")))]
 pub use harness_claude::ClaudeHarness;
@@ -78,11 +81,11 @@ pub use harness_gemini::GeminiHarness;
 pub use harness_opencode::OpencodeHarness;
 
 /// A registry of every backend this build enables, in a fixed order (`claude`, `codex`,
-/// `opencode`, `gemini`).
+/// `opencode`, `gemini`, `acp`).
 ///
 /// ```
 /// let names: Vec<&str> = harness::registry().names().collect();
-/// assert_eq!(names, ["claude", "codex", "opencode", "gemini"]);
+/// assert_eq!(names, ["claude", "codex", "opencode", "gemini", "acp"]);
 /// ```
 pub fn registry() -> Registry {
     let mut registry = Registry::new();
@@ -94,6 +97,8 @@ pub fn registry() -> Registry {
     registry.register(Box::new(OpencodeHarness));
     #[cfg(feature = "gemini")]
     registry.register(Box::new(GeminiHarness));
+    #[cfg(feature = "acp")]
+    registry.register(Box::new(AcpHarness));
     registry
 }
 
