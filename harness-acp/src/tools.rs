@@ -177,7 +177,14 @@ pub(crate) fn events(
             }]
         }
         ToolKind::Execute => {
-            let command = fields.get("rawInput").and_then(|i| i.get("command"));
+            // Gemini CLI sends no `rawInput`: its title is the command.
+            let title = fields
+                .get("title")
+                .filter(|t| t.as_str().is_some_and(|t| !t.is_empty()));
+            let command = fields
+                .get("rawInput")
+                .and_then(|i| i.get("command"))
+                .or(title);
             match command {
                 Some(Value::String(script)) if !script.is_empty() => shell_events(
                     ShellInput::Script(script),

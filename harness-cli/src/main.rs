@@ -115,7 +115,7 @@ enum Command {
         /// (`'gemini --acp'`, `'opencode acp'`), split as a POSIX shell would, without running
         /// one.
         #[arg(long, value_name = "CMD", value_parser = parse_agent, allow_hyphen_values = true)]
-        agent: Option<Vec<String>>,
+        agent: Option<Words>,
         /// Save the run's transcript to FILE: every line the normalizer read, so `harness
         /// normalize --backend NAME FILE` gives the same events (for `acp`, the JSON-RPC
         /// messages of both directions).
@@ -269,11 +269,15 @@ fn unknown_backend(registry: &Registry, backend: &str, auto: bool) -> ExitCode {
     ExitCode::from(2)
 }
 
+/// The words of a command line (`--agent`).
+#[derive(Debug, Clone)]
+struct Words(Vec<String>);
+
 /// `--agent CMD`: the words of a command line, split as a POSIX shell would (quotes and
 /// backslashes), without expanding anything; at least one word.
-fn parse_agent(text: &str) -> Result<Vec<String>, String> {
+fn parse_agent(text: &str) -> Result<Words, String> {
     match shlex::split(text) {
-        Some(words) if !words.is_empty() => Ok(words),
+        Some(words) if !words.is_empty() => Ok(Words(words)),
         Some(_) => Err("the agent's command is empty".to_string()),
         None => Err(format!(
             "cannot split '{text}' into words (an unclosed quote?)"
@@ -316,7 +320,7 @@ fn main() -> ExitCode {
             let mut request = RunRequest::new(prompt);
             request.cwd = cwd;
             request.binary = binary;
-            request.agent = agent;
+            request.agent = agent.map(|Words(words)| words);
             request.transcript = transcript;
             request.model = model;
             request.permission_mode = permission_mode;

@@ -1,5 +1,6 @@
 //! Tests grouped by topic, and the helpers they share.
 
+mod golden;
 mod kit;
 mod live;
 mod rules;
