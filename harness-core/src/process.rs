@@ -21,6 +21,13 @@
 //! - a timeout or a stop acts even while the consumer is not reading: events wait in a bounded
 //!   queue, reading the pipes pauses, but the deadline and the stop signal are still watched;
 //! - dropping the stream kills the process group and reaps the child;
+//! - with [`spawn_conversation`], the agent talks both ways: a [`Conversation`] answers each
+//!   line of its standard output on its standard input (an ACP client answering permission
+//!   requests) and says which lines the normalizer reads; what waits for the agent's input is
+//!   bounded (reading pauses beyond 1 MiB), and a timeout or a stop first asks the conversation
+//!   what to write (a cancel) and how long the agent may take to end by itself;
+//! - [`ProcessSpec::transcript`] saves every line the normalizer reads, so the run can be
+//!   normalized again offline;
 //! - when the child has exited but something it left running still holds its pipes open,
 //!   the run waits two seconds, then kills the process group and ends.
 //!
@@ -1625,5 +1632,22 @@ mod tests {
                 "{err}"
             );
         });
+    }
+
+    /// Issue 15 item 4: without a conversation, the transcript holds the agent's standard
+    /// output lines, as the normalizer read them.
+    #[test]
+    fn the_transcript_of_a_plain_run_holds_its_stdout_lines() {
+        let dir = Dir::new("transcript");
+        let agent = dir.script("echo one; echo two >&2; printf 'three\\r\\nEND'");
+        let transcript = dir.0.join("t");
+        runtime().block_on(async {
+            let mut spec = spec(agent);
+            spec.transcript = Some(transcript.clone());
+            let (events, outcome) = collect(spawn(spec, Box::new(Echo::default())).unwrap()).await;
+            assert_eq!(outcome.status, Status::Success);
+            assert_eq!(events.len(), 3);
+        });
+        assert_eq!(std::fs::read(&transcript).unwrap(), b"one\nthree\r\nEND\n");
     }
 }
