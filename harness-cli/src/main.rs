@@ -71,7 +71,8 @@ enum Command {
     /// Run an agent live and print its events as they happen, then the outcome.
     ///
     /// The prompt is written to the agent's standard input (for opencode, the last argument
-    /// after `--`), never where it could be read as an option. Exit status: 0 success, 1 error
+    /// after `--`; for acp, in the `session/prompt` request), never where it could be read as
+    /// an option. Exit status: 0 success, 1 error
     /// or incomplete, 2 usage error, 126 agent not executable, 127 agent not found, 128+N
     /// stopped by signal N (129 SIGHUP, 130 Ctrl-C, 143 SIGTERM).
     #[command(after_help = "Examples:\n  \
@@ -94,7 +95,8 @@ enum Command {
         /// The permission mode to ask for: Claude Code's `--permission-mode`; for Codex, its
         /// `--sandbox`; for opencode, its `--agent` or `--auto`; for Gemini CLI, its
         /// `--approval-mode` (Claude's `plan`, `acceptEdits`, `bypassPermissions` are
-        /// translated).
+        /// translated); for acp, how the agent's permission requests are answered
+        /// (`bypassPermissions` allows all, `acceptEdits` allows edits, any other rejects).
         #[arg(long, value_name = "MODE")]
         permission_mode: Option<String>,
         /// Stop the agent (its whole process group) after this long: seconds (`90`, `1.5`) or

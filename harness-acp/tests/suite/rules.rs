@@ -420,3 +420,28 @@ fn l1_a_call_is_announced_when_first_seen() {
         ]
     );
 }
+
+/// A5: the client's lines and the agent's non-JSON lines do not end the message.
+#[test]
+fn a5_client_lines_and_non_json_lines_flush_nothing() {
+    let chunk = |text: &str| {
+        update(
+            json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}}),
+        )
+    };
+    let run = run(&with(vec![
+        chunk("One "),
+        client(
+            json!({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "s1"}}),
+        ),
+        json!({"from": "agent", "text": "a log line"}),
+        chunk("message."),
+    ]));
+    assert_eq!(
+        run.events,
+        [
+            json!({"kind": "warning", "message": "a log line", "source": "non_json", "line": 6}),
+            json!({"kind": "agent", "text": "One message.", "line": 7}),
+        ]
+    );
+}
