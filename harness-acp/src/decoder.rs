@@ -12,6 +12,7 @@ use harness_core::{
     EventBody, Metrics, NormalizerConfig, PendingToolUse, PlanItem, ToolRef, UnknownReason,
     WarningSource, add_numbers,
 };
+use serde::Deserialize;
 use serde_json::{Map, Number, Value};
 
 use crate::tools;
@@ -211,7 +212,7 @@ impl AcpDecoder {
             .unwrap_or("");
         match kind {
             "agent_message_chunk" | "agent_thought_chunk" => {
-                match serde_json::from_value::<ContentChunk>(update.clone()) {
+                match ContentChunk::deserialize(update) {
                     Ok(ContentChunk {
                         content: ContentBlock::Text(text),
                         ..
@@ -268,7 +269,7 @@ impl AcpDecoder {
     /// A6: a tool call notification, merged into the call it updates; its events when it
     /// reaches `completed` or `failed`.
     fn tool_call(&mut self, update: &Value, message: &Value, out: &mut Emitter<'_>) {
-        let Ok(parsed) = serde_json::from_value::<ToolCallUpdate>(update.clone()) else {
+        let Ok(parsed) = ToolCallUpdate::deserialize(update) else {
             let id = update
                 .get("toolCallId")
                 .and_then(Value::as_str)
@@ -350,8 +351,8 @@ impl AcpDecoder {
 
     /// A9: a permission request names a tool call (often before any notification of it).
     fn permission(&mut self, message: Value, out: &mut Emitter<'_>) {
-        let params = message.get("params").cloned().unwrap_or(Value::Null);
-        match serde_json::from_value::<RequestPermissionRequest>(params) {
+        let params = message.get("params").unwrap_or(&Value::Null);
+        match RequestPermissionRequest::deserialize(params) {
             Ok(request) => {
                 let id = request.tool_call.tool_call_id.to_string();
                 if let Some(fields) = message.pointer("/params/toolCall") {
@@ -372,7 +373,7 @@ impl AcpDecoder {
 
     /// A4: a `plan` update.
     fn plan(&mut self, update: &Value, message: &Value, out: &mut Emitter<'_>) {
-        match serde_json::from_value::<Plan>(update.clone()) {
+        match Plan::deserialize(update) {
             Ok(plan) => {
                 let items = plan
                     .entries

@@ -27,7 +27,7 @@ pub(crate) fn kind_name(fields: &Map<String, Value>) -> Option<String> {
 }
 
 fn parse<T: serde::de::DeserializeOwned>(fields: &Map<String, Value>, key: &str) -> Option<T> {
-    serde_json::from_value(fields.get(key)?.clone()).ok()
+    T::deserialize(fields.get(key)?).ok()
 }
 
 /// A7: a string of `rawInput` under the first of `keys` that holds a non-empty one.
