@@ -172,7 +172,8 @@ pub fn option(name: &str, value: &str) -> String {
 #[derive(Debug, Clone, Default)]
 #[non_exhaustive]
 pub struct RunRequest {
-    /// The prompt, written to the agent's standard input (never put on its command line).
+    /// The prompt, written to the agent's standard input (never put on its command line; a
+    /// protocol backend such as `acp` sends it in the protocol's own request).
     pub prompt: String,
     /// The directory the agent works in; the caller's when `None`.
     pub cwd: Option<PathBuf>,
