@@ -73,13 +73,15 @@ enum Command {
     /// Run an agent live and print its events as they happen, then the outcome.
     ///
     /// The prompt is written to the agent's standard input (for opencode, the last argument
-    /// after `--`), never where it could be read as an option. Exit status: 0 success, 1 error
+    /// after `--`; for acp, in the `session/prompt` request), never where it could be read as
+    /// an option. Exit status: 0 success, 1 error
     /// or incomplete, 2 usage error, 126 agent not executable, 127 agent not found, 128+N
     /// stopped by signal N (129 SIGHUP, 130 Ctrl-C, 143 SIGTERM).
     #[command(after_help = "Examples:\n  \
         harness run 'Fix the failing test'\n  \
         harness run --cwd ~/project --timeout 10m --arg --max-turns --arg 5 'Add a README'\n  \
         harness run --backend codex --cwd ~/project --permission-mode workspace-write 'Add a README'\n  \
+        harness run --backend acp --agent 'gemini --acp' --transcript run.jsonl 'Add a README'\n  \
         echo 'Summarize the repo' | harness run -\n  \
         harness run -- '--a prompt that starts with a dash'")]
     Run {
@@ -95,7 +97,8 @@ enum Command {
         /// The permission mode to ask for: Claude Code's `--permission-mode`; for Codex, its
         /// `--sandbox`; for opencode, its `--agent` or `--auto`; for Gemini CLI, its
         /// `--approval-mode` (Claude's `plan`, `acceptEdits`, `bypassPermissions` are
-        /// translated).
+        /// translated); for acp, how the agent's permission requests are answered
+        /// (`bypassPermissions` allows all, `acceptEdits` allows edits, any other rejects).
         #[arg(long, value_name = "MODE")]
         permission_mode: Option<String>,
         /// Stop the agent (its whole process group) after this long: seconds (`90`, `1.5`) or
@@ -112,6 +115,16 @@ enum Command {
         /// `gemini` on PATH].
         #[arg(long, value_name = "PATH")]
         binary: Option<PathBuf>,
+        /// The agent's command line, for the `acp` backend: any Agent Client Protocol agent
+        /// (`'gemini --acp'`, `'opencode acp'`), split as a POSIX shell would, without running
+        /// one.
+        #[arg(long, value_name = "CMD", value_parser = parse_agent, allow_hyphen_values = true)]
+        agent: Option<Words>,
+        /// Save the run's transcript to FILE: every line the normalizer read, so `harness
+        /// normalize --backend NAME FILE` gives the same events (for `acp`, the JSON-RPC
+        /// messages of both directions).
+        #[arg(long, value_name = "FILE")]
+        transcript: Option<PathBuf>,
         /// An extra argument for the agent's command line (repeatable).
         #[arg(long = "arg", value_name = "ARG", allow_hyphen_values = true)]
         args: Vec<String>,
@@ -270,6 +283,22 @@ fn unknown_backend(registry: &Registry, backend: &str, auto: bool) -> ExitCode {
     ExitCode::from(2)
 }
 
+/// The words of a command line (`--agent`).
+#[derive(Debug, Clone)]
+struct Words(Vec<String>);
+
+/// `--agent CMD`: the words of a command line, split as a POSIX shell would (quotes and
+/// backslashes), without expanding anything; at least one word.
+fn parse_agent(text: &str) -> Result<Words, String> {
+    match shlex::split(text) {
+        Some(words) if !words.is_empty() => Ok(Words(words)),
+        Some(_) => Err("the agent's command is empty".to_string()),
+        None => Err(format!(
+            "cannot split '{text}' into words (an unclosed quote?)"
+        )),
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let registry = registry();
@@ -281,6 +310,8 @@ fn main() -> ExitCode {
             permission_mode,
             timeout,
             binary,
+            agent,
+            transcript,
             args,
             env,
             output,
@@ -303,6 +334,8 @@ fn main() -> ExitCode {
             let mut request = RunRequest::new(prompt);
             request.cwd = cwd;
             request.binary = binary;
+            request.agent = agent.map(|Words(words)| words);
+            request.transcript = transcript;
             request.model = model;
             request.permission_mode = permission_mode;
             request.extra_args = args;

@@ -127,8 +127,10 @@ async fn drive<W: Write + Send + 'static>(
             return ExitCode::from(match e {
                 RunError::BinaryNotFound { .. } => 127,
                 RunError::BinaryNotExecutable { .. } => 126,
-                RunError::Unsupported { .. } | RunError::WorkingDirectory { .. } => 2,
-                RunError::Io { .. } => 1,
+                RunError::Unsupported { .. }
+                | RunError::NoAgentCommand { .. }
+                | RunError::WorkingDirectory { .. } => 2,
+                RunError::Io { .. } | RunError::Transcript { .. } => 1,
             });
         }
     };

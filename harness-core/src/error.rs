@@ -11,6 +11,13 @@ pub enum RunError {
         /// The backend's name.
         backend: String,
     },
+    /// The backend drives any agent of a protocol and the request named none
+    /// (`RunRequest::agent`).
+    #[error("the {backend} backend needs the agent's command (`--agent 'gemini --acp'`)")]
+    NoAgentCommand {
+        /// The backend's name.
+        backend: String,
+    },
     /// The agent's binary was not found: a name not on `PATH`, or a path that does not exist.
     #[error("{}", not_found(.binary, .install))]
     BinaryNotFound {
@@ -41,6 +48,15 @@ pub enum RunError {
         /// The binary that was run.
         binary: PathBuf,
         /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The transcript asked for (`RunRequest::transcript`) could not be created.
+    #[error("cannot write the transcript {}: {source}", path.display())]
+    Transcript {
+        /// The file asked for.
+        path: PathBuf,
+        /// Why it cannot be created.
         #[source]
         source: std::io::Error,
     },

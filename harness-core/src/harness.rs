@@ -282,7 +282,8 @@ pub fn option(name: &str, value: &str) -> String {
 #[derive(Debug, Clone, Default)]
 #[non_exhaustive]
 pub struct RunRequest {
-    /// The prompt, written to the agent's standard input (never put on its command line).
+    /// The prompt, written to the agent's standard input (never put on its command line; a
+    /// protocol backend such as `acp` sends it in the protocol's own request).
     pub prompt: String,
     /// The directory the agent works in; the caller's when `None`.
     pub cwd: Option<PathBuf>,
@@ -305,6 +306,14 @@ pub struct RunRequest {
     /// agent runs in; set it to resolve paths against another one (an agent that sees its
     /// project under another path, in a container or behind a wrapper script).
     pub normalizer: NormalizerConfig,
+    /// The agent's whole command line, for backends that drive any agent of a protocol (the
+    /// `acp` backend: `["gemini", "--acp"]`); the others use [`RunRequest::binary`] and
+    /// ignore it.
+    pub agent: Option<Vec<String>>,
+    /// Where to save the run's transcript: every line its normalizer reads, in order, so
+    /// `harness normalize` on the file gives the run's events again (for most backends the
+    /// agent's standard output; for `acp`, the JSON-RPC messages of both directions).
+    pub transcript: Option<PathBuf>,
     /// Stops the run early when it fires (for example on Ctrl-C): the agent's process group is
     /// killed, an `error` event says so, and the stream still ends with the outcome. Dropping
     /// the stream instead kills the agent without an outcome.

@@ -21,6 +21,13 @@
 //! - a timeout or a stop acts even while the consumer is not reading: events wait in a bounded
 //!   queue, reading the pipes pauses, but the deadline and the stop signal are still watched;
 //! - dropping the stream kills the process group and reaps the child;
+//! - with [`spawn_conversation`], the agent talks both ways: a [`Conversation`] answers each
+//!   line of its standard output on its standard input (an ACP client answering permission
+//!   requests) and says which lines the normalizer reads; what waits for the agent's input is
+//!   bounded (reading pauses beyond 1 MiB), and a timeout or a stop first asks the conversation
+//!   what to write (a cancel) and how long the agent may take to end by itself;
+//! - [`ProcessSpec::transcript`] saves every line the normalizer reads, so the run can be
+//!   normalized again offline;
 //! - when the child has exited but something it left running still holds its pipes open,
 //!   the run waits two seconds, then kills the process group and ends.
 //!
@@ -96,6 +103,10 @@ pub struct ProcessSpec {
     /// (e.g. `npm install -g @anthropic-ai/claude-code`); `None` when the binary was named
     /// explicitly, so the error only says it was not found.
     pub install_hint: Option<String>,
+    /// Where to save the transcript: every line the normalizer reads, each followed by `\n`,
+    /// in order (the agent's standard output; with a [`Conversation`], the lines it records).
+    /// `harness normalize` on that file gives the events of the run.
+    pub transcript: Option<PathBuf>,
 }
 
 impl ProcessSpec {
@@ -123,6 +134,7 @@ impl ProcessSpec {
             timeout: request.timeout,
             stop: request.stop,
             install_hint,
+            transcript: request.transcript,
         }
     }
 }
@@ -146,6 +158,46 @@ pub fn choose_binary(
         (None, _) => PathBuf::from(default),
     }
 }
+
+/// The client side of an agent that talks both ways (an Agent Client Protocol agent asks for
+/// permissions and answers requests): it reads each line of the agent's standard output and
+/// says what goes back to the agent's standard input and what the normalizer reads. Given to
+/// [`spawn_conversation`]; the runner does the rest as for any run (process group, pipes,
+/// timeout, stop signal, outcome).
+///
+/// The normalizer reads only what [`Reply::record`] holds, so a conversation can record the
+/// lines of both directions in one transcript, in the order they crossed the pipes.
+pub trait Conversation: Send + 'static {
+    /// The run has started: what to write first.
+    fn open(&mut self) -> Reply;
+
+    /// One line of the agent's standard output, without its `\n`.
+    fn line(&mut self, line: &[u8]) -> Reply;
+
+    /// The run is being cut short (a timeout or the stop signal; the `error` event saying so
+    /// is already out): what to write, and how long the agent may take to end by itself
+    /// before its process group is killed.
+    fn stop(&mut self) -> (Reply, Duration);
+}
+
+/// What a [`Conversation`] does with one line: lines for the normalizer, bytes for the
+/// agent's standard input, and whether to close it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Reply {
+    /// Lines the normalizer reads (and the transcript saves), in order, each without `\n`.
+    pub record: Vec<Vec<u8>>,
+    /// Bytes to write to the agent's standard input (after what is still waiting there).
+    pub write: Vec<u8>,
+    /// Close the agent's standard input once everything waiting has been written; later
+    /// writes are dropped.
+    pub close: bool,
+}
+
+/// How many bytes may wait for the agent's standard input in a [`Conversation`] before
+/// reading its output pauses: an agent that asks without reading the answers is slowed down,
+/// never given unbounded memory.
+const INPUT_LIMIT: usize = 1 << 20;
 
 /// Why the run was cut short by the harness.
 #[derive(Debug, Clone, Copy)]
@@ -187,6 +239,31 @@ impl Ending {
 /// [`RunError::WorkingDirectory`] when `cwd` is not a directory, [`RunError::Io`] when the
 /// child cannot be started otherwise.
 pub fn spawn(spec: ProcessSpec, normalizer: Box<dyn Normalizer>) -> Result<RunStream, RunError> {
+    start(spec, normalizer, None)
+}
+
+/// Spawns `spec` like [`spawn`], with `conversation` as the client side of the agent: it is
+/// given every line of the agent's standard output and writes to its standard input
+/// ([`ProcessSpec::stdin`] is not written); the normalizer reads the lines it records.
+/// A timeout or the stop signal asks it what to write ([`Conversation::stop`]) and kills the
+/// process group when the agent has not ended by itself in the time it says.
+///
+/// # Errors
+///
+/// As [`spawn`].
+pub fn spawn_conversation(
+    spec: ProcessSpec,
+    normalizer: Box<dyn Normalizer>,
+    conversation: Box<dyn Conversation>,
+) -> Result<RunStream, RunError> {
+    start(spec, normalizer, Some(conversation))
+}
+
+fn start(
+    spec: ProcessSpec,
+    normalizer: Box<dyn Normalizer>,
+    conversation: Option<Box<dyn Conversation>>,
+) -> Result<RunStream, RunError> {
     let io_error = |source: io::Error| RunError::Io {
         binary: spec.program.clone(),
         source,
@@ -210,6 +287,18 @@ pub fn spawn(spec: ProcessSpec, normalizer: Box<dyn Normalizer>) -> Result<RunSt
             }
         }
     }
+    let transcript = match &spec.transcript {
+        Some(path) => match std::fs::File::create(path) {
+            Ok(file) => Some(io::BufWriter::new(file)),
+            Err(source) => {
+                return Err(RunError::Transcript {
+                    path: path.clone(),
+                    source,
+                });
+            }
+        },
+        None => None,
+    };
     let mut command = Command::new(&spec.program);
     command
         .args(&spec.args)
@@ -229,13 +318,34 @@ pub fn spawn(spec: ProcessSpec, normalizer: Box<dyn Normalizer>) -> Result<RunSt
         Err(e) => return Err(spawn_error(e, spec.program, spec.install_hint)),
     };
     let (tx, mut rx) = mpsc::channel(QUEUE);
+    let input_open = true;
+    let feed = match conversation {
+        Some(conversation) => Feed {
+            normalizer,
+            conversation: Some(conversation),
+            transcript,
+            input: Vec::new(),
+            input_open,
+            close: false,
+            failed_writes: 0,
+        },
+        None => Feed {
+            normalizer,
+            conversation: None,
+            transcript,
+            input: spec.stdin,
+            input_open,
+            close: true,
+            failed_writes: 0,
+        },
+    };
     let run = Run {
         group: Group::of(&child),
         child,
-        normalizer,
+        feed,
         tx,
     };
-    runtime.spawn(run.drive(spec.stdin, spec.timeout, spec.stop));
+    runtime.spawn(run.drive(spec.timeout, spec.stop));
     Ok(futures::stream::poll_fn(move |cx| rx.poll_recv(cx)).boxed())
 }
 
@@ -360,8 +470,90 @@ impl Drop for Group {
 struct Run {
     child: Child,
     group: Group,
-    normalizer: Box<dyn Normalizer>,
+    feed: Feed,
     tx: mpsc::Sender<RunItem>,
+}
+
+/// Where the agent's lines go (the normalizer, through the conversation when there is one,
+/// and the transcript) and what waits for its standard input.
+struct Feed {
+    normalizer: Box<dyn Normalizer>,
+    conversation: Option<Box<dyn Conversation>>,
+    transcript: Option<io::BufWriter<std::fs::File>>,
+    /// Bytes waiting for the agent's standard input.
+    input: Vec<u8>,
+    /// Whether the agent's standard input is still open (writes are dropped once it is not).
+    input_open: bool,
+    /// Close the agent's standard input once `input` is written.
+    close: bool,
+    /// Transcript writes that failed (the first one reported, then the transcript dropped).
+    failed_writes: u64,
+}
+
+impl Feed {
+    /// One line of the agent's standard output.
+    fn stdout(&mut self, line: &[u8], events: &mut Vec<Event>) {
+        match self.conversation.as_mut() {
+            Some(conversation) => {
+                let reply = conversation.line(line);
+                self.apply(reply, events);
+            }
+            None => self.record(line, events),
+        }
+    }
+
+    /// What the conversation said to do.
+    fn apply(&mut self, reply: Reply, events: &mut Vec<Event>) {
+        for line in &reply.record {
+            self.record(line, events);
+        }
+        if self.input_open {
+            self.input.extend_from_slice(&reply.write);
+        }
+        self.close |= reply.close;
+    }
+
+    /// A line for the normalizer, saved in the transcript first.
+    fn record(&mut self, line: &[u8], events: &mut Vec<Event>) {
+        if let Some(transcript) = &mut self.transcript {
+            use std::io::Write as _;
+            if let Err(e) = transcript
+                .write_all(line)
+                .and_then(|()| transcript.write_all(b"\n"))
+            {
+                self.transcript = None;
+                self.failed_writes += 1;
+                events.push(Event::new(EventBody::Error {
+                    message: format!("the transcript could not be written: {e}"),
+                }));
+            }
+        }
+        self.normalizer.push_line(line, events);
+    }
+
+    /// The transcript written out; a failure is an `error` event.
+    fn flush(&mut self, events: &mut Vec<Event>) {
+        if let Some(mut transcript) = self.transcript.take() {
+            use std::io::Write as _;
+            if let Err(e) = transcript.flush() {
+                self.failed_writes += 1;
+                events.push(Event::new(EventBody::Error {
+                    message: format!("the transcript could not be written: {e}"),
+                }));
+            }
+        }
+    }
+}
+
+/// Writes some of `input` to a pipe that may already be closed (then never completes).
+async fn write_to(
+    pipe: &mut Option<tokio::process::ChildStdin>,
+    input: &[u8],
+) -> io::Result<usize> {
+    match pipe {
+        Some(pipe) => pipe.write(input).await,
+        None => std::future::pending().await,
+    }
 }
 
 /// The consumer dropped the stream.
@@ -403,8 +595,8 @@ async fn wait_for(stop: Option<StopSignal>) {
 }
 
 impl Run {
-    async fn drive(mut self, stdin: Vec<u8>, timeout: Option<Duration>, stop: Option<StopSignal>) {
-        if self.pump(stdin, timeout, stop).await.is_err() {
+    async fn drive(mut self, timeout: Option<Duration>, stop: Option<StopSignal>) {
+        if self.pump(timeout, stop).await.is_err() {
             // Nobody is listening any more: stop the agent and reap it (no zombie).
             self.group.kill();
             let _ = self.child.wait().await;
@@ -412,47 +604,76 @@ impl Run {
         }
     }
 
+    /// The run is cut short: the `error` event saying why, then the process group killed at
+    /// once, or, with a conversation, what it writes first and the time it gives the agent.
+    fn cut_short(
+        feed: &mut Feed,
+        group: &Group,
+        ending: Ending,
+        events: &mut Vec<Event>,
+        kill_at: std::pin::Pin<&mut tokio::time::Sleep>,
+    ) -> bool {
+        events.push(ending.event());
+        match feed.conversation.as_mut() {
+            Some(conversation) => {
+                let (reply, grace) = conversation.stop();
+                feed.apply(reply, events);
+                kill_at.reset(tokio::time::Instant::now() + grace);
+                true
+            }
+            None => {
+                group.kill();
+                false
+            }
+        }
+    }
+
     async fn pump(
         &mut self,
-        input: Vec<u8>,
         timeout: Option<Duration>,
         stop: Option<StopSignal>,
     ) -> Result<(), Abandoned> {
         let mut stdout = self.child.stdout.take();
         let mut stderr = self.child.stderr.take();
-        let stdin = self.child.stdin.take();
-        let write_prompt = async move {
-            if let Some(mut stdin) = stdin {
-                // A child that exits without reading its input closes the pipe: not our error.
-                let _ = stdin.write_all(&input).await;
-                let _ = stdin.shutdown().await;
-            }
-        };
-        tokio::pin!(write_prompt);
+        let mut stdin = self.child.stdin.take();
         let deadline = sleep_for(timeout);
         tokio::pin!(deadline);
         let stopped = wait_for(stop);
         tokio::pin!(stopped);
         let linger = tokio::time::sleep(LINGER);
         tokio::pin!(linger);
+        // With a conversation, the process group is killed when the time it gave ends.
+        let kill_at = tokio::time::sleep(Duration::ZERO);
+        tokio::pin!(kill_at);
+        let mut kill_pending = false;
 
-        let mut prompt_written = false;
         let mut out_lines = LineSplitter::new();
         let mut err_lines = LineSplitter::new();
         let mut out_buf = vec![0u8; CHUNK];
         let mut err_buf = vec![0u8; CHUNK];
         // What the normalizer made from the last input, and what still waits for the consumer.
         let mut events = Vec::new();
+        if let Some(conversation) = self.feed.conversation.as_mut() {
+            let reply = conversation.open();
+            self.feed.apply(reply, &mut events);
+        }
         let mut queue = VecDeque::new();
         let mut status: Option<io::Result<ExitStatus>> = None;
         let mut ending: Option<Ending> = None;
+        let talking = self.feed.conversation.is_some();
 
         while stdout.is_some() || stderr.is_some() || status.is_none() {
-            let normalizer = &mut self.normalizer;
+            if self.feed.close && self.feed.input.is_empty() && stdin.is_some() {
+                // Dropping the pipe closes it: the agent reads the end of its input.
+                stdin = None;
+                self.feed.input_open = false;
+            }
+            let feed = &mut self.feed;
             // Reading waits while events wait (the consumer sets the pace, memory stays
-            // bounded); the exit, the deadline and the stop signal are watched all along, so
-            // a consumer that does not read never delays killing the agent.
-            let reading = queue.is_empty();
+            // bounded), and in a conversation while too much waits for the agent's input; the
+            // exit, the deadline and the stop signal are watched all along, so a consumer that
+            // does not read never delays killing the agent.
+            let reading = queue.is_empty() && !(talking && feed.input.len() >= INPUT_LIMIT);
             tokio::select! {
                 permit = self.tx.reserve(), if !queue.is_empty() => {
                     let mut permit = permit.map_err(|_| Abandoned)?;
@@ -469,20 +690,34 @@ impl Run {
                         };
                     }
                 }
-                () = &mut write_prompt, if !prompt_written => prompt_written = true,
+                written = write_to(&mut stdin, &feed.input), if stdin.is_some() && !feed.input.is_empty() => {
+                    match written {
+                        Ok(n) if n > 0 => {
+                            feed.input.drain(..n);
+                        }
+                        // A child that exits without reading its input closes the pipe: not
+                        // our error; what it did not read is dropped.
+                        _ => {
+                            stdin = None;
+                            feed.input_open = false;
+                            feed.input = Vec::new();
+                        }
+                    }
+                }
                 read = read_from(&mut stdout, &mut out_buf), if reading && stdout.is_some() => {
                     match read {
                         Ok(n) if n > 0 => {
-                            out_lines.push(&out_buf[..n], |l| normalizer.push_line(l, &mut events));
+                            out_lines.push(&out_buf[..n], |l| feed.stdout(l, &mut events));
                         }
                         // End of file, or a pipe that cannot be read any more: the stream ends.
                         _ => {
-                            out_lines.finish(|l| normalizer.push_line(l, &mut events));
+                            out_lines.finish(|l| feed.stdout(l, &mut events));
                             stdout = None;
                         }
                     }
                 }
                 read = read_from(&mut stderr, &mut err_buf), if reading && stderr.is_some() => {
+                    let normalizer = &mut feed.normalizer;
                     match read {
                         Ok(n) if n > 0 => {
                             err_lines
@@ -500,18 +735,23 @@ impl Run {
                 }
                 () = &mut deadline, if timeout.is_some() && ending.is_none() => {
                     ending = timeout.map(Ending::TimedOut);
-                    self.group.kill();
-                    events.extend(ending.map(Ending::event));
+                    if let Some(ending) = ending {
+                        kill_pending = Run::cut_short(feed, &self.group, ending, &mut events, kill_at.as_mut());
+                    }
                 }
                 () = &mut stopped, if ending.is_none() => {
                     ending = Some(Ending::Stopped);
+                    kill_pending = Run::cut_short(feed, &self.group, Ending::Stopped, &mut events, kill_at.as_mut());
+                }
+                () = &mut kill_at, if kill_pending => {
+                    kill_pending = false;
                     self.group.kill();
-                    events.extend(ending.map(Ending::event));
                 }
                 () = &mut linger, if status.is_some() => {
                     // The agent is gone but something it started still holds its pipes.
                     self.group.kill();
-                    out_lines.finish(|l| normalizer.push_line(l, &mut events));
+                    out_lines.finish(|l| feed.stdout(l, &mut events));
+                    let normalizer = &mut feed.normalizer;
                     err_lines.finish(|l| normalizer.push_stderr(l, &mut events));
                     stdout = None;
                     stderr = None;
@@ -520,13 +760,20 @@ impl Run {
             }
             queue.extend(events.drain(..));
         }
+        if ending.is_some() {
+            // The agent ended within the time its conversation gave it: what it left running
+            // goes too, as the `error` event said.
+            self.group.kill();
+        }
         self.group.disarm();
 
         // The child is gone and its pipes are closed: nothing is left to watch but the consumer.
         let mut events = Vec::from(queue);
-        let mut outcome = self.normalizer.finish(&mut events);
-        if ending.is_some() {
-            *outcome.counts.entry(Kind::Error).or_insert(0) += 1;
+        self.feed.flush(&mut events);
+        let mut outcome = self.feed.normalizer.finish(&mut events);
+        let extra = u64::from(ending.is_some()) + self.feed.failed_writes;
+        if extra > 0 {
+            *outcome.counts.entry(Kind::Error).or_insert(0) += extra;
         }
         outcome.exit_code = Some(match status {
             Some(Ok(status)) => status.code(),
@@ -1211,5 +1458,196 @@ mod tests {
             let pid = read_when_written(&pid).await;
             gone(&pid).await;
         });
+    }
+
+    /// A conversation for the tests: records each agent line as `<LINE` and what it writes
+    /// as `>LINE`; answers `ask N` with `answer N`, closes the agent's input on `bye`, and
+    /// writes `cancel` when the run is cut short.
+    struct Chat {
+        grace: Duration,
+    }
+
+    impl Chat {
+        fn say(reply: &mut Reply, text: &str) {
+            reply.record.push(format!(">{text}").into_bytes());
+            reply
+                .write
+                .extend_from_slice(format!("{text}\n").as_bytes());
+        }
+    }
+
+    impl Conversation for Chat {
+        fn open(&mut self) -> Reply {
+            let mut reply = Reply::default();
+            Chat::say(&mut reply, "hello");
+            reply
+        }
+        fn line(&mut self, line: &[u8]) -> Reply {
+            let line = String::from_utf8_lossy(line).into_owned();
+            let mut reply = Reply {
+                record: vec![format!("<{line}").into_bytes()],
+                ..Reply::default()
+            };
+            if let Some(n) = line.strip_prefix("ask ") {
+                Chat::say(&mut reply, &format!("answer {n}"));
+            } else if line == "bye" {
+                reply.close = true;
+            }
+            reply
+        }
+        fn stop(&mut self) -> (Reply, Duration) {
+            let mut reply = Reply::default();
+            Chat::say(&mut reply, "cancel");
+            (reply, self.grace)
+        }
+    }
+
+    /// Issue 15 item 2: a conversation answers the agent's lines as they come, the normalizer
+    /// reads what it records (both directions, in order), the transcript saves exactly that,
+    /// and closing the agent's input lets it end.
+    #[test]
+    fn a_conversation_answers_each_line_and_the_transcript_holds_what_the_normalizer_read() {
+        let dir = Dir::new("conversation");
+        let agent = dir.script(
+            "read hello; echo \"got $hello\"; echo 'ask 1'; read a; echo \"got $a\"; \
+             echo 'ask 2'; read b; echo \"got $b\"; echo bye; read rest || echo eof; echo END",
+        );
+        let transcript = dir.0.join("transcript");
+        runtime().block_on(async {
+            let mut spec = spec(agent);
+            spec.transcript = Some(transcript.clone());
+            let conversation = Box::new(Chat {
+                grace: Duration::from_secs(30),
+            });
+            let stream = spawn_conversation(spec, Box::new(Echo::default()), conversation);
+            let (events, outcome) = collect(stream.unwrap()).await;
+            let expected = [
+                ">hello",
+                "<got hello",
+                "<ask 1",
+                ">answer 1",
+                "<got answer 1",
+                "<ask 2",
+                ">answer 2",
+                "<got answer 2",
+                "<bye",
+                "<eof",
+                "<END",
+            ];
+            let mut out: Vec<String> = expected.iter().map(|l| format!("out:{l}")).collect();
+            // The test normalizer ends only on a bare `END`; it read `<END`.
+            out.push("error:stream ended without a result".into());
+            assert_eq!(texts(&events), out);
+            let saved = std::fs::read_to_string(&transcript).unwrap();
+            assert_eq!(saved, expected.map(|l| format!("{l}\n")).concat());
+            assert_eq!(outcome.exit_code, Some(Some(0)));
+        });
+    }
+
+    /// Issue 15 item 2: a timeout asks the conversation what to write (a cancel), and an
+    /// agent that ends by itself within the time given is not killed.
+    #[test]
+    fn a_timeout_in_a_conversation_writes_its_cancel_and_the_agent_may_end_by_itself() {
+        let dir = Dir::new("conversation-cancel");
+        let agent = dir.script("read hello; echo waiting; read c; echo \"got $c\"; exit 3");
+        runtime().block_on(async {
+            let mut spec = spec(agent);
+            spec.timeout = Some(Duration::from_millis(500));
+            let conversation = Box::new(Chat {
+                grace: Duration::from_secs(30),
+            });
+            let stream = spawn_conversation(spec, Box::new(Echo::default()), conversation);
+            let (events, outcome) = collect(stream.unwrap()).await;
+            let texts = texts(&events);
+            assert_eq!(
+                texts,
+                [
+                    "out:>hello",
+                    "out:<waiting",
+                    "error:the run timed out after 0.5 seconds; its process group was killed",
+                    "out:>cancel",
+                    "out:<got cancel",
+                    "error:stream ended without a result",
+                ]
+            );
+            assert_eq!(outcome.exit_code, Some(Some(3)));
+            assert_eq!(outcome.counts.get(&Kind::Error), Some(&2));
+        });
+    }
+
+    /// Issue 15 item 2: an agent that ignores the cancel is killed when the time given ends.
+    #[test]
+    fn an_agent_that_ignores_the_cancel_is_killed_when_its_time_is_up() {
+        let dir = Dir::new("conversation-ignore");
+        let agent = dir.script("read hello; echo waiting; exec sleep 1000");
+        runtime().block_on(async {
+            let (tx, rx) = futures::channel::oneshot::channel::<()>();
+            let mut spec = spec(agent);
+            spec.stop = Some(StopSignal::new(async move {
+                let _ = rx.await;
+            }));
+            let conversation = Box::new(Chat {
+                grace: Duration::from_millis(200),
+            });
+            let mut stream =
+                spawn_conversation(spec, Box::new(Echo::default()), conversation).unwrap();
+            let mut seen = Vec::new();
+            while let Some(RunItem::Event(event)) = stream.next().await {
+                let waiting = texts(std::slice::from_ref(&event)) == ["out:<waiting"];
+                seen.push(event);
+                if waiting {
+                    break;
+                }
+            }
+            tx.send(()).unwrap();
+            let (events, outcome) = collect(stream).await;
+            seen.extend(events);
+            assert_eq!(
+                texts(&seen),
+                [
+                    "out:>hello",
+                    "out:<waiting",
+                    "error:the run was stopped; its process group was killed",
+                    "out:>cancel",
+                    "error:stream ended without a result",
+                ]
+            );
+            assert_eq!(outcome.exit_code, Some(None));
+        });
+    }
+
+    /// Issue 15 item 2: a transcript that cannot be created stops the run before it starts.
+    #[test]
+    fn a_transcript_that_cannot_be_created_is_an_error() {
+        runtime().block_on(async {
+            let mut spec = spec(PathBuf::from("sh"));
+            spec.transcript = Some(PathBuf::from("/nonexistent/dir/transcript"));
+            let Err(err) = spawn(spec, Box::new(Echo::default())) else {
+                panic!("ran without its transcript");
+            };
+            assert!(matches!(err, RunError::Transcript { .. }), "{err:?}");
+            assert!(
+                err.to_string()
+                    .starts_with("cannot write the transcript /nonexistent/dir/transcript: "),
+                "{err}"
+            );
+        });
+    }
+
+    /// Issue 15 item 4: without a conversation, the transcript holds the agent's standard
+    /// output lines, as the normalizer read them.
+    #[test]
+    fn the_transcript_of_a_plain_run_holds_its_stdout_lines() {
+        let dir = Dir::new("transcript");
+        let agent = dir.script("echo one; echo two >&2; printf 'three\\r\\nEND'");
+        let transcript = dir.0.join("t");
+        runtime().block_on(async {
+            let mut spec = spec(agent);
+            spec.transcript = Some(transcript.clone());
+            let (events, outcome) = collect(spawn(spec, Box::new(Echo::default())).unwrap()).await;
+            assert_eq!(outcome.status, Status::Success);
+            assert_eq!(events.len(), 3);
+        });
+        assert_eq!(std::fs::read(&transcript).unwrap(), b"one\nthree\r\nEND\n");
     }
 }

@@ -49,9 +49,9 @@
 //! # }
 //! ```
 //!
-//! Cargo features: one per backend (`claude`, `codex`, `opencode`, `gemini`; all on by default),
-//! `sessions` (on by default: stored Claude Code and Codex sessions, [`sessions`]) and `schema`
-//! (the JSON Schema of the output lines). Writing a backend is the business of
+//! Cargo features: one per backend (`claude`, `codex`, `opencode`, `gemini`, `acp`; all on by
+//! default), `sessions` (on by default: stored Claude Code and Codex sessions, [`sessions`]) and
+//! `schema` (the JSON Schema of the output lines). Writing a backend is the business of
 //! `harness_agents_core::backend` (the `harness-agents-core` crate).
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
@@ -75,6 +75,9 @@ pub use harness_core::{prices, stored};
 #[cfg_attr(docsrs, doc(cfg(feature = "sessions")))]
 pub mod sessions;
 
+#[cfg(feature = "acp")]
+#[cfg_attr(docsrs, doc(cfg(feature = "acp")))]
+pub use harness_acp::AcpHarness;
 #[cfg(feature = "claude")]
 #[cfg_attr(docsrs, doc(cfg(feature = "claude")))]
 pub use harness_claude::ClaudeHarness;
@@ -89,11 +92,11 @@ pub use harness_gemini::GeminiHarness;
 pub use harness_opencode::OpencodeHarness;
 
 /// A registry of every backend this build enables, in a fixed order (`claude`, `codex`,
-/// `opencode`, `gemini`).
+/// `opencode`, `gemini`, `acp`).
 ///
 /// ```
 /// let names: Vec<&str> = harness_agents::registry().names().collect();
-/// assert_eq!(names, ["claude", "codex", "opencode", "gemini"]);
+/// assert_eq!(names, ["claude", "codex", "opencode", "gemini", "acp"]);
 /// ```
 pub fn registry() -> Registry {
     let mut registry = Registry::new();
@@ -105,6 +108,8 @@ pub fn registry() -> Registry {
     registry.register(Box::new(OpencodeHarness));
     #[cfg(feature = "gemini")]
     registry.register(Box::new(GeminiHarness));
+    #[cfg(feature = "acp")]
+    registry.register(Box::new(AcpHarness));
     registry
 }
 

@@ -220,17 +220,20 @@ fn permission_modes_map_to_each_backends_setting() {
 #[test]
 fn only_opencode_takes_its_prompt_as_an_argument() {
     let registry = harness_agents::registry();
-    let prompts: Vec<(&str, PromptInput)> = registry
+    let prompts: Vec<(&str, Option<PromptInput>)> = registry
         .names()
-        .map(|name| (name, registry.get(name).unwrap().launch().unwrap().prompt))
+        .map(|name| (name, registry.get(name).unwrap().launch().map(|l| l.prompt)))
         .collect();
+    // `acp` has no fixed command line: it runs the caller's agent command and sends the prompt
+    // in a `session/prompt` request (docs/acp.md, "The client").
     assert_eq!(
         prompts,
         [
-            ("claude", PromptInput::Stdin),
-            ("codex", PromptInput::Stdin),
-            ("opencode", PromptInput::AfterDoubleDash),
-            ("gemini", PromptInput::Stdin),
+            ("claude", Some(PromptInput::Stdin)),
+            ("codex", Some(PromptInput::Stdin)),
+            ("opencode", Some(PromptInput::AfterDoubleDash)),
+            ("gemini", Some(PromptInput::Stdin)),
+            ("acp", None),
         ]
     );
 }

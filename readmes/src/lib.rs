@@ -46,3 +46,8 @@ struct Opencode;
 #[cfg(doctest)]
 #[doc = include_str!("../../harness-gemini/README.md")]
 struct Gemini;
+
+/// `harness-acp/README.md` (`harness-agents-acp`).
+#[cfg(doctest)]
+#[doc = include_str!("../../harness-acp/README.md")]
+struct Acp;

@@ -1,3 +1,4 @@
+mod acp;
 mod classify;
 mod format;
 mod gemini;

@@ -126,12 +126,12 @@ fn issue18_14_an_unknown_backend_names_auto_where_it_may_be_given() {
     assert_eq!(output.status.code(), Some(2));
     assert_eq!(
         String::from_utf8_lossy(&output.stderr),
-        "harness: unknown backend 'no-such-agent' (known: auto, claude, codex, opencode, gemini)\n"
+        "harness: unknown backend 'no-such-agent' (known: auto, claude, codex, opencode, gemini, acp)\n"
     );
     let output = run(&["run", "--backend", "no-such-agent", "hi"], b"");
     assert_eq!(output.status.code(), Some(2));
     assert_eq!(
         String::from_utf8_lossy(&output.stderr),
-        "harness: unknown backend 'no-such-agent' (known: claude, codex, opencode, gemini)\n"
+        "harness: unknown backend 'no-such-agent' (known: claude, codex, opencode, gemini, acp)\n"
     );
 }

@@ -83,7 +83,7 @@ fn every_expected_line_in_the_fixtures_validates_against_the_schema() {
     for folder in fixtures::CLAUDE_FOLDERS
         .into_iter()
         .chain(fixtures::CODEX_FOLDERS)
-        .chain(["opencode", "gemini"])
+        .chain(["opencode", "gemini", "acp"])
     {
         let dir = fixtures::root().join(folder);
         let mut paths: Vec<_> = std::fs::read_dir(&dir)

@@ -46,11 +46,11 @@ use super::{Options, drift, read};
 
 /// The Gemini CLI version the corpus was recorded with.
 pub const GEMINI_VERSION: &str = "0.61.0";
-const HOME: &str = "/home/gemini";
-const PROJECT: &str = "/home/gemini/project";
+pub(super) const HOME: &str = "/home/gemini";
+pub(super) const PROJECT: &str = "/home/gemini/project";
 const TMP: &str = "/home/gemini/tmp";
 const MARKER: &str = ".harness-record";
-const RUN_LIMIT: Duration = Duration::from_secs(120);
+pub(super) const RUN_LIMIT: Duration = Duration::from_secs(120);
 
 /// The arguments of a live run with `--approval-mode=yolo` (`harness run --backend gemini
 /// --permission-mode yolo`).
@@ -89,7 +89,7 @@ pub struct Scenario {
 }
 
 impl Scenario {
-    fn load(path: &Path) -> Result<Scenario> {
+    pub(super) fn load(path: &Path) -> Result<Scenario> {
         let text =
             std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
         let scenario: Scenario =
@@ -143,7 +143,7 @@ pub fn install(cache: &Path, version: &str) -> Result<PathBuf> {
     super::npm_install(&cache, &format!("{PACKAGE}@{version}"), binary)
 }
 
-fn clean() -> Result<()> {
+pub(super) fn clean() -> Result<()> {
     let home = Path::new(HOME);
     if home.exists() {
         if !home.join(MARKER).exists() {
@@ -264,7 +264,7 @@ fn recorded_exit_code(path: &Path) -> i64 {
 /// Event lines without the warnings made from standard error, and the outcome's `warning`
 /// count without them: Gemini CLI's stderr notices (terminal warnings, start-up timing
 /// messages) vary from run to run, so the drift check compares what stdout gives.
-fn without_stderr(events: &str) -> String {
+pub(super) fn without_stderr(events: &str) -> String {
     let mut dropped = 0;
     let mut out = String::new();
     for line in events.lines() {
@@ -304,16 +304,16 @@ fn normalize(raw: &str, stderr: &str) -> String {
 }
 
 /// A fresh project, HOME and stand-in for one run of a scenario.
-struct Setup {
-    server: Server,
-    api: Arc<Mutex<GeminiApi>>,
-    env: BTreeMap<String, String>,
-    settings: Value,
+pub(super) struct Setup {
+    pub(super) server: Server,
+    pub(super) api: Arc<Mutex<GeminiApi>>,
+    pub(super) env: BTreeMap<String, String>,
+    pub(super) settings: Value,
 }
 
 /// Makes `/home/gemini` anew with the scenario's files and settings, and starts its stand-in;
 /// `dump` names the file the request bodies go to, if any.
-fn prepare(scenario: &Scenario, dump: Option<PathBuf>) -> Result<Setup> {
+pub(super) fn prepare(scenario: &Scenario, dump: Option<PathBuf>) -> Result<Setup> {
     clean()?;
     std::fs::create_dir_all(PROJECT)?;
     std::fs::create_dir_all(TMP)?;
@@ -379,7 +379,7 @@ fn prepare(scenario: &Scenario, dump: Option<PathBuf>) -> Result<Setup> {
 }
 
 /// What the stand-in noticed: requests beyond the script, turns never requested.
-fn api_notes(api: &Mutex<GeminiApi>, requests: &[String]) -> Vec<String> {
+pub(super) fn api_notes(api: &Mutex<GeminiApi>, requests: &[String]) -> Vec<String> {
     let mut notes = Vec::new();
     if let Ok(api) = api.lock() {
         if api.overflow > 0 {
@@ -553,7 +553,7 @@ fn run_live(scenario: &Scenario, gemini: &Path) -> Result<(String, Option<i32>, 
 }
 
 /// `text` quoted for `sh` (single quotes).
-fn shlex_quote(text: &str) -> String {
+pub(super) fn shlex_quote(text: &str) -> String {
     format!("'{}'", text.replace('\'', "'\\''"))
 }
 
@@ -608,9 +608,9 @@ mod tests {
         assert_eq!(
             without_stderr(events),
             concat!(
-                r#"{"kind":"warning","line":3,"message":"w","source":"stream"}"#,
+                r#"{"kind":"warning","message":"w","source":"stream","line":3}"#,
                 "\n",
-                r#"{"counts":{"warning":1},"kind":"outcome","metrics":{},"status":"success"}"#,
+                r#"{"kind":"outcome","status":"success","metrics":{},"counts":{"warning":1}}"#,
                 "\n"
             )
         );

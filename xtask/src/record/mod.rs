@@ -30,11 +30,16 @@
 //! [`scenario`] is the Claude scenario format; [`drift`] the comparison. Not run in CI: it needs
 //! npm, the network for the install, and a few minutes.
 //!
+//! `--backend acp` records ACP transcripts of Gemini CLI (`--acp`) and opencode (`acp`), each
+//! driven by `harness run --backend acp`'s code path against the same stand-ins (see [`acp`]):
+//! scenarios in `fixtures/acp/scenarios/`, reusing those two corpora's scenarios.
+//!
 //! `--backend opencode` records `opencode run` (see [`opencode`]) through the same Anthropic
 //! stand-in: scenarios in `fixtures/opencode/scenarios/`, recordings (the corpus itself) in
 //! `fixtures/opencode/`; `--claude PATH` then names an `opencode` binary, `--version` the
 //! `opencode-ai` version (default [`opencode::OPENCODE_VERSION`]), `--rg PATH` the ripgrep.
 
+pub mod acp;
 pub mod anthropic;
 pub mod claude;
 pub mod codex;
@@ -63,6 +68,8 @@ pub enum Backend {
     Opencode,
     /// Gemini CLI (`fixtures/gemini/`).
     Gemini,
+    /// ACP agents (`fixtures/acp/`): Gemini CLI `--acp` and opencode `acp`.
+    Acp,
 }
 
 /// The arguments of `cargo xtask record`.
@@ -157,7 +164,11 @@ pub fn record(args: Args) -> Result<()> {
             Backend::Codex => codex::record(&options),
             Backend::Opencode => opencode::record(&options),
             Backend::Gemini => gemini::record(&options),
+            Backend::Acp => acp::record(&options),
         };
+    }
+    if backend == Some(Backend::Acp) {
+        bail!("--latest: the acp corpus records the gemini and opencode corpora's versions");
     }
     let backends = match backend {
         Some(one) => vec![one],
@@ -179,6 +190,7 @@ pub fn record(args: Args) -> Result<()> {
             Backend::Codex => (codex::PACKAGE, codex::CODEX_VERSION),
             Backend::Opencode => (opencode::PACKAGE, opencode::OPENCODE_VERSION),
             Backend::Gemini => (gemini::PACKAGE, gemini::GEMINI_VERSION),
+            Backend::Acp => continue,
         };
         let newest = newest_version(package)?;
         println!("{package}: newest {newest}, fixtures recorded with {current}");
@@ -187,6 +199,7 @@ pub fn record(args: Args) -> Result<()> {
             Backend::Codex => codex::install(cache.path(), &newest)?,
             Backend::Opencode => opencode::install(cache.path(), &newest)?,
             Backend::Gemini => gemini::install(cache.path(), &newest)?,
+            Backend::Acp => continue,
         };
         options.binary = Some(binary);
         let result = match backend {
@@ -194,6 +207,7 @@ pub fn record(args: Args) -> Result<()> {
             Backend::Codex => codex::record(&options),
             Backend::Opencode => opencode::record(&options),
             Backend::Gemini => gemini::record(&options),
+            Backend::Acp => continue,
         };
         if let Err(e) = result {
             println!("{package}@{newest}: {e:#}");

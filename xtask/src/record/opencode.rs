@@ -50,7 +50,7 @@ pub const HOME: &str = "/home/oc";
 /// The project the agent works in.
 pub const PROJECT: &str = "/home/oc/project";
 const MARKER: &str = ".harness-record";
-const RUN_LIMIT: Duration = Duration::from_secs(120);
+pub(super) const RUN_LIMIT: Duration = Duration::from_secs(120);
 /// The model the configuration names (the stand-in answers with it).
 const MODEL: &str = "anthropic/claude-sonnet-4-5";
 /// The small model (titles).
@@ -105,7 +105,7 @@ fn yes() -> bool {
 }
 
 impl Scenario {
-    fn load(path: &Path) -> Result<Scenario> {
+    pub(super) fn load(path: &Path) -> Result<Scenario> {
         let text =
             std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
         let scenario: Scenario =
@@ -126,7 +126,7 @@ impl Scenario {
     }
 
     /// The stand-in for this scenario (the Claude scenario type carries what it reads).
-    fn stand_in(&self, seed: u64) -> Anthropic {
+    pub(super) fn stand_in(&self, seed: u64) -> Anthropic {
         let scenario = super::scenario::Scenario {
             turns: self.turns.clone(),
             side_answer: Some(self.side_answer.clone().unwrap_or_else(|| "Title".into())),
@@ -152,7 +152,7 @@ impl Scenario {
 }
 
 /// The configuration for a stand-in on `port`, with the scenario's settings merged in.
-fn config(scenario: &Scenario, port: u16) -> Value {
+pub(super) fn config(scenario: &Scenario, port: u16) -> Value {
     let mut config = json!({
         "$schema": "https://opencode.ai/config.json",
         "model": MODEL,
@@ -174,7 +174,7 @@ fn config(scenario: &Scenario, port: u16) -> Value {
 
 /// The environment of a run: fresh HOME, XDG folders and TMPDIR, the offline switches, then
 /// the scenario's variables.
-fn environment(scenario: &Scenario, config: &Value) -> BTreeMap<String, String> {
+pub(super) fn environment(scenario: &Scenario, config: &Value) -> BTreeMap<String, String> {
     let home = |sub: &str| format!("{HOME}/{sub}");
     let mut env: BTreeMap<String, String> = [
         ("PATH", format!("{HOME}/bin:/usr/local/bin:/usr/bin:/bin")),
@@ -226,7 +226,7 @@ pub fn install(cache: &Path, version: &str) -> Result<PathBuf> {
 }
 
 /// The `rg` to give the agent: `--rg`, `$RECORD_RG`, or the first on `PATH`.
-fn ripgrep(options: &Options) -> Result<PathBuf> {
+pub(super) fn ripgrep(options: &Options) -> Result<PathBuf> {
     if let Some(path) = options
         .rg
         .clone()
@@ -242,7 +242,7 @@ fn ripgrep(options: &Options) -> Result<PathBuf> {
         .context("no `rg` found (grep and glob need ripgrep): install it (apt-get install ripgrep) or pass --rg PATH")
 }
 
-fn clean() -> Result<()> {
+pub(super) fn clean() -> Result<()> {
     let home = Path::new(HOME);
     if home.exists() {
         if !home.join(MARKER).exists() {
@@ -253,7 +253,7 @@ fn clean() -> Result<()> {
     Ok(())
 }
 
-fn prepare(scenario: &Scenario, rg: &Path) -> Result<()> {
+pub(super) fn prepare(scenario: &Scenario, rg: &Path) -> Result<()> {
     clean()?;
     std::fs::create_dir_all(PROJECT)?;
     std::fs::write(

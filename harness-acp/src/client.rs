@@ -1,0 +1,381 @@
+//! The client side of a live run (A12-A15): the harness speaks ACP to the agent through the
+//! core's [`Conversation`] hook, and records every message of both directions for the
+//! normalizer (A1).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use agent_client_protocol_schema::ProtocolVersion;
+use agent_client_protocol_schema::v1::{
+    CancelNotification, ClientCapabilities, ContentBlock, Error as RpcError, Implementation,
+    InitializeRequest, NewSessionRequest, PermissionOptionKind, PromptRequest,
+    RequestPermissionOutcome, RequestPermissionRequest, RequestPermissionResponse,
+    SelectedPermissionOutcome, TextContent, ToolKind,
+};
+use harness_core::process::{Conversation, Reply};
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use crate::wire::{From, agent_line, wrap};
+
+/// How long an agent may take to answer `session/cancel` and end, once the run is cut short,
+/// before its process group is killed (A15).
+pub const CANCEL_GRACE: Duration = Duration::from_secs(3);
+
+/// The ids of the client's three requests (A12).
+const INITIALIZE: u64 = 0;
+const NEW_SESSION: u64 = 1;
+const PROMPT: u64 = 2;
+
+/// What the client answers `session/request_permission` with (A13), from the request's
+/// permission mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Permission {
+    /// Allow every tool call (`bypassPermissions`, `yolo`).
+    AllowAll,
+    /// Allow file edits (tool kinds `edit`, `delete`, `move`), reject the rest (`acceptEdits`,
+    /// `auto_edit`, `autoEdit`).
+    AllowEdits,
+    /// Reject every tool call (no mode, `default`, `plan`, any other).
+    RejectAll,
+}
+
+impl Permission {
+    /// The answer policy of a permission mode (A13).
+    ///
+    /// ```
+    /// use harness_agents_acp::Permission;
+    ///
+    /// assert_eq!(Permission::of(Some("bypassPermissions")), Permission::AllowAll);
+    /// assert_eq!(Permission::of(Some("acceptEdits")), Permission::AllowEdits);
+    /// assert_eq!(Permission::of(Some("default")), Permission::RejectAll);
+    /// assert_eq!(Permission::of(None), Permission::RejectAll);
+    /// ```
+    pub fn of(mode: Option<&str>) -> Permission {
+        match mode {
+            Some("bypassPermissions" | "yolo") => Permission::AllowAll,
+            Some("acceptEdits" | "auto_edit" | "autoEdit") => Permission::AllowEdits,
+            _ => Permission::RejectAll,
+        }
+    }
+
+    fn allows(self, kind: Option<ToolKind>) -> bool {
+        match self {
+            Permission::AllowAll => true,
+            Permission::AllowEdits => matches!(
+                kind,
+                Some(ToolKind::Edit | ToolKind::Delete | ToolKind::Move)
+            ),
+            Permission::RejectAll => false,
+        }
+    }
+}
+
+/// The answer to one `session/request_permission` (A13): the first option of the wanted kind
+/// (allow once, else allow always; reject once, else reject always), or `cancelled` when the
+/// agent offered none of them.
+pub(crate) fn answer_permission(request: &RequestPermissionRequest, policy: Permission) -> Value {
+    let wanted: [PermissionOptionKind; 2] = if policy.allows(request.tool_call.fields.kind) {
+        [
+            PermissionOptionKind::AllowOnce,
+            PermissionOptionKind::AllowAlways,
+        ]
+    } else {
+        [
+            PermissionOptionKind::RejectOnce,
+            PermissionOptionKind::RejectAlways,
+        ]
+    };
+    let chosen = wanted
+        .iter()
+        .find_map(|kind| request.options.iter().find(|o| o.kind == *kind));
+    let outcome = match chosen {
+        Some(option) => RequestPermissionOutcome::Selected(SelectedPermissionOutcome::new(
+            option.option_id.clone(),
+        )),
+        None => RequestPermissionOutcome::Cancelled,
+    };
+    to_value(&RequestPermissionResponse::new(outcome))
+}
+
+fn to_value(value: &impl Serialize) -> Value {
+    serde_json::to_value(value).unwrap_or(Value::Null)
+}
+
+/// Where the client is in the protocol.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Step {
+    /// `initialize` sent.
+    Initializing,
+    /// `session/new` sent.
+    Creating,
+    /// `session/prompt` sent.
+    Prompting,
+    /// The prompt answered, or the run given up: the agent's input is closed.
+    Done,
+}
+
+/// The ACP client of one live run: it starts the session, sends the prompt, answers the
+/// agent's requests, and cancels on a timeout or a stop (A12-A15).
+#[derive(Debug)]
+pub struct AcpClient {
+    cwd: PathBuf,
+    prompt: String,
+    policy: Permission,
+    step: Step,
+    session_id: Option<String>,
+}
+
+impl AcpClient {
+    /// A client that runs `prompt` in a new session in `cwd` (absolute), answering permission
+    /// requests by `policy`.
+    pub fn new(cwd: PathBuf, prompt: String, policy: Permission) -> Self {
+        AcpClient {
+            cwd,
+            prompt,
+            policy,
+            step: Step::Initializing,
+            session_id: None,
+        }
+    }
+
+    /// Sends one message: written to the agent's input, recorded for the normalizer.
+    fn send(reply: &mut Reply, message: &Value) {
+        let bytes = serde_json::to_vec(message).unwrap_or_default();
+        reply.record.push(wrap(From::Client, &bytes));
+        reply.write.extend_from_slice(&bytes);
+        reply.write.push(b'\n');
+    }
+
+    fn request(reply: &mut Reply, id: u64, method: &str, params: Value) {
+        let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        Self::send(reply, &message);
+    }
+
+    fn done(&mut self, reply: &mut Reply) {
+        self.step = Step::Done;
+        reply.close = true;
+    }
+
+    /// An answer to one of the client's requests.
+    fn answered(&mut self, id: &Value, message: &Value, reply: &mut Reply) {
+        let expected = match self.step {
+            Step::Initializing => INITIALIZE,
+            Step::Creating => NEW_SESSION,
+            Step::Prompting => PROMPT,
+            Step::Done => return,
+        };
+        if id.as_u64() != Some(expected) {
+            return;
+        }
+        let Some(result) = message
+            .get("result")
+            .filter(|_| message.get("error").is_none())
+        else {
+            // A14: a failed request ends the run.
+            self.done(reply);
+            return;
+        };
+        match self.step {
+            Step::Initializing => {
+                let params = NewSessionRequest::new(self.cwd.clone());
+                Self::request(reply, NEW_SESSION, "session/new", to_value(&params));
+                self.step = Step::Creating;
+            }
+            Step::Creating => {
+                let Some(session) = result.get("sessionId").and_then(Value::as_str) else {
+                    self.done(reply);
+                    return;
+                };
+                self.session_id = Some(session.to_string());
+                let text = ContentBlock::Text(TextContent::new(self.prompt.clone()));
+                let params = PromptRequest::new(session.to_string(), vec![text]);
+                Self::request(reply, PROMPT, "session/prompt", to_value(&params));
+                self.step = Step::Prompting;
+            }
+            Step::Prompting | Step::Done => self.done(reply),
+        }
+    }
+
+    /// A request from the agent: permissions by the policy, anything else a -32601 error.
+    fn asked(&mut self, id: &Value, method: &str, message: &Value, reply: &mut Reply) {
+        let params = message.get("params").cloned().unwrap_or(Value::Null);
+        let answer = match method {
+            "session/request_permission" => {
+                match serde_json::from_value::<RequestPermissionRequest>(params) {
+                    Ok(request) => Ok(answer_permission(&request, self.policy)),
+                    Err(e) => Err(RpcError::invalid_params().data(e.to_string())),
+                }
+            }
+            _ => Err(RpcError::method_not_found()),
+        };
+        let message = match answer {
+            Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
+            Err(error) => json!({"jsonrpc": "2.0", "id": id, "error": to_value(&error)}),
+        };
+        Self::send(reply, &message);
+    }
+}
+
+impl Conversation for AcpClient {
+    fn open(&mut self) -> Reply {
+        let mut reply = Reply::default();
+        // A12: no file system, no terminal.
+        let params = InitializeRequest::new(ProtocolVersion::V1)
+            .client_capabilities(ClientCapabilities::new())
+            .client_info(Implementation::new("harness", env!("CARGO_PKG_VERSION")));
+        Self::request(&mut reply, INITIALIZE, "initialize", to_value(&params));
+        reply
+    }
+
+    fn line(&mut self, line: &[u8]) -> Reply {
+        let mut reply = Reply::default();
+        let Some(recorded) = agent_line(line) else {
+            return reply;
+        };
+        reply.record.push(recorded);
+        let Ok(message) = serde_json::from_slice::<Value>(line) else {
+            return reply;
+        };
+        let method = message.get("method").and_then(Value::as_str);
+        match (message.get("id"), method) {
+            (Some(id), Some(method)) => {
+                let id = id.clone();
+                if self.step != Step::Done {
+                    self.asked(&id, method, &message, &mut reply);
+                }
+            }
+            (Some(id), None) => {
+                let id = id.clone();
+                self.answered(&id, &message, &mut reply);
+            }
+            _ => {}
+        }
+        reply
+    }
+
+    fn stop(&mut self) -> (Reply, Duration) {
+        let mut reply = Reply::default();
+        match (&self.session_id, self.step) {
+            (Some(session), Step::Prompting) => {
+                let params = to_value(&CancelNotification::new(session.clone()));
+                let message =
+                    json!({"jsonrpc": "2.0", "method": "session/cancel", "params": params});
+                Self::send(&mut reply, &message);
+            }
+            _ => self.done(&mut reply),
+        }
+        (reply, CANCEL_GRACE)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(reply: &Reply) -> Vec<String> {
+        reply
+            .record
+            .iter()
+            .map(|l| String::from_utf8_lossy(l).into_owned())
+            .collect()
+    }
+
+    #[test]
+    fn a12_the_client_initializes_creates_a_session_in_the_cwd_and_prompts() {
+        let mut client = AcpClient::new("/p".into(), "hi".into(), Permission::RejectAll);
+        let open = client.open();
+        assert_eq!(
+            text(&open),
+            [
+                r#"{"from":"client","message":{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{"fs":{"readTextFile":false,"writeTextFile":false},"terminal":false,"auth":{"terminal":false}},"clientInfo":{"name":"harness","version":"0.1.0"}}}}"#
+            ]
+        );
+        assert_eq!(
+            open.write,
+            [&open.record[0][27..open.record[0].len() - 1], b"\n"].concat()
+        );
+        let created = client.line(br#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1}}"#);
+        assert_eq!(
+            text(&created)[1],
+            r#"{"from":"client","message":{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/p","mcpServers":[]}}}"#
+        );
+        let prompted = client.line(br#"{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s1"}}"#);
+        assert_eq!(
+            text(&prompted)[1],
+            r#"{"from":"client","message":{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"s1","prompt":[{"type":"text","text":"hi"}]}}}"#
+        );
+        assert!(!prompted.close);
+        let ended = client.line(br#"{"jsonrpc":"2.0","id":2,"result":{"stopReason":"end_turn"}}"#);
+        assert_eq!(ended.record.len(), 1);
+        assert!(ended.close);
+    }
+
+    #[test]
+    fn a14_a_failed_request_closes_the_agents_input() {
+        let mut client = AcpClient::new("/p".into(), "hi".into(), Permission::RejectAll);
+        client.open();
+        let failed =
+            client.line(br#"{"jsonrpc":"2.0","id":0,"error":{"code":-32603,"message":"no"}}"#);
+        assert!(failed.close);
+        assert!(failed.write.is_empty());
+    }
+
+    #[test]
+    fn a13_permission_requests_are_answered_by_the_mode_and_other_requests_with_32601() {
+        let ask = |kind: &str| {
+            format!(
+                r#"{{"jsonrpc":"2.0","id":7,"method":"session/request_permission","params":{{"sessionId":"s1","toolCall":{{"toolCallId":"t1","kind":"{kind}"}},"options":[{{"optionId":"proceed_always","name":"Always","kind":"allow_always"}},{{"optionId":"proceed_once","name":"Once","kind":"allow_once"}},{{"optionId":"cancel","name":"No","kind":"reject_once"}}]}}}}"#
+            )
+        };
+        for (policy, kind, chosen) in [
+            (Permission::AllowAll, "execute", "proceed_once"),
+            (Permission::AllowEdits, "edit", "proceed_once"),
+            (Permission::AllowEdits, "execute", "cancel"),
+            (Permission::RejectAll, "edit", "cancel"),
+        ] {
+            let mut client = AcpClient::new("/p".into(), "hi".into(), policy);
+            let reply = client.line(ask(kind).as_bytes());
+            assert_eq!(
+                text(&reply)[1],
+                format!(
+                    r#"{{"from":"client","message":{{"jsonrpc":"2.0","id":7,"result":{{"outcome":{{"outcome":"selected","optionId":"{chosen}"}}}}}}}}"#
+                ),
+                "{policy:?} {kind}"
+            );
+        }
+        let mut client = AcpClient::new("/p".into(), "hi".into(), Permission::RejectAll);
+        let only_allow = r#"{"jsonrpc":"2.0","id":"x","method":"session/request_permission","params":{"sessionId":"s1","toolCall":{"toolCallId":"t1"},"options":[{"optionId":"ok","name":"OK","kind":"allow_once"}]}}"#;
+        assert_eq!(
+            text(&client.line(only_allow.as_bytes()))[1],
+            r#"{"from":"client","message":{"jsonrpc":"2.0","id":"x","result":{"outcome":{"outcome":"cancelled"}}}}"#
+        );
+        let unknown =
+            client.line(br#"{"jsonrpc":"2.0","id":3,"method":"fs/read_text_file","params":{}}"#);
+        assert_eq!(
+            text(&unknown)[1],
+            r#"{"from":"client","message":{"jsonrpc":"2.0","id":3,"error":{"code":-32601,"message":"Method not found"}}}"#
+        );
+    }
+
+    #[test]
+    fn a15_a_stop_while_prompting_sends_session_cancel_and_before_it_closes_the_input() {
+        let mut client = AcpClient::new("/p".into(), "hi".into(), Permission::RejectAll);
+        client.open();
+        let (early, grace) = client.stop();
+        assert!(early.close);
+        assert_eq!(grace, CANCEL_GRACE);
+        let mut client = AcpClient::new("/p".into(), "hi".into(), Permission::RejectAll);
+        client.open();
+        client.line(br#"{"jsonrpc":"2.0","id":0,"result":{}}"#);
+        client.line(br#"{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s1"}}"#);
+        let (cancel, _) = client.stop();
+        assert!(!cancel.close);
+        assert_eq!(
+            text(&cancel),
+            [
+                r#"{"from":"client","message":{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s1"}}}"#
+            ]
+        );
+    }
+}

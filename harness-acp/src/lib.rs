@@ -1,0 +1,185 @@
+//! The Agent Client Protocol backend of `harness`: any ACP agent, driven as its client.
+//!
+//! ACP (JSON-RPC 2.0 over the agent's standard input and output, one message per line) is
+//! spoken natively by Gemini CLI (`gemini --acp`), opencode (`opencode acp`) and many other
+//! agents. [`AcpHarness`] starts the agent command the caller gives, and is its client:
+//! `initialize` (no file system, no terminal), `session/new` in the run's directory,
+//! `session/prompt` with the prompt, then the agent's `session/update` notifications until the
+//! prompt's answer; it answers the agent's permission requests from the request's permission
+//! mode and any other request with a JSON-RPC error, and sends `session/cancel` on a timeout or
+//! a stop before the process group is stopped. The rules are in `docs/acp.md` (A1-A15).
+//!
+//! A run's transcript holds every message of both directions, one per line, wrapped with the
+//! side that sent it (A1); [`AcpNormalizer`] turns such a transcript into the normalized events
+//! (`harness normalize --backend acp FILE`), the same events the live run gave:
+//!
+//! - message and thought chunks are joined into one `reasoning` then one `agent` event (A5);
+//! - a tool call gives its events when it reaches `completed` or `failed`, by its `kind`:
+//!   `read`, `edit` (a `write` per diff), `delete` and `move` (`write`), `search`, `execute`
+//!   (the shared shell classifier), any other kind `unknown` (A6, A7);
+//! - `plan` updates are `plan` events; the prompt's answer ends the run, its stop reason gives
+//!   the status and its usage the metrics (A4, A10).
+//!
+//! ```
+//! use harness_core::{EventBody, Normalizer, NormalizerConfig, Status};
+//! use harness_agents_acp::AcpNormalizer;
+//!
+//! let mut normalizer = AcpNormalizer::new(NormalizerConfig::default());
+//! let mut events = Vec::new();
+//! for line in [
+//!     r#"{"from":"client","message":{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/repo","mcpServers":[]}}}"#,
+//!     r#"{"from":"agent","message":{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s-1"}}}"#,
+//!     r#"{"from":"client","message":{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"s-1","prompt":[{"type":"text","text":"Run the tests"}]}}}"#,
+//!     r#"{"from":"agent","message":{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s-1","update":{"sessionUpdate":"tool_call","toolCallId":"t1","title":"cargo test","kind":"execute","status":"in_progress","rawInput":{"command":"cargo test"}}}}}"#,
+//!     r#"{"from":"agent","message":{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s-1","update":{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"completed"}}}}"#,
+//!     r#"{"from":"agent","message":{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s-1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"All "}}}}}"#,
+//!     r#"{"from":"agent","message":{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s-1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"pass."}}}}}"#,
+//!     r#"{"from":"agent","message":{"jsonrpc":"2.0","id":2,"result":{"stopReason":"end_turn"}}}"#,
+//! ] {
+//!     normalizer.push_line(line.as_bytes(), &mut events);
+//! }
+//! let outcome = normalizer.finish(&mut events);
+//!
+//! let EventBody::Command { command, .. } = &events[0].body else { panic!() };
+//! assert_eq!(command, "cargo test");
+//! let EventBody::Agent { text } = &events[1].body else { panic!() };
+//! assert_eq!(text, "All pass.");
+//! assert_eq!(outcome.status, Status::Success);
+//! assert_eq!(outcome.session_id.as_deref(), Some("s-1"));
+//! ```
+
+mod client;
+mod decoder;
+mod tools;
+mod wire;
+
+use std::path::PathBuf;
+
+use async_trait::async_trait;
+use harness_core::process::{self, ProcessSpec};
+use harness_core::{
+    Capabilities, Harness, Normalizer, NormalizerConfig, OrchestrationSource, RunError, RunRequest,
+    RunStream,
+};
+use serde_json::Value;
+
+pub use client::{AcpClient, CANCEL_GRACE, Permission};
+pub use decoder::{AcpDecoder, AcpNormalizer};
+
+/// The ACP backend, registered as `"acp"`.
+///
+/// [`Harness::run`] starts the agent command of [`RunRequest::agent`] (then
+/// `request.extra_args`; without it, [`RunRequest::binary`] alone) in the request's `cwd`
+/// (made absolute; else the caller's current directory), with no prompt on its command line
+/// or its standard input: the prompt goes in `session/prompt`. Permission requests are
+/// answered from `permission_mode` ([`Permission::of`]); `model` is not used (the agent's own
+/// flags choose it). [`RunRequest::transcript`] saves the messages of both directions.
+///
+/// ```
+/// use harness_core::{Harness, OrchestrationSource};
+///
+/// let acp = harness_agents_acp::AcpHarness;
+/// assert_eq!(acp.name(), "acp");
+/// assert!(!acp.capabilities().exit_codes);
+/// assert_eq!(acp.capabilities().orchestration_source, OrchestrationSource::Plan);
+/// ```
+#[derive(Debug, Clone, Copy, Default)]
+pub struct AcpHarness;
+
+/// The agent's command line for a request: `agent` then `extra_args`, or `binary` then
+/// `extra_args`; `None` when the request names neither.
+fn command_line(request: &RunRequest) -> Option<(PathBuf, Vec<String>)> {
+    let mut args = match (&request.agent, &request.binary) {
+        (Some(agent), _) if !agent.is_empty() => agent.clone(),
+        (_, Some(binary)) => vec![binary.display().to_string()],
+        _ => return None,
+    };
+    let program = PathBuf::from(args.remove(0));
+    args.extend(request.extra_args.iter().cloned());
+    Some((program, args))
+}
+
+#[async_trait]
+impl Harness for AcpHarness {
+    fn name(&self) -> &'static str {
+        "acp"
+    }
+
+    fn normalizer(&self, config: NormalizerConfig) -> Box<dyn Normalizer> {
+        Box::new(AcpNormalizer::new(config))
+    }
+
+    /// A transcript line (A1): `from` `client` or `agent` with a JSON-RPC 2.0 `message`.
+    ///
+    /// ```
+    /// use harness_core::Harness;
+    /// use serde_json::json;
+    ///
+    /// let acp = harness_agents_acp::AcpHarness;
+    /// assert!(acp.recognizes(&json!({"from": "client", "message": {"jsonrpc": "2.0", "id": 0, "method": "initialize"}})));
+    /// assert!(!acp.recognizes(&json!({"jsonrpc": "2.0", "id": 0, "method": "initialize"})));
+    /// assert!(!acp.recognizes(&json!({"from": "agent", "text": "hello"})));
+    /// ```
+    fn recognizes(&self, line: &Value) -> bool {
+        line.get("from").and_then(wire::From::parse).is_some()
+            && line.pointer("/message/jsonrpc").and_then(Value::as_str) == Some("2.0")
+    }
+
+    /// ACP reports no exit codes; `plan` updates are the orchestration source (A4).
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::new(false, OrchestrationSource::Plan)
+    }
+
+    async fn run(&self, request: RunRequest) -> Result<RunStream, RunError> {
+        let Some((program, args)) = command_line(&request) else {
+            return Err(RunError::NoAgentCommand {
+                backend: self.name().to_string(),
+            });
+        };
+        let dir = match process::absolute_cwd(&request) {
+            Some(dir) => dir,
+            None => std::env::current_dir().map_err(|source| RunError::WorkingDirectory {
+                cwd: PathBuf::from("."),
+                source,
+            })?,
+        };
+        let mut config = request.normalizer.clone();
+        if config.cwd.is_none() {
+            config.cwd = Some(dir.display().to_string());
+        }
+        let policy = Permission::of(request.permission_mode.as_deref());
+        let client = AcpClient::new(dir.clone(), request.prompt.clone(), policy);
+        let mut spec = ProcessSpec::for_request(request, "", "", Vec::new(), "");
+        spec.program = program;
+        spec.args = args;
+        spec.cwd = Some(dir);
+        spec.stdin = Vec::new();
+        spec.install_hint = None;
+        process::spawn_conversation(spec, self.normalizer(config), Box::new(client))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a12_the_command_is_the_agents_then_the_extra_args() {
+        let mut request = RunRequest::new("-p");
+        assert_eq!(command_line(&request), None);
+        request.binary = Some("/bin/agent".into());
+        assert_eq!(
+            command_line(&request),
+            Some((PathBuf::from("/bin/agent"), vec![]))
+        );
+        request.agent = Some(vec!["gemini".into(), "--acp".into()]);
+        request.extra_args = vec!["--yolo".into()];
+        assert_eq!(
+            command_line(&request),
+            Some((
+                PathBuf::from("gemini"),
+                vec!["--acp".into(), "--yolo".into()]
+            ))
+        );
+    }
+}
