@@ -225,7 +225,7 @@ fn only_opencode_takes_its_prompt_as_an_argument() {
         .map(|name| (name, registry.get(name).unwrap().launch().map(|l| l.prompt)))
         .collect();
     // `acp` has no fixed command line: it runs the caller's agent command and sends the prompt
-    // in a `session/prompt` request (docs/acp.md, "The client").
+    // in a `session/prompt` request (A12).
     assert_eq!(
         prompts,
         [
