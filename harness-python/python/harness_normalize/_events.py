@@ -850,6 +850,13 @@ class Outcome:
     status: Status
     """How the run ended."""
 
+    computed: list[str] | None = None
+    """The `metrics` figures the harness computed rather than read from the agent (names of
+    `metrics` fields, e.g. `"total_cost_usd"` priced from a table): a stored session has no
+    closing report, so its tokens are summed per message and its cost priced (see
+    `docs/sessions.md`). Absent when every figure was reported.
+    """
+
     exit_code: int | None = None
     """For a live run: `Some(Some(code))` when the child exited, `Some(None)` (written `null`)
     when a signal ended it. Absent when normalizing a recording.
@@ -871,6 +878,8 @@ class Outcome:
         out["counts"] = self.counts
         out["metrics"] = self.metrics.to_dict()
         out["status"] = self.status
+        if self.computed is not None:
+            out["computed"] = self.computed
         if self.exit_code is not None:
             out["exit_code"] = self.exit_code
         if self.final_output is not None:
@@ -1099,6 +1108,7 @@ def _Outcome_from_json(data: dict[str, Any]) -> Outcome:
         counts=data["counts"],
         metrics=_Metrics_from_json(data["metrics"]),
         status=data["status"],
+        computed=data.get("computed"),
         exit_code=data.get("exit_code"),
         final_output=data.get("final_output"),
         session_id=data.get("session_id"),
