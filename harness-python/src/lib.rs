@@ -535,7 +535,7 @@ impl Drop for Run {
 #[pyo3(signature = (
     backend_name, prompt, *, cwd=None, model=None, permission_mode=None, timeout=None,
     binary=None, extra_args=Vec::new(), env=None, started=false, normalizer_cwd=None,
-    workspace=None,
+    workspace=None, agent=None,
 ))]
 #[allow(clippy::too_many_arguments)]
 fn start_run(
@@ -552,6 +552,7 @@ fn start_run(
     started: bool,
     normalizer_cwd: Option<String>,
     workspace: Option<String>,
+    agent: Option<Vec<String>>,
 ) -> PyResult<Run> {
     let harness = backend(backend_name)?;
     let timeout = timeout
@@ -571,6 +572,7 @@ fn start_run(
     request.timeout = timeout;
     request.binary = binary;
     request.extra_args = extra_args;
+    request.agent = agent;
     request.env = env.unwrap_or_default();
     request.normalizer = config(normalizer_cwd, workspace, started);
     request.stop = Some(harness::StopSignal::new(async move {

@@ -228,3 +228,29 @@ def test_every_backend_runs_its_fake_agent() -> None:
 def test_the_fake_agents_exist() -> None:
     for backend in hn.backends():
         assert os.access(fake(backend), os.X_OK), backend
+
+
+def test_an_acp_run_drives_the_agent_command_it_is_given(tmp_path: Path) -> None:
+    """The `acp` backend starts the `agent` command line (A12) in `cwd` and speaks the protocol
+    with it: the fake ACP agent's thought, message, read and plan come back as typed events
+    (A5-A9), its prompt answer and usage as the outcome (A10)."""
+    items = list(hn.run("acp", "hi", cwd=tmp_path, agent=[str(fake("acp"))], env={"FAKE_MODE": "ok"}))
+    assert items[:-1] == [
+        hn.ReasoningEvent(text="Reading it.", line=6),
+        hn.AgentEvent(text="Let me look.", line=8),
+        hn.ReadEvent(path=f"{tmp_path}/notes.txt", success=True, tool="read", tool_use_id="r1", line=10),
+        hn.PlanEvent(
+            items=[hn.PlanItem(completed=True, text="Read"), hn.PlanItem(completed=False, text="Answer")],
+            line=11,
+        ),
+        hn.AgentEvent(text="Done.", line=13),
+    ]
+    outcome = items[-1]
+    assert isinstance(outcome, hn.Outcome)
+    assert (outcome.status, outcome.exit_code, outcome.session_id) == ("success", 0, "s1")
+    assert (outcome.final_output, outcome.metrics.total_cost_usd) == ("Done.", 0.25)
+
+
+def test_an_acp_run_without_an_agent_command_is_a_run_error() -> None:
+    with pytest.raises(hn.RunError):
+        list(hn.run("acp", "hi"))

@@ -49,7 +49,7 @@ _PathLike = Union[str, "os.PathLike[str]"]
 
 
 def backends() -> list[str]:
-    """The names of the backends this build has (`["claude", "codex", "opencode", "gemini"]`)."""
+    """The names of the backends this build has (`["claude", "codex", "opencode", "gemini", "acp"]`)."""
     return _native.backends()
 
 
@@ -263,6 +263,7 @@ def run(
     started: bool = False,
     normalizer_cwd: str | None = None,
     workspace: str | None = None,
+    agent: Sequence[str] | None = None,
 ) -> Run:
     """Starts `backend`'s agent on `prompt` and returns its `Run`.
 
@@ -271,7 +272,8 @@ def run(
     it runs out, with an `ErrorEvent` saying so, and the run still ends with its outcome.
     `binary` overrides the backend's binary (else its environment variable, such as
     `$CLAUDE_BIN`, else its name on `PATH`); `env` adds environment variables; `started`
-    announces tool uses as they start. Raises `RunError` when the agent cannot be started and
+    announces tool uses as they start. `agent` is the whole command line of an Agent Client
+    Protocol agent for the `acp` backend (`["gemini", "--acp"]`). Raises `RunError` when the agent cannot be started and
     `ValueError` for an unknown backend or a negative timeout.
     """
     return Run(
@@ -288,5 +290,6 @@ def run(
             started=started,
             normalizer_cwd=normalizer_cwd,
             workspace=workspace,
+            agent=None if agent is None else list(agent),
         )
     )

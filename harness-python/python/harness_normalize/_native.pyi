@@ -64,4 +64,5 @@ def start_run(
     started: bool = False,
     normalizer_cwd: str | None = None,
     workspace: str | None = None,
+    agent: list[str] | None = None,
 ) -> Run: ...
