@@ -17,7 +17,7 @@ export { harnessBinary, platformPackage, PLATFORMS, type Platform } from "./bina
 export type Line = HarnessOutputLine;
 
 /** The backends this version knows; `harness backends` lists them. */
-export type Backend = "claude" | "codex" | "opencode" | "gemini";
+export type Backend = "claude" | "codex" | "opencode" | "gemini" | "acp";
 
 /** What {@link run} starts. Only `prompt` is required. */
 export interface RunOptions {
@@ -43,6 +43,11 @@ export interface RunOptions {
   permissionMode?: string;
   /** The agent's binary (default: `$CLAUDE_BIN` or `claude` on `PATH`, and so on). */
   agentBinary?: string;
+  /**
+   * For the `acp` backend: the Agent Client Protocol agent's whole command line, one word per
+   * element (`["gemini", "--acp"]`); passed to `harness run --agent` quoted, never split again.
+   */
+  agent?: string[];
   /** Extra arguments for the agent's command line. */
   args?: string[];
   /** Environment variables for the agent. */
@@ -113,6 +118,7 @@ export function run(options: RunOptions): AsyncGenerator<Line, void, undefined> 
     args.push(`--permission-mode=${options.permissionMode}`);
   }
   if (options.agentBinary !== undefined) args.push(`--binary=${options.agentBinary}`);
+  if (options.agent !== undefined) args.push(`--agent=${shellWords(options.agent)}`);
   for (const arg of options.args ?? []) args.push(`--arg=${arg}`);
   for (const [key, value] of Object.entries(options.env ?? {})) {
     args.push(`--env=${key}=${value}`);
@@ -277,4 +283,12 @@ async function* lines(
       await exit;
     }
   }
+}
+
+/**
+ * Words as one POSIX shell command line that `harness run --agent` splits back into exactly
+ * these words: each in single quotes, a quote inside written `'\''`.
+ */
+function shellWords(words: string[]): string {
+  return words.map((word) => `'${word.replaceAll("'", "'\\''")}'`).join(" ");
 }

@@ -128,3 +128,28 @@ test("a bad timeout is refused by harness as bad usage (exit 2)", { timeout: 60_
     (error: unknown) => error instanceof HarnessError && error.exitCode === 2,
   );
 });
+
+test("an acp run starts the agent command line word for word and speaks the protocol with it", { timeout: 60_000 }, async () => {
+  const dir = await tempDir();
+  const argv = join(dir, "argv");
+  const lines = await collect(
+    run({
+      backend: "acp",
+      prompt: "hi",
+      cwd: dir,
+      agent: [fakeAgent("acp"), "--acp", "it's two words"],
+      env: { FAKE_MODE: "ok", FAKE_ARGV: argv },
+    }),
+  );
+  // A12: the words reach the agent as given, quotes and spaces included.
+  assert.deepEqual(readFileSync(argv, "utf8").split("\n").filter((w) => w !== ""), ["--acp", "it's two words"]);
+  // A5-A10: the fake agent's thought, message, read, plan and answer.
+  assert.deepEqual(
+    lines.map((line) => line.kind),
+    ["reasoning", "agent", "read", "plan", "agent", "outcome"],
+  );
+  const outcome = lines.at(-1);
+  assert.ok(outcome !== undefined && isOutcome(outcome));
+  assert.equal(outcome.status, "success");
+  assert.equal(outcome.final_output, "Done.");
+});
