@@ -3,7 +3,6 @@
 //! conservation) on hostile lines of opencode's vocabulary, and on every recording.
 
 use harness_agents_opencode::OpencodeHarness;
-use harness_core::testkit;
 
 use super::config;
 
@@ -61,21 +60,7 @@ harness_core::conformance_kit!(OpencodeHarness, config(), types: TYPES, keys: KE
 
 #[test]
 fn the_kit_holds_on_every_recording() {
-    let mut checked = 0;
-    for fixture in fixtures::streams("opencode").unwrap() {
-        let stdout = std::fs::read(&fixture.stream).unwrap();
-        let stderr = fixture
-            .stderr
-            .as_ref()
-            .map(std::fs::read)
-            .transpose()
-            .unwrap()
-            .unwrap_or_default();
-        if let Err(e) = testkit::check_recording(&OpencodeHarness, &config(), &stdout, &stderr) {
-            panic!("{}: {e}", fixture.name);
-        }
-        checked += 1;
-    }
+    let checked = fixtures::check_kit_on_recordings(&OpencodeHarness, &config(), &["opencode"]);
     assert_eq!(checked, 45);
 }
 
