@@ -106,7 +106,7 @@ fn signature(value: &Value, depth: usize) -> String {
         },
         Value::Object(map) if depth > 0 => {
             // Sorted, so the signature does not depend on the key order (serde_json keeps it
-            // when a dependency turns on `preserve_order`, as harness-acp's schema crate does).
+            // when a dependency turns on `preserve_order`).
             let mut fields: Vec<String> = map
                 .iter()
                 .map(|(k, v)| format!("{k}: {}", signature(v, depth - 1)))
