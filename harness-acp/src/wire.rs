@@ -1,5 +1,7 @@
 //! The transcript's lines (A1): one JSON-RPC message per line, wrapped with the side that sent
-//! it, the message itself kept byte for byte.
+//! it, the message itself kept byte for byte; and the protocol's messages, as this crate
+//! writes them (the client's requests and answers) and reads them (views of the agent's
+//! updates and requests), with the schema's field names and shapes.
 //!
 //! ```text
 //! {"from":"client","message":{"jsonrpc":"2.0","id":0,"method":"initialize",...}}
