@@ -5,18 +5,16 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use agent_client_protocol_schema::ProtocolVersion;
-use agent_client_protocol_schema::v1::{
-    CancelNotification, ClientCapabilities, ContentBlock, Error as RpcError, Implementation,
-    InitializeRequest, NewSessionRequest, PermissionOptionKind, PromptRequest,
-    RequestPermissionOutcome, RequestPermissionRequest, RequestPermissionResponse,
-    SelectedPermissionOutcome, TextContent, ToolKind,
-};
 use harness_core::process::{Conversation, Reply};
-use serde::Serialize;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
-use crate::wire::{From, agent_line, wrap};
+use crate::wire::{
+    Answer, AuthCapabilities, CancelParams, ClientCapabilities, FileSystemCapability, From,
+    Implementation, InitializeParams, NewSessionParams, Notification, PermissionAnswer,
+    PermissionOptionKind, PermissionOutcome, PermissionRequest, PromptParams, Request, RpcError,
+    TextBlock, ToolKind, agent_line, wrap,
+};
 
 /// How long an agent may take to answer `session/cancel` and end, once the run is cut short,
 /// before its process group is killed (A15).
@@ -74,8 +72,11 @@ impl Permission {
 /// The answer to one `session/request_permission` (A13): the first option of the wanted kind
 /// (allow once, else allow always; reject once, else reject always), or `cancelled` when the
 /// agent offered none of them.
-pub(crate) fn answer_permission(request: &RequestPermissionRequest, policy: Permission) -> Value {
-    let wanted: [PermissionOptionKind; 2] = if policy.allows(request.tool_call.fields.kind) {
+pub(crate) fn answer_permission(
+    request: &PermissionRequest,
+    policy: Permission,
+) -> PermissionAnswer<'_> {
+    let wanted: [PermissionOptionKind; 2] = if policy.allows(request.tool_call.kind) {
         [
             PermissionOptionKind::AllowOnce,
             PermissionOptionKind::AllowAlways,
@@ -90,16 +91,12 @@ pub(crate) fn answer_permission(request: &RequestPermissionRequest, policy: Perm
         .iter()
         .find_map(|kind| request.options.iter().find(|o| o.kind == *kind));
     let outcome = match chosen {
-        Some(option) => RequestPermissionOutcome::Selected(SelectedPermissionOutcome::new(
-            option.option_id.clone(),
-        )),
-        None => RequestPermissionOutcome::Cancelled,
+        Some(option) => PermissionOutcome::Selected {
+            option_id: &option.option_id,
+        },
+        None => PermissionOutcome::Cancelled,
     };
-    to_value(&RequestPermissionResponse::new(outcome))
-}
-
-fn to_value(value: &impl Serialize) -> Value {
-    serde_json::to_value(value).unwrap_or(Value::Null)
+    PermissionAnswer { outcome }
 }
 
 /// Where the client is in the protocol.
@@ -140,16 +137,17 @@ impl AcpClient {
     }
 
     /// Sends one message: written to the agent's input, recorded for the normalizer.
-    fn send(reply: &mut Reply, message: &Value) {
+    fn send(reply: &mut Reply, message: &impl Serialize) {
+        // The messages are plain structs of strings, numbers and JSON values: serializing
+        // them cannot fail.
         let bytes = serde_json::to_vec(message).unwrap_or_default();
         reply.record.push(wrap(From::Client, &bytes));
         reply.write.extend_from_slice(&bytes);
         reply.write.push(b'\n');
     }
 
-    fn request(reply: &mut Reply, id: u64, method: &str, params: Value) {
-        let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        Self::send(reply, &message);
+    fn request(reply: &mut Reply, id: u64, method: &str, params: impl Serialize) {
+        Self::send(reply, &Request::new(id, method, params));
     }
 
     fn done(&mut self, reply: &mut Reply) {
@@ -178,8 +176,12 @@ impl AcpClient {
         };
         match self.step {
             Step::Initializing => {
-                let params = NewSessionRequest::new(self.cwd.clone());
-                Self::request(reply, NEW_SESSION, "session/new", to_value(&params));
+                let cwd = self.cwd.to_string_lossy();
+                let params = NewSessionParams {
+                    cwd: &cwd,
+                    mcp_servers: [],
+                };
+                Self::request(reply, NEW_SESSION, "session/new", params);
                 self.step = Step::Creating;
             }
             Step::Creating => {
@@ -188,9 +190,14 @@ impl AcpClient {
                     return;
                 };
                 self.session_id = Some(session.to_string());
-                let text = ContentBlock::Text(TextContent::new(self.prompt.clone()));
-                let params = PromptRequest::new(session.to_string(), vec![text]);
-                Self::request(reply, PROMPT, "session/prompt", to_value(&params));
+                let params = PromptParams {
+                    session_id: session,
+                    prompt: [TextBlock {
+                        kind: "text",
+                        text: &self.prompt,
+                    }],
+                };
+                Self::request(reply, PROMPT, "session/prompt", params);
                 self.step = Step::Prompting;
             }
             Step::Prompting | Step::Done => self.done(reply),
@@ -199,21 +206,23 @@ impl AcpClient {
 
     /// A request from the agent: permissions by the policy, anything else a -32601 error.
     fn asked(&mut self, id: &Value, method: &str, message: &Value, reply: &mut Reply) {
-        let params = message.get("params").cloned().unwrap_or(Value::Null);
-        let answer = match method {
-            "session/request_permission" => {
-                match serde_json::from_value::<RequestPermissionRequest>(params) {
-                    Ok(request) => Ok(answer_permission(&request, self.policy)),
-                    Err(e) => Err(RpcError::invalid_params().data(e.to_string())),
+        let params = message.get("params").unwrap_or(&Value::Null);
+        match method {
+            "session/request_permission" => match PermissionRequest::deserialize(params) {
+                Ok(request) => {
+                    let answer = answer_permission(&request, self.policy);
+                    Self::send(reply, &Answer::new(id, Ok(answer)));
                 }
-            }
-            _ => Err(RpcError::method_not_found()),
-        };
-        let message = match answer {
-            Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
-            Err(error) => json!({"jsonrpc": "2.0", "id": id, "error": to_value(&error)}),
-        };
-        Self::send(reply, &message);
+                Err(e) => {
+                    let error = RpcError::invalid_params(e.to_string());
+                    Self::send(reply, &Answer::<()>::new(id, Err(error)));
+                }
+            },
+            _ => Self::send(
+                reply,
+                &Answer::<()>::new(id, Err(RpcError::method_not_found())),
+            ),
+        }
     }
 }
 
@@ -221,10 +230,22 @@ impl Conversation for AcpClient {
     fn open(&mut self) -> Reply {
         let mut reply = Reply::default();
         // A12: no file system, no terminal.
-        let params = InitializeRequest::new(ProtocolVersion::V1)
-            .client_capabilities(ClientCapabilities::new())
-            .client_info(Implementation::new("harness", env!("CARGO_PKG_VERSION")));
-        Self::request(&mut reply, INITIALIZE, "initialize", to_value(&params));
+        let params = InitializeParams {
+            protocol_version: 1,
+            client_capabilities: ClientCapabilities {
+                fs: FileSystemCapability {
+                    read_text_file: false,
+                    write_text_file: false,
+                },
+                terminal: false,
+                auth: AuthCapabilities { terminal: false },
+            },
+            client_info: Implementation {
+                name: "harness",
+                version: env!("CARGO_PKG_VERSION"),
+            },
+        };
+        Self::request(&mut reply, INITIALIZE, "initialize", params);
         reply
     }
 
@@ -258,10 +279,10 @@ impl Conversation for AcpClient {
         let mut reply = Reply::default();
         match (&self.session_id, self.step) {
             (Some(session), Step::Prompting) => {
-                let params = to_value(&CancelNotification::new(session.clone()));
-                let message =
-                    json!({"jsonrpc": "2.0", "method": "session/cancel", "params": params});
-                Self::send(&mut reply, &message);
+                let params = CancelParams {
+                    session_id: session,
+                };
+                Self::send(&mut reply, &Notification::new("session/cancel", params));
             }
             _ => self.done(&mut reply),
         }

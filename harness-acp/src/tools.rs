@@ -1,13 +1,12 @@
 //! A7: the events of a finished tool call, by its `kind`.
 
-use agent_client_protocol_schema::v1::{
-    ContentBlock, ToolCallContent, ToolCallLocation, ToolCallStatus, ToolKind,
-};
 use harness_core::backend::paths::resolve;
 use harness_core::backend::reclassify::{ShellInput, shell_events};
 use harness_core::backend::text::truncate_chars;
 use harness_core::{EventBody, ToolRef, ToolStatus, UnknownReason};
 use serde_json::{Map, Value};
+
+use crate::wire::{ContentBlock, ToolCallContent, ToolCallLocation, ToolCallStatus, ToolKind};
 
 /// The longest `error` text kept (J6).
 const MAX_ERROR: usize = 1_000;
@@ -55,10 +54,9 @@ fn status(fields: &Map<String, Value>, outcome: ToolCallStatus) -> ToolStatus {
     let texts: Vec<String> = content
         .into_iter()
         .filter_map(|item| match item {
-            ToolCallContent::Content(content) => match content.content {
-                ContentBlock::Text(text) => Some(text.text),
-                _ => None,
-            },
+            ToolCallContent::Content {
+                content: ContentBlock::Text { text },
+            } => Some(text),
             _ => None,
         })
         .filter(|t| !t.is_empty())
@@ -84,7 +82,7 @@ fn paths(fields: &Map<String, Value>, cwd: Option<&str>) -> Vec<String> {
     let locations: Vec<ToolCallLocation> = parse(fields, "locations").unwrap_or_default();
     let mut paths: Vec<String> = locations
         .iter()
-        .filter_map(|l| l.path.to_str())
+        .map(|l| l.path.as_str())
         .filter(|p| !p.is_empty())
         .map(|p| resolve(p, cwd))
         .collect();
@@ -108,8 +106,8 @@ pub(crate) fn events(
             .map(str::to_string),
     };
     let malformed = || (UnknownReason::MalformedToolUse, tool.clone());
-    let outcome: ToolCallStatus = parse(fields, "status").ok_or_else(malformed)?;
-    let kind: ToolKind = parse(fields, "kind").unwrap_or(ToolKind::Other);
+    let outcome = ToolCallStatus::of(fields.get("status")).ok_or_else(malformed)?;
+    let kind = ToolKind::of(fields.get("kind")).unwrap_or(ToolKind::Other);
     let status = status(fields, outcome);
     let write = |path: String, change: Option<&str>| EventBody::Write {
         path,
@@ -136,9 +134,9 @@ pub(crate) fn events(
             let diffs: Vec<EventBody> = content
                 .into_iter()
                 .filter_map(|item| match item {
-                    ToolCallContent::Diff(diff) => {
-                        let path = resolve(diff.path.to_str()?, cwd);
-                        let change = match diff.old_text.as_deref() {
+                    ToolCallContent::Diff { path, old_text, .. } => {
+                        let path = resolve(&path, cwd);
+                        let change = match old_text.as_ref().and_then(Value::as_str) {
                             None | Some("") => "add",
                             Some(_) => "update",
                         };

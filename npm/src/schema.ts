@@ -364,6 +364,13 @@ export interface LineRange1 {
  */
 export interface OutcomeLine {
   /**
+   * The `metrics` figures the harness computed rather than read from the agent (names of
+   * `metrics` fields, e.g. `"total_cost_usd"` priced from a table): a stored session has no
+   * closing report, so its tokens are summed per message and its cost priced (see
+   * `docs/sessions.md`). Absent when every figure was reported.
+   */
+  computed?: string[];
+  /**
    * How many events of each kind were emitted (kinds with at least one).
    */
   counts: {

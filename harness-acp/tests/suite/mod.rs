@@ -3,6 +3,7 @@
 mod golden;
 mod kit;
 mod live;
+mod messages;
 mod rules;
 
 use harness_agents_acp::AcpNormalizer;

@@ -121,7 +121,7 @@ fn issue15_backends_lists_acp_without_exit_codes_and_with_a_plan() {
     let text = String::from_utf8(output.stdout).unwrap();
     assert_eq!(
         text.lines().last(),
-        Some(r#"{"name":"acp","exit_codes":false,"orchestration_source":"plan"}"#),
+        Some(r#"{"exit_codes":false,"name":"acp","orchestration_source":"plan"}"#),
         "{text}"
     );
 }

@@ -82,7 +82,7 @@ fn backends_lists_each_backend_with_its_capabilities() {
     let text = String::from_utf8(output.stdout).unwrap();
     assert!(
         text.lines()
-            .any(|l| l == r#"{"name":"claude","exit_codes":false,"orchestration_source":"none"}"#),
+            .any(|l| l == r#"{"exit_codes":false,"name":"claude","orchestration_source":"none"}"#),
         "{text}"
     );
 }

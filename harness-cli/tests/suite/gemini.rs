@@ -58,7 +58,7 @@ fn backends_lists_gemini_without_exit_codes_and_with_a_plan() {
     let text = String::from_utf8(output.stdout).unwrap();
     assert!(
         text.lines()
-            .any(|l| l == r#"{"name":"gemini","exit_codes":false,"orchestration_source":"plan"}"#),
+            .any(|l| l == r#"{"exit_codes":false,"name":"gemini","orchestration_source":"plan"}"#),
         "{text}"
     );
 }

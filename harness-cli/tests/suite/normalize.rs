@@ -385,7 +385,7 @@ fn issue18_14_claude_when_no_line_decides() {
     assert_eq!(output.stdout, claude.stdout);
     assert!(
         String::from_utf8_lossy(&output.stdout)
-            .starts_with(r#"{"kind":"unknown","reason":"unknown_type","raw":{"type":"error","message":"x"},"line":1}"#)
+            .starts_with(r#"{"kind":"unknown","reason":"unknown_type","raw":{"message":"x","type":"error"},"line":1}"#)
     );
 }
 

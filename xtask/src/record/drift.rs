@@ -106,7 +106,7 @@ fn signature(value: &Value, depth: usize) -> String {
         },
         Value::Object(map) if depth > 0 => {
             // Sorted, so the signature does not depend on the key order (serde_json keeps it
-            // when a dependency turns on `preserve_order`, as harness-acp's schema crate does).
+            // when a dependency turns on `preserve_order`).
             let mut fields: Vec<String> = map
                 .iter()
                 .map(|(k, v)| format!("{k}: {}", signature(v, depth - 1)))
@@ -435,7 +435,7 @@ mod tests {
         let events = "{\"kind\":\"agent\",\"text\":\"task t-abcdef duration_ms: 79\"}\n{\"kind\":\"outcome\",\"session_id\":\"s-123456\",\"metrics\":{\"duration_ms\":5,\"input_tokens\":3,\"total_cost_usd\":1}}\n";
         assert_eq!(
             neutral(events, &ids(raw)),
-            "{\"kind\":\"agent\",\"text\":\"task <id2> duration_ms: N\"}\n{\"kind\":\"outcome\",\"session_id\":\"<id1>\",\"metrics\":{\"input_tokens\":3}}\n"
+            "{\"kind\":\"agent\",\"text\":\"task <id2> duration_ms: N\"}\n{\"kind\":\"outcome\",\"metrics\":{\"input_tokens\":3},\"session_id\":\"<id1>\"}\n"
         );
     }
 }

@@ -598,7 +598,7 @@ mod tests {
     #[test]
     fn stderr_warnings_are_left_out_of_the_comparison_and_of_the_counts() {
         let events = concat!(
-            r#"{"kind":"warning","message":"w","source":"stream","line":3}"#,
+            r#"{"kind":"warning","line":3,"message":"w","source":"stream"}"#,
             "\n",
             r#"{"kind":"warning","message":"x","source":"stderr","line":1,"stream":"stderr"}"#,
             "\n",
@@ -608,9 +608,9 @@ mod tests {
         assert_eq!(
             without_stderr(events),
             concat!(
-                r#"{"kind":"warning","message":"w","source":"stream","line":3}"#,
+                r#"{"kind":"warning","line":3,"message":"w","source":"stream"}"#,
                 "\n",
-                r#"{"kind":"outcome","status":"success","metrics":{},"counts":{"warning":1}}"#,
+                r#"{"counts":{"warning":1},"kind":"outcome","metrics":{},"status":"success"}"#,
                 "\n"
             )
         );

@@ -220,7 +220,7 @@ mod tests {
         let path = "/v1beta/models/m:streamGenerateContent?alt=sse";
         let (status, body) = send(port, "POST", path, r#"{"contents":[{"role":"user"}]}"#);
         assert_eq!(status, 200);
-        assert!(body.contains(r#""functionCall":{"name":"glob","args":{"pattern":"*"}}"#));
+        assert!(body.contains(r#""functionCall":{"args":{"pattern":"*"},"name":"glob"}"#));
         assert!(body.contains(r#""finishReason":"STOP""#));
         let two = r#"{"contents":[{"role":"user"},{"role":"model"},{"role":"user"}]}"#;
         let (_, body) = send(port, "POST", path, two);

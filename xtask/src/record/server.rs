@@ -243,7 +243,7 @@ pub(crate) mod tests {
         assert_ne!(port, 0);
         let (status, body) = send(port, "POST", "/a?x=1", "{}");
         assert_eq!(status, 200);
-        assert_eq!(body, r#"{"n":1,"path":"/a","len":2}"#);
+        assert_eq!(body, r#"{"len":2,"n":1,"path":"/a"}"#);
         let (_, body) = send(port, "GET", "/b", "");
         assert!(body.contains(r#""n":2"#));
         assert_eq!(server.stop(), ["POST /a -> 200", "GET /b -> 200"]);
