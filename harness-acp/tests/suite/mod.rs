@@ -7,7 +7,7 @@ mod messages;
 mod rules;
 
 use harness_agents_acp::AcpNormalizer;
-use harness_core::{Event, Normalizer, NormalizerConfig, OutcomeLine};
+use harness_core::NormalizerConfig;
 use serde_json::{Value, json};
 
 /// The `--cwd` the hand-written transcripts assume.
@@ -20,36 +20,16 @@ pub fn config() -> NormalizerConfig {
     config
 }
 
-/// What one transcript came to: its events and its outcome, both as JSON.
-#[derive(Debug)]
-pub struct Run {
-    pub events: Vec<Value>,
-    pub outcome: Value,
-}
+pub use fixtures::Run;
 
-/// Feeds transcript lines (values as compact JSON, strings as they are), then ends the input.
+/// Feeds lines (values as compact JSON, strings as they are), then ends the input.
 pub fn run(lines: &[Value]) -> Run {
     run_with(config(), lines)
 }
 
 /// The same with a config of the caller's.
 pub fn run_with(config: NormalizerConfig, lines: &[Value]) -> Run {
-    let mut normalizer = AcpNormalizer::new(config);
-    let mut events: Vec<Event> = Vec::new();
-    for line in lines {
-        let bytes = match line {
-            Value::String(raw) => raw.clone().into_bytes(),
-            other => other.to_string().into_bytes(),
-        };
-        normalizer.push_line(&bytes, &mut events);
-    }
-    let outcome = normalizer.finish(&mut events);
-    let events = events
-        .iter()
-        .map(|e| serde_json::to_value(e).unwrap())
-        .collect();
-    let outcome = serde_json::to_value(OutcomeLine::new(&outcome)).unwrap();
-    Run { events, outcome }
+    fixtures::run_values(&mut AcpNormalizer::new(config), lines)
 }
 
 // ---- transcript line builders ----
