@@ -2,6 +2,7 @@
 
 use std::collections::HashMap;
 
+use harness_core::backend::json::Loose;
 use harness_core::backend::text::truncate_chars;
 use harness_core::backend::{Decoder, Driver, Emitter, MAX_WARNING_TEXT, NotJson, Summary};
 use harness_core::{
@@ -12,6 +13,7 @@ use serde::Deserialize;
 use serde_json::{Map, Number, Value};
 
 use crate::tools;
+use crate::view::{self, LineView, MessageView, USAGE};
 use crate::wire::{
     ContentBlock, ContentChunk, From, PermissionRequest, Plan, PlanEntryStatus, ToolCallStatus,
     id_key,
@@ -162,13 +164,26 @@ impl AcpDecoder {
 
     /// A10: the prompt's answer ends the run.
     fn prompt_answer(&mut self, result: &Value, out: &mut Emitter<'_>) {
-        out.terminal();
-        let count = |key: &str| {
+        let usage = USAGE.map(|key| {
             result
-                .pointer(&format!("/usage/{key}"))
+                .get("usage")
+                .and_then(|u| u.get(key))
                 .and_then(Value::as_number)
                 .cloned()
-        };
+        });
+        let stop = result.get("stopReason").and_then(Value::as_str);
+        self.prompt_ended(usage, stop, out);
+    }
+
+    /// A10: the prompt's answer, from its usage counts (in [`USAGE`] order) and its stop
+    /// reason.
+    fn prompt_ended(
+        &mut self,
+        usage: [Option<Number>; 5],
+        stop: Option<&str>,
+        out: &mut Emitter<'_>,
+    ) {
+        out.terminal();
         let add = |total: &mut Option<Number>, value: Option<Number>| {
             if let Some(value) = value {
                 *total = Some(match total.take() {
@@ -177,17 +192,15 @@ impl AcpDecoder {
                 });
             }
         };
+        let [input, output, cache_read, cache_write, thought] = usage;
         let m = &mut self.metrics;
-        add(&mut m.input_tokens, count("inputTokens"));
-        add(&mut m.output_tokens, count("outputTokens"));
-        add(&mut m.cache_read_input_tokens, count("cachedReadTokens"));
-        add(
-            &mut m.cache_creation_input_tokens,
-            count("cachedWriteTokens"),
-        );
-        add(&mut m.reasoning_output_tokens, count("thoughtTokens"));
+        add(&mut m.input_tokens, input);
+        add(&mut m.output_tokens, output);
+        add(&mut m.cache_read_input_tokens, cache_read);
+        add(&mut m.cache_creation_input_tokens, cache_write);
+        add(&mut m.reasoning_output_tokens, thought);
         add(&mut m.num_turns, Some(Number::from(1u64)));
-        match result.get("stopReason").and_then(Value::as_str) {
+        match stop {
             Some("end_turn") => {}
             Some(reason) => self.error(out, format!("the agent's turn ended: {reason}")),
             None => self.error(out, "the prompt's answer has no stopReason".to_string()),
@@ -312,6 +325,13 @@ impl AcpDecoder {
 
     /// Merges `fields` (an object) into call `id`, recording it when new; whether it was.
     fn merge(&mut self, id: &str, fields: &Value) -> bool {
+        let members = fields.as_object().into_iter().flatten();
+        self.merge_members(id, members.map(|(k, v)| (k.clone(), v.clone())))
+    }
+
+    /// Merges `members` into call `id` (the later replacing the earlier; `sessionUpdate` is
+    /// not kept), recording it when new; whether it was.
+    fn merge_members(&mut self, id: &str, members: impl Iterator<Item = (String, Value)>) -> bool {
         let next = self.next_seq;
         let call = self.calls.entry(id.to_string()).or_insert_with(|| Call {
             seq: next,
@@ -321,11 +341,9 @@ impl AcpDecoder {
         if new {
             self.next_seq += 1;
         }
-        if let Some(fields) = fields.as_object() {
-            for (key, value) in fields {
-                if key != "sessionUpdate" {
-                    call.fields.insert(key.clone(), value.clone());
-                }
+        for (key, value) in members {
+            if key != "sessionUpdate" {
+                call.fields.insert(key, value);
             }
         }
         new
@@ -402,27 +420,9 @@ impl AcpDecoder {
         }
         out.consumed_by("A10");
     }
-}
 
-impl Decoder for AcpDecoder {
-    fn new(config: &NormalizerConfig) -> Self {
-        AcpDecoder {
-            cwd: config.cwd.clone(),
-            session_id: None,
-            requests: HashMap::new(),
-            calls: HashMap::new(),
-            next_seq: 0,
-            thought: String::new(),
-            thought_line: None,
-            text: String::new(),
-            text_line: None,
-            final_output: None,
-            failed: false,
-            metrics: Metrics::default(),
-        }
-    }
-
-    fn line(&mut self, line: &[u8], out: &mut Emitter<'_>) -> Result<(), NotJson> {
+    /// The exact path: the line read into a `Value` (S2), every rule applied to it.
+    fn exact(&mut self, line: &[u8], out: &mut Emitter<'_>) -> Result<(), NotJson> {
         let value = harness_core::backend::parse_value(line)?;
         let from = value.get("from").and_then(From::parse);
         let Value::Object(mut wrapper) = value else {
@@ -469,6 +469,230 @@ impl Decoder for AcpDecoder {
         Ok(())
     }
 
+    /// The fast path (see [`view`]): gives the line's events from its view when the view
+    /// holds all they need; `false`, having done nothing, when the exact path must decide.
+    fn fast(&mut self, view: &LineView<'_>, out: &mut Emitter<'_>) -> bool {
+        let Some(message) = &view.message else {
+            return false;
+        };
+        if view.has_text {
+            return false;
+        }
+        match view.from.as_str() {
+            Some("client") => self.fast_client(message, out),
+            Some("agent") => self.fast_agent(message, out),
+            _ => false,
+        }
+    }
+
+    /// A2 on the fast path.
+    fn fast_client(&mut self, message: &MessageView<'_>, out: &mut Emitter<'_>) -> bool {
+        if let (false, Some(method)) = (message.id == Loose::Absent, message.method.as_str()) {
+            let Some(key) = loose_key(&message.id) else {
+                return false;
+            };
+            self.requests.insert(key, method.to_string());
+            if method == "session/new" {
+                if let Some(cwd) = message.cwd.as_str() {
+                    self.cwd = Some(cwd.to_string());
+                }
+            }
+        }
+        out.consumed_by("A2");
+        true
+    }
+
+    /// A3 and A4 on the fast path: answers without an error to the client's requests, and the
+    /// updates that need no `raw` message.
+    fn fast_agent(&mut self, message: &MessageView<'_>, out: &mut Emitter<'_>) -> bool {
+        let update = message.update.as_deref();
+        let kind = match update.map(|u| view::loose(u, "sessionUpdate")) {
+            Some(Some(kind)) => kind,
+            Some(None) => return false,
+            None => Loose::Absent,
+        };
+        let kind = kind.as_str();
+        let chunk = matches!(kind, Some("agent_message_chunk" | "agent_thought_chunk"));
+        match (message.id == Loose::Absent, message.method.as_str()) {
+            (false, None) => {
+                if message.error != Loose::Absent {
+                    return false;
+                }
+                let Some(key) = loose_key(&message.id) else {
+                    return false;
+                };
+                let Some(method) = self.requests.get(&key).cloned() else {
+                    return false;
+                };
+                self.requests.remove(&key);
+                if !chunk {
+                    self.flush(out);
+                }
+                match method.as_str() {
+                    "session/new" => {
+                        if self.session_id.is_none() {
+                            if let Some(session) = message.result_session.as_str() {
+                                self.session_id = Some(session.to_string());
+                            }
+                        }
+                        out.consumed_by("A3");
+                    }
+                    "session/prompt" => {
+                        let usage = match &message.usage {
+                            Some(usage) => usage.clone().map(|count| match count {
+                                Loose::Number(n) => Some(n),
+                                _ => None,
+                            }),
+                            None => Default::default(),
+                        };
+                        self.prompt_ended(usage, message.stop_reason.as_str(), out);
+                    }
+                    _ => out.consumed_by("A3"),
+                }
+                true
+            }
+            (true, Some("session/update")) => match update {
+                Some(update) => self.fast_update(message, update, kind.unwrap_or(""), out),
+                None => false,
+            },
+            _ => false,
+        }
+    }
+
+    /// A4 on the fast path: chunks, tool calls with an id, usage and the updates A8 consumes.
+    fn fast_update(
+        &mut self,
+        message: &MessageView<'_>,
+        update: &[(&str, &str)],
+        kind: &str,
+        out: &mut Emitter<'_>,
+    ) -> bool {
+        /// What the update does, decided before anything is done.
+        enum Action {
+            Chunk(String),
+            Consumed,
+            Usage(Option<Number>),
+            Tool(String, Vec<(String, Value)>),
+        }
+        let action = match kind {
+            "agent_message_chunk" | "agent_thought_chunk" => {
+                match view::fields(update, "content", &["type", "text"]) {
+                    Some(Some([kind, Loose::Str(text)])) if kind.as_str() == Some("text") => {
+                        Action::Chunk(text.into_owned())
+                    }
+                    _ => return false,
+                }
+            }
+            "user_message_chunk"
+            | "available_commands_update"
+            | "current_mode_update"
+            | "config_option_update"
+            | "session_info_update" => Action::Consumed,
+            "usage_update" => match view::fields(update, "cost", &["currency", "amount"]) {
+                Some(Some([currency, Loose::Number(amount)]))
+                    if currency.as_str() == Some("USD") =>
+                {
+                    Action::Usage(Some(amount))
+                }
+                Some(_) => Action::Usage(None),
+                None => return false,
+            },
+            "tool_call" | "tool_call_update" => {
+                let Some(Loose::Str(id)) = view::loose(update, "toolCallId") else {
+                    return false;
+                };
+                let mut members = Vec::with_capacity(update.len());
+                for (key, text) in update {
+                    match serde_json::from_str(text) {
+                        Ok(value) => members.push((key.to_string(), value)),
+                        Err(_) => return false,
+                    }
+                }
+                Action::Tool(id.into_owned(), members)
+            }
+            _ => return false,
+        };
+        if self.session_id.is_none() {
+            if let Some(session) = message.session.as_str() {
+                self.session_id = Some(session.to_string());
+            }
+        }
+        match action {
+            Action::Chunk(text) => {
+                let line = out.line();
+                if kind == "agent_message_chunk" {
+                    self.text.push_str(&text);
+                    self.text_line = line;
+                } else {
+                    self.thought.push_str(&text);
+                    self.thought_line = line;
+                }
+                out.defer();
+            }
+            Action::Consumed => {
+                self.flush(out);
+                out.consumed_by("A8");
+            }
+            Action::Usage(cost) => {
+                self.flush(out);
+                if let Some(cost) = cost {
+                    self.metrics.total_cost_usd = Some(cost);
+                }
+                out.consumed_by("A10");
+            }
+            Action::Tool(id, members) => {
+                self.flush(out);
+                let status = members
+                    .iter()
+                    .rev()
+                    .find(|(key, _)| key == "status")
+                    .map(|(_, value)| value);
+                let status = ToolCallStatus::of(status);
+                let new = self.merge_members(&id, members.into_iter());
+                match status {
+                    Some(ToolCallStatus::Completed | ToolCallStatus::Failed) => {
+                        self.finish_call(&id, out)
+                    }
+                    _ => {
+                        if new {
+                            self.announce(&id, out);
+                        }
+                        out.defer();
+                    }
+                }
+            }
+        }
+        true
+    }
+}
+
+impl Decoder for AcpDecoder {
+    fn new(config: &NormalizerConfig) -> Self {
+        AcpDecoder {
+            cwd: config.cwd.clone(),
+            session_id: None,
+            requests: HashMap::new(),
+            calls: HashMap::new(),
+            next_seq: 0,
+            thought: String::new(),
+            thought_line: None,
+            text: String::new(),
+            text_line: None,
+            final_output: None,
+            failed: false,
+            metrics: Metrics::default(),
+        }
+    }
+
+    fn line(&mut self, line: &[u8], out: &mut Emitter<'_>) -> Result<(), NotJson> {
+        if let Some(view) = view::view(line) {
+            if self.fast(&view, out) {
+                return Ok(());
+            }
+        }
+        self.exact(line, out)
+    }
+
     fn end(&mut self, out: &mut Emitter<'_>) {
         self.flush(out);
         let mut calls: Vec<(String, Call)> = self.calls.drain().collect();
@@ -510,5 +734,183 @@ impl Decoder for AcpDecoder {
                 thread: None,
             })
             .collect()
+    }
+}
+
+/// A JSON-RPC id as a map key, as [`id_key`] gives it for the same value; `None` for a list or
+/// an object (the exact path keys those).
+fn loose_key(id: &Loose<'_>) -> Option<String> {
+    let value = match id {
+        Loose::Null => Value::Null,
+        Loose::Bool(b) => Value::Bool(*b),
+        Loose::Number(n) => Value::Number(n.clone()),
+        Loose::Str(s) => Value::String(s.to_string()),
+        Loose::Absent | Loose::Array | Loose::Object => return None,
+    };
+    Some(id_key(&value))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use harness_core::{Event, Normalizer, Outcome};
+
+    use super::*;
+
+    /// The decoder with the fast path turned off: every line read into a `Value`.
+    struct Exact(AcpDecoder);
+
+    impl Decoder for Exact {
+        fn new(config: &NormalizerConfig) -> Self {
+            Exact(AcpDecoder::new(config))
+        }
+        fn line(&mut self, line: &[u8], out: &mut Emitter<'_>) -> Result<(), NotJson> {
+            self.0.exact(line, out)
+        }
+        fn end(&mut self, out: &mut Emitter<'_>) {
+            self.0.end(out);
+        }
+        fn summary(&self) -> Summary {
+            self.0.summary()
+        }
+        fn session_id(&self) -> Option<&str> {
+            self.0.session_id()
+        }
+        fn cwd(&self) -> Option<&str> {
+            self.0.cwd()
+        }
+        fn pending_tool_uses(&self) -> Vec<PendingToolUse> {
+            self.0.pending_tool_uses()
+        }
+    }
+
+    fn run(mut normalizer: impl Normalizer, lines: &[&[u8]]) -> (Vec<Event>, Outcome) {
+        let mut events = Vec::new();
+        for line in lines {
+            normalizer.push_line(line, &mut events);
+        }
+        let outcome = normalizer.finish(&mut events);
+        (events, outcome)
+    }
+
+    /// Both paths give the same events and outcome for `lines`, with and without L1's
+    /// `started` events and a configured directory.
+    fn assert_same(lines: &[&[u8]]) {
+        for (started, cwd) in [(false, None), (true, Some("/work"))] {
+            let mut config = NormalizerConfig::default();
+            config.started = started;
+            config.cwd = cwd.map(str::to_string);
+            let fast = run(AcpNormalizer::new(config.clone()), lines);
+            let exact = run(Driver::<Exact>::new(config), lines);
+            assert_eq!(
+                fast,
+                exact,
+                "{:?}",
+                lines
+                    .iter()
+                    .map(|l| String::from_utf8_lossy(l))
+                    .collect::<Vec<_>>()
+            );
+        }
+    }
+
+    #[test]
+    fn s2_the_fast_path_gives_the_exact_paths_events_on_every_recording() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/acp");
+        let mut count = 0;
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.to_string_lossy().to_string();
+            if !name.ends_with(".jsonl") || name.ends_with(".expected.jsonl") {
+                continue;
+            }
+            let text = std::fs::read(&path).unwrap();
+            let lines: Vec<&[u8]> = text
+                .split(|b| *b == b'\n')
+                .filter(|l| !l.is_empty())
+                .collect();
+            assert_same(&lines);
+            count += 1;
+        }
+        assert_eq!(count, 24);
+    }
+
+    #[test]
+    fn s2_the_fast_path_gives_the_exact_paths_events_on_unusual_lines() {
+        let prelude: [&[u8]; 3] = [
+            br#"{"from":"client","message":{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/repo","mcpServers":[]}}}"#,
+            br#"{"from":"agent","message":{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s-1"}}}"#,
+            br#"{"from":"client","message":{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"s-1","prompt":[]}}}"#,
+        ];
+        let unusual: &[&[u8]] = &[
+            // Chunks: escapes, a lone surrogate (not JSON), duplicate keys, other blocks.
+            br#"{"from":"agent","message":{"method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"a\n\u00e9\ud83d\ude00"}}}}}"#,
+            br#"{"from":"agent","message":{"method":"session/update","params":{"update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"\ud800"}}}}}"#,
+            br#"{"from":"agent","message":{"method":"session/update","params":{"update":{"sessionUpdate":"agent_thought_chunk","content":{"type":"text","text":"x","text":"y"},"content":{"type":"text","text":"z"}}}}}"#,
+            br#"{"from":"agent","message":{"method":"session/update","params":{"update":{"sessionUpdate":"agent_message_chunk","content":{"type":"image","data":"","mimeType":"m"}}}}}"#,
+            br#"{"from":"agent","message":{"method":"session/update","params":{"update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":7}}}}}"#,
+            br#"{"from":"agent","message":{"method":"session/update","params":{"update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text"}}}}}"#,
+            br#"{"from":"agent","message":{"method":"session/update","params":{"update":{"sessionUpdate":"agent_message_chunk","content":[1]}}}}"#,
+            br#"{"from":"agent","message":{"method":"session/update","params":{"update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"w"}}},"params":{"update":{"sessionUpdate":"plan","entries":[]}}}}"#,
+            br#" { "from" : "agent" , "message" : { "method" : "session/update" , "params" : { "update" : { "sessionUpdate" : "agent_message_chunk" , "content" : { "type" : "text" , "text" : "sp" } } } } } "#,
+            // Wrappers: text beside the message, no message, another side, not an object.
+            br#"{"from":"agent","text":null,"message":{"id":9,"result":{}}}"#,
+            br#"{"from":"agent","text":"plain"}"#,
+            br#"{"from":"server","message":{"id":9,"result":{}}}"#,
+            br#"{"from":"agent","message":[1]}"#,
+            br#"{"from":"agent","message":{"a":1},"from":"client"}"#,
+            br#"[{"from":"agent"}]"#,
+            br#"{"from":"agent","message":{"id":1,"result":{}}"#,
+            br#"{"from":"agent","message":{"n":1e400}}"#,
+            // Updates: no params, no update, unknown kinds, tool calls, usage.
+            br#"{"from":"agent","message":{"method":"session/update"}}"#,
+            br#"{"from":"agent","message":{"method":"session/update","params":{"update":"x"}}}"#,
+            br#"{"from":"agent","message":{"method":"session/update","params":{"update":{"sessionUpdate":7}}}}"#,
+            br#"{"from":"agent","message":{"method":"session/update","params":{"update":{"sessionUpdate":"new_kind"}}}}"#,
+            br#"{"from":"agent","message":{"method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"current_mode_update","currentModeId":"x"}}}}"#,
+            br#"{"from":"agent","message":{"method":"session/update","params":{"update":{"sessionUpdate":"usage_update","cost":{"currency":"USD","amount":0.25}}}}}"#,
+            br#"{"from":"agent","message":{"method":"session/update","params":{"update":{"sessionUpdate":"usage_update","cost":{"currency":"EUR","amount":1}}}}}"#,
+            br#"{"from":"agent","message":{"method":"session/update","params":{"update":{"sessionUpdate":"usage_update","cost":[]}}}}"#,
+            br#"{"from":"agent","message":{"method":"session/update","params":{"update":{"sessionUpdate":"tool_call","title":"x"}}}}"#,
+            br#"{"from":"agent","message":{"method":"session/update","params":{"update":{"sessionUpdate":"tool_call","toolCallId":"t1","kind":"read","status":"pending","locations":[{"path":"a.rs"}]}}}}"#,
+            br#"{"from":"agent","message":{"method":"session/update","params":{"update":{"sessionUpdate":"tool_call","toolCallId":"t2","kind":"execute","rawInput":{"command":"ls"},"status":"completed","status":"in_progress"}}}}"#,
+            br#"{"from":"agent","message":{"method":"session/update","params":{"update":{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"completed","rawOutput":{"n":[1.5,-2,1e-7,12345678901234567890]}}}}}"#,
+            br#"{"from":"agent","message":{"method":"session/update","params":{"update":{"sessionUpdate":"tool_call_update","toolCallId":"t3","kind":"edit","status":"failed","content":[{"type":"content","content":{"type":"text","text":"no"}}]}}}}"#,
+            br#"{"from":"agent","message":{"method":"session/update","params":{"update":{"sessionUpdate":"plan","entries":[{"content":"p","priority":"high","status":"pending"}]}}}}"#,
+            br#"{"from":"agent","message":{"jsonrpc":"2.0","id":5,"method":"session/request_permission","params":{"sessionId":"s","toolCall":{"toolCallId":"t9","kind":"edit"},"options":[]}}}"#,
+            // Client messages and answers: ids of every type, errors, unpaired answers.
+            br#"{"from":"client","message":{"id":"7","method":"x/y"}}"#,
+            br#"{"from":"agent","message":{"id":7,"result":{}}}"#,
+            br#"{"from":"agent","message":{"id":"7","result":null}}"#,
+            br#"{"from":"client","message":{"id":1.0,"method":"x/y"}}"#,
+            br#"{"from":"agent","message":{"id":1.0,"method":3,"result":{}}}"#,
+            br#"{"from":"client","message":{"id":[1],"method":"x/y"}}"#,
+            br#"{"from":"agent","message":{"id":[1],"result":{}}}"#,
+            br#"{"from":"client","message":{"id":null,"method":"x/y"}}"#,
+            br#"{"from":"agent","message":{"id":null,"error":{"code":-1,"message":"no"}}}"#,
+            br#"{"from":"client","message":{"id":"\u0041","method":"session/new","params":{"cwd":"/other"}}}"#,
+            br#"{"from":"agent","message":{"id":"A","result":{"sessionId":"s-2"}}}"#,
+            br#"{"from":"client","message":{"id":3,"method":"session/new","params":[{"cwd":"/x"}]}}"#,
+            br#"{"from":"client","message":{"method":"session/new","params":{"cwd":"/y"}}}"#,
+            br#"{"from":"agent","message":{"jsonrpc":"2.0"}}"#,
+        ];
+        let ends: [&[u8]; 4] = [
+            br#"{"from":"agent","message":{"jsonrpc":"2.0","id":2,"result":{"stopReason":"end_turn","usage":{"inputTokens":10,"outputTokens":2.5,"cachedReadTokens":"3","thoughtTokens":18446744073709551615}}}}"#,
+            br#"{"from":"agent","message":{"jsonrpc":"2.0","id":2,"result":{"stopReason":"max_tokens","usage":[]},"result":{"usage":{"inputTokens":1}}}}"#,
+            br#"{"from":"agent","message":{"jsonrpc":"2.0","id":2,"result":{"stopReason":"refusal"}}}"#,
+            br#"{"from":"agent","message":{"jsonrpc":"2.0","id":2,"error":{"code":-32603,"message":"boom"}}}"#,
+        ];
+        for line in unusual {
+            let mut lines = prelude.to_vec();
+            lines.push(line);
+            assert_same(&lines);
+        }
+        for end in ends {
+            let mut lines = prelude.to_vec();
+            lines.extend_from_slice(unusual);
+            lines.push(end);
+            assert_same(&lines);
+        }
     }
 }

@@ -51,6 +51,7 @@
 mod client;
 mod decoder;
 mod tools;
+mod view;
 mod wire;
 
 use std::path::PathBuf;
