@@ -81,9 +81,12 @@ pub enum SchemaOf {
 /// How rows are printed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum RowFormat {
-    /// A readable table.
+    /// A readable table (also `human`, the name `run` and `normalize` give their readable
+    /// format).
+    #[value(alias = "human")]
     Table,
-    /// JSON Lines: one object per row.
+    /// JSON Lines: one object per row (also `jsonl`, as `run` and `normalize` call it).
+    #[value(alias = "jsonl")]
     Json,
 }
 

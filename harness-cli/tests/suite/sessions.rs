@@ -393,3 +393,20 @@ fn a_synthetic_message_counts_for_no_model() {
     assert_eq!(got[0]["turns"], 1);
     assert_eq!(got[0]["models"], json!({}));
 }
+
+/// `--format human` and `--format jsonl`, the names `run` and `normalize` use, work for the
+/// rows too (aliases of `table` and `json`).
+#[test]
+fn the_row_formats_take_the_names_the_other_commands_use() {
+    let more = three();
+    let with = |format: &str| {
+        let mut args = vec!["sessions", "list", "--format", format];
+        args.extend(more.iter().map(String::as_str));
+        let output = run(&args, b"");
+        assert_eq!(output.status.code(), Some(0), "{output:?}");
+        output.stdout
+    };
+    assert_eq!(with("human"), with("table"));
+    assert_eq!(with("jsonl"), with("json"));
+    assert_ne!(with("jsonl"), with("human"));
+}
