@@ -38,7 +38,7 @@ use serde_json::{Value, json};
 use super::gemini::{self, shlex_quote, without_stderr};
 use super::opencode;
 use super::server::{Reply, Server};
-use super::{Options, drift, read};
+use super::{Options, drift, read, scenario_names};
 
 /// Which ACP agent a scenario drives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -102,26 +102,6 @@ impl Scenario {
     }
 }
 
-/// The scenario names: those given, else every file of the folder.
-fn names(given: &[String], dir: &Path) -> Result<Vec<String>> {
-    if !given.is_empty() {
-        return Ok(given.to_vec());
-    }
-    let mut names = Vec::new();
-    for entry in std::fs::read_dir(dir).with_context(|| format!("reading {}", dir.display()))? {
-        if let Some(name) = entry?
-            .path()
-            .file_name()
-            .and_then(|f| f.to_str())
-            .and_then(|f| f.strip_suffix(".json"))
-        {
-            names.push(name.to_string());
-        }
-    }
-    names.sort();
-    Ok(names)
-}
-
 /// The agents' binaries, installed once each when a scenario needs it.
 #[derive(Default)]
 struct Binaries {
@@ -156,7 +136,7 @@ pub(super) fn record(options: &Options) -> Result<()> {
         );
     }
     let dir = fixtures::root().join("acp");
-    let names = names(&options.names, &dir.join("scenarios"))?;
+    let names = scenario_names(&options.names, &dir.join("scenarios"))?;
     let output = super::Output::new(options, &dir)?;
     let out = output.path();
     let mut binaries = Binaries::default();
@@ -401,7 +381,7 @@ mod tests {
     #[test]
     fn every_committed_acp_scenario_loads_names_a_scenario_and_has_its_recording() {
         let dir = fixtures::root().join("acp");
-        let names = names(&[], &dir.join("scenarios")).unwrap();
+        let names = super::scenario_names(&[], &dir.join("scenarios")).unwrap();
         assert!(!names.is_empty());
         for name in &names {
             let scenario = Scenario::load(&dir.join(format!("scenarios/{name}.json"))).unwrap();

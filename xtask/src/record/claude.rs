@@ -93,29 +93,15 @@ pub(super) fn record(options: &Options) -> Result<()> {
 /// The scenarios to run, by name, sorted.
 fn load_scenarios(names: &[String]) -> Result<Vec<(String, Scenario)>> {
     let dir = fixtures::root().join("claude/scenarios");
-    let mut all = BTreeMap::new();
-    for entry in std::fs::read_dir(&dir).with_context(|| format!("reading {}", dir.display()))? {
-        let path = entry?.path();
-        if let Some(name) = path
-            .file_name()
-            .and_then(|f| f.to_str())
-            .and_then(|f| f.strip_suffix(".json"))
-        {
-            all.insert(name.to_string(), path.clone());
-        }
-    }
-    let chosen: Vec<String> = if names.is_empty() {
-        all.keys().cloned().collect()
-    } else {
-        names.to_vec()
-    };
-    chosen
+    super::scenario_names(names, &dir)?
         .into_iter()
         .map(|name| {
-            let path = all
-                .get(&name)
-                .with_context(|| format!("no scenario {name} in {}", dir.display()))?;
-            Ok((name, Scenario::load(path)?))
+            let path = dir.join(format!("{name}.json"));
+            if !path.is_file() {
+                bail!("no scenario {name} in {}", dir.display());
+            }
+            let scenario = Scenario::load(&path)?;
+            Ok((name, scenario))
         })
         .collect()
 }

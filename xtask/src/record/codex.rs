@@ -29,7 +29,7 @@ use serde_json::{Value, json};
 
 use super::openai::{Responses, Turn};
 use super::server::{Reply, Server};
-use super::{Options, drift, read};
+use super::{Options, drift, read, scenario_names};
 
 /// The Codex CLI version `fixtures/codex/` is recorded with.
 pub const CODEX_VERSION: &str = "0.171.0";
@@ -143,22 +143,7 @@ fn write_files(base: &Path, files: &BTreeMap<String, String>) -> Result<()> {
 pub(super) fn record(options: &Options) -> Result<()> {
     let dir = fixtures::root().join("codex");
     let scenario_dir = dir.join("scenarios");
-    let mut names: Vec<String> = options.names.clone();
-    if names.is_empty() {
-        for entry in std::fs::read_dir(&scenario_dir)
-            .with_context(|| format!("reading {}", scenario_dir.display()))?
-        {
-            if let Some(name) = entry?
-                .path()
-                .file_name()
-                .and_then(|f| f.to_str())
-                .and_then(|f| f.strip_suffix(".json"))
-            {
-                names.push(name.to_string());
-            }
-        }
-        names.sort();
-    }
+    let names = scenario_names(&options.names, &scenario_dir)?;
     let codex = match &options.binary {
         Some(path) => path.clone(),
         None => install(

@@ -42,7 +42,7 @@ use serde_json::{Value, json};
 
 use super::gemini_api::{GeminiApi, Turn};
 use super::server::{Reply, Server};
-use super::{Options, drift, read};
+use super::{Options, drift, read, scenario_names};
 
 /// The Gemini CLI version the corpus was recorded with.
 pub const GEMINI_VERSION: &str = "0.61.0";
@@ -165,30 +165,10 @@ fn write_files(base: &Path, files: &BTreeMap<String, String>) -> Result<()> {
     Ok(())
 }
 
-/// The scenario names: those given, else every file of the folder.
-fn names(given: &[String], dir: &Path) -> Result<Vec<String>> {
-    if !given.is_empty() {
-        return Ok(given.to_vec());
-    }
-    let mut names = Vec::new();
-    for entry in std::fs::read_dir(dir).with_context(|| format!("reading {}", dir.display()))? {
-        if let Some(name) = entry?
-            .path()
-            .file_name()
-            .and_then(|f| f.to_str())
-            .and_then(|f| f.strip_suffix(".json"))
-        {
-            names.push(name.to_string());
-        }
-    }
-    names.sort();
-    Ok(names)
-}
-
 /// Entry point of `cargo xtask record --backend gemini`.
 pub(super) fn record(options: &Options) -> Result<()> {
     let dir = fixtures::root().join("gemini");
-    let names = names(&options.names, &dir.join("scenarios"))?;
+    let names = scenario_names(&options.names, &dir.join("scenarios"))?;
     let gemini = match &options.binary {
         Some(path) => path.clone(),
         None => install(
@@ -583,7 +563,7 @@ mod tests {
     #[test]
     fn every_committed_gemini_scenario_loads_and_has_a_recording_and_expected_events() {
         let dir = fixtures::root().join("gemini");
-        let names = names(&[], &dir.join("scenarios")).unwrap();
+        let names = super::scenario_names(&[], &dir.join("scenarios")).unwrap();
         for name in &names {
             let scenario = Scenario::load(&dir.join(format!("scenarios/{name}.json"))).unwrap();
             assert!(!scenario.turns.is_empty(), "{name}");

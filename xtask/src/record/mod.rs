@@ -398,6 +398,26 @@ pub(crate) fn keep_sessions(from: &Path, to: &Path) -> Result<()> {
     Ok(())
 }
 
+/// The scenario names to record: those `given`, else every `NAME.json` in `dir`, sorted.
+fn scenario_names(given: &[String], dir: &Path) -> Result<Vec<String>> {
+    if !given.is_empty() {
+        return Ok(given.to_vec());
+    }
+    let mut names = Vec::new();
+    for entry in std::fs::read_dir(dir).with_context(|| format!("reading {}", dir.display()))? {
+        if let Some(name) = entry?
+            .path()
+            .file_name()
+            .and_then(|f| f.to_str())
+            .and_then(|f| f.strip_suffix(".json"))
+        {
+            names.push(name.to_string());
+        }
+    }
+    names.sort();
+    Ok(names)
+}
+
 /// A file's text, empty when it cannot be read.
 fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_default()

@@ -40,7 +40,7 @@ use serde_json::{Value, json};
 use super::anthropic::Anthropic;
 use super::scenario::Turn;
 use super::server::{Reply, Server};
-use super::{Options, drift, read};
+use super::{Options, drift, read, scenario_names};
 
 /// The opencode version the corpus was recorded with (`npm view opencode-ai version` on
 /// 2026-12-01).
@@ -282,32 +282,11 @@ pub(super) fn prepare(scenario: &Scenario, rg: &Path) -> Result<()> {
     Ok(())
 }
 
-/// The scenario names in `dir`, sorted.
-fn all_names(dir: &Path) -> Result<Vec<String>> {
-    let mut names = Vec::new();
-    for entry in std::fs::read_dir(dir).with_context(|| format!("reading {}", dir.display()))? {
-        if let Some(name) = entry?
-            .path()
-            .file_name()
-            .and_then(|f| f.to_str())
-            .and_then(|f| f.strip_suffix(".json"))
-        {
-            names.push(name.to_string());
-        }
-    }
-    names.sort();
-    Ok(names)
-}
-
 /// Entry point of `cargo xtask record --backend opencode`.
 pub(super) fn record(options: &Options) -> Result<()> {
     let dir = fixtures::root().join("opencode");
     let scenario_dir = dir.join("scenarios");
-    let names = if options.names.is_empty() {
-        all_names(&scenario_dir)?
-    } else {
-        options.names.clone()
-    };
+    let names = scenario_names(&options.names, &scenario_dir)?;
     let binary = match &options.binary {
         Some(path) => path.clone(),
         None => install(
@@ -519,7 +498,7 @@ mod tests {
     fn every_committed_opencode_scenario_loads_and_runs_the_live_command_line() {
         let dir = fixtures::root().join("opencode/scenarios");
         let mut count = 0;
-        for name in all_names(&dir).unwrap() {
+        for name in super::scenario_names(&[], &dir).unwrap() {
             let scenario = Scenario::load(&dir.join(format!("{name}.json"))).unwrap();
             let argv = scenario.argv();
             assert_eq!(argv[..2], ["run", "--format=json"], "{name}");
