@@ -137,17 +137,7 @@ impl Harness for AcpHarness {
                 backend: self.name().to_string(),
             });
         };
-        let dir = match process::absolute_cwd(&request) {
-            Some(dir) => dir,
-            None => std::env::current_dir().map_err(|source| RunError::WorkingDirectory {
-                cwd: PathBuf::from("."),
-                source,
-            })?,
-        };
-        let mut config = request.normalizer.clone();
-        if config.cwd.is_none() {
-            config.cwd = Some(dir.display().to_string());
-        }
+        let (dir, config) = process::run_dir(&request)?;
         let policy = Permission::of(request.permission_mode.as_deref());
         let client = AcpClient::new(dir.clone(), request.prompt.clone(), policy);
         let mut spec = ProcessSpec::for_request(request, "", "", Vec::new(), "");

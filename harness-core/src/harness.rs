@@ -486,17 +486,7 @@ fn launch_run<H: Harness + ?Sized>(
 ) -> Result<RunStream, RunError> {
     use crate::process::{self, ProcessSpec};
 
-    let dir = match process::absolute_cwd(&request) {
-        Some(dir) => dir,
-        None => std::env::current_dir().map_err(|source| RunError::WorkingDirectory {
-            cwd: PathBuf::from("."),
-            source,
-        })?,
-    };
-    let mut config = request.normalizer.clone();
-    if config.cwd.is_none() {
-        config.cwd = Some(dir.display().to_string());
-    }
+    let (dir, config) = process::run_dir(&request)?;
     let mut args = harness.args(&request, &dir);
     let prompt = request.prompt.clone();
     let mut spec = ProcessSpec::for_request(

@@ -69,7 +69,7 @@ use tokio::sync::mpsc;
 
 use crate::error::RunError;
 use crate::event::{Event, EventBody, Kind};
-use crate::harness::{Normalizer, RunItem, RunRequest, RunStream, StopSignal};
+use crate::harness::{Normalizer, NormalizerConfig, RunItem, RunRequest, RunStream, StopSignal};
 use crate::lines::LineSplitter;
 
 /// How long the pipes may stay open after the child has exited (held by something it left
@@ -143,6 +143,24 @@ impl ProcessSpec {
 pub fn absolute_cwd(request: &RunRequest) -> Option<PathBuf> {
     let cwd = request.cwd.as_ref()?;
     Some(std::path::absolute(cwd).unwrap_or_else(|_| cwd.clone()))
+}
+
+/// Where a live run's agent works and how its output is normalized: the request's working
+/// directory made absolute, else the caller's current one; and the request's normalizer
+/// settings, their `cwd` that directory unless the request names another (C14a, X9).
+pub fn run_dir(request: &RunRequest) -> Result<(PathBuf, NormalizerConfig), RunError> {
+    let dir = match absolute_cwd(request) {
+        Some(dir) => dir,
+        None => std::env::current_dir().map_err(|source| RunError::WorkingDirectory {
+            cwd: PathBuf::from("."),
+            source,
+        })?,
+    };
+    let mut config = request.normalizer.clone();
+    if config.cwd.is_none() {
+        config.cwd = Some(dir.display().to_string());
+    }
+    Ok((dir, config))
 }
 
 /// The binary of a live run: the request's, else `env` (the backend's variable, such as
