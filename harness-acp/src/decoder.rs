@@ -55,6 +55,20 @@ pub struct AcpDecoder {
 }
 
 impl AcpDecoder {
+    /// A5: a text chunk of the message (`agent_message_chunk`) or of the thought being
+    /// assembled, deferred until the message is flushed.
+    fn chunk(&mut self, kind: &str, text: &str, out: &mut Emitter<'_>) {
+        let line = out.line();
+        if kind == "agent_message_chunk" {
+            self.text.push_str(text);
+            self.text_line = line;
+        } else {
+            self.thought.push_str(text);
+            self.thought_line = line;
+        }
+        out.defer();
+    }
+
     /// A5: the message being assembled, as `reasoning` then `agent`.
     fn flush(&mut self, out: &mut Emitter<'_>) {
         for (text, line, agent) in [
@@ -227,17 +241,7 @@ impl AcpDecoder {
                 match ContentChunk::deserialize(update) {
                     Ok(ContentChunk {
                         content: ContentBlock::Text { text },
-                    }) => {
-                        let line = out.line();
-                        if kind == "agent_message_chunk" {
-                            self.text.push_str(&text);
-                            self.text_line = line;
-                        } else {
-                            self.thought.push_str(&text);
-                            self.thought_line = line;
-                        }
-                        out.defer();
-                    }
+                    }) => self.chunk(kind, &text, out),
                     Ok(_) => {
                         self.flush(out);
                         Self::unknown(
@@ -618,17 +622,7 @@ impl AcpDecoder {
             }
         }
         match action {
-            Action::Chunk(text) => {
-                let line = out.line();
-                if kind == "agent_message_chunk" {
-                    self.text.push_str(&text);
-                    self.text_line = line;
-                } else {
-                    self.thought.push_str(&text);
-                    self.thought_line = line;
-                }
-                out.defer();
-            }
+            Action::Chunk(text) => self.chunk(kind, &text, out),
             Action::Consumed => {
                 self.flush(out);
                 out.consumed_by("A8");
