@@ -292,19 +292,7 @@ impl RolloutDecoder {
                 Some(
                     "patch_apply_end" | "mcp_tool_call_end" | "web_search_end" | "exec_command_end",
                 ) if self.legacy => {
-                    let tool = ToolRef {
-                        tool: payload_type.map(str::to_string),
-                        tool_use_id: payload
-                            .get("call_id")
-                            .and_then(Value::as_str)
-                            .map(str::to_string),
-                    };
-                    let raw = payload.clone();
-                    out.emit(EventBody::Unknown {
-                        reason: UnknownReason::UnknownItem,
-                        raw,
-                        tool,
-                    });
+                    legacy_unknown(payload, payload_type, UnknownReason::UnknownItem, out);
                 }
                 Some("error") => {
                     let message = payload.get("message").cloned().unwrap_or(Value::Null);
@@ -358,19 +346,8 @@ impl RolloutDecoder {
                     self.tools.push(name.unwrap_or("local_shell").to_string());
                     if self.legacy {
                         // R10: a legacy rollout's tool calls have no item: kept, unmapped.
-                        let tool = ToolRef {
-                            tool: Some(name.unwrap_or("local_shell").to_string()),
-                            tool_use_id: payload
-                                .get("call_id")
-                                .and_then(Value::as_str)
-                                .map(str::to_string),
-                        };
-                        let raw = payload.clone();
-                        out.emit(EventBody::Unknown {
-                            reason: UnknownReason::UnknownTool,
-                            raw,
-                            tool,
-                        });
+                        let tool = Some(name.unwrap_or("local_shell"));
+                        legacy_unknown(payload, tool, UnknownReason::UnknownTool, out);
                     }
                 } else if let Some(kind @ ("web_search_call" | "tool_search_call")) = payload_type {
                     self.tools.push(kind.to_string());
@@ -414,6 +391,28 @@ impl Decoder for RolloutDecoder {
     fn pending_tool_uses(&self) -> Vec<PendingToolUse> {
         self.inner.pending_tool_uses()
     }
+}
+
+/// R10: a legacy rollout's tool call, kept whole as `unknown`, named by `tool` and its
+/// `call_id`.
+fn legacy_unknown(
+    payload: &Value,
+    tool: Option<&str>,
+    reason: UnknownReason,
+    out: &mut Emitter<'_>,
+) {
+    let tool = ToolRef {
+        tool: tool.map(str::to_string),
+        tool_use_id: payload
+            .get("call_id")
+            .and_then(Value::as_str)
+            .map(str::to_string),
+    };
+    out.emit(EventBody::Unknown {
+        reason,
+        raw: payload.clone(),
+        tool,
+    });
 }
 
 #[cfg(test)]
