@@ -398,15 +398,7 @@ fn main() -> ExitCode {
             }
             let mut input = io::stdin().lock();
             let mut out = BufWriter::new(io::stdout().lock());
-            let done = classify::run(script, argv, &mut input, &mut out).and_then(|()| out.flush());
-            match done {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(e) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
-                Err(e) => {
-                    eprintln!("harness: {e}");
-                    ExitCode::from(1)
-                }
-            }
+            exit_code(classify::run(script, argv, &mut input, &mut out).and_then(|()| out.flush()))
         }
         Command::Sessions(command) => sessions::run(command),
         Command::Backends => {
@@ -443,6 +435,19 @@ fn main() -> ExitCode {
                     ExitCode::from(1)
                 }
             }
+        }
+    }
+}
+
+/// The exit status of a command that reads and writes: 0 when it worked, or when its reader
+/// closed the output early (a broken pipe, `| head`); else 1, after saying why on stderr.
+fn exit_code(result: io::Result<()>) -> ExitCode {
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("harness: {e}");
+            ExitCode::from(1)
         }
     }
 }

@@ -309,26 +309,15 @@ fn print_stats(rows: &[StatsRow], format: RowFormat, out: &mut impl Write) -> io
     Ok(())
 }
 
-fn finish(result: io::Result<()>) -> ExitCode {
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("harness: {e}");
-            ExitCode::from(1)
-        }
-    }
-}
-
 /// Runs `harness sessions ...`.
 pub fn run(command: SessionsCommand) -> ExitCode {
     let stdout = io::stdout();
     let mut out = io::BufWriter::new(stdout.lock());
     match command {
         SessionsCommand::List { filters, format } => match filters.sessions() {
-            Ok(rows) => {
-                finish(print_list(&rows, row_format(format), &mut out).and_then(|()| out.flush()))
-            }
+            Ok(rows) => crate::exit_code(
+                print_list(&rows, row_format(format), &mut out).and_then(|()| out.flush()),
+            ),
             Err(e) => usage(&e),
         },
         SessionsCommand::Stats {
@@ -345,7 +334,9 @@ pub fn run(command: SessionsCommand) -> ExitCode {
                     By::Tool => GroupBy::Tool,
                 };
                 let rows = sessions::stats(&rows, by);
-                finish(print_stats(&rows, row_format(format), &mut out).and_then(|()| out.flush()))
+                crate::exit_code(
+                    print_stats(&rows, row_format(format), &mut out).and_then(|()| out.flush()),
+                )
             }
             Err(e) => usage(&e),
         },
@@ -355,7 +346,7 @@ pub fn run(command: SessionsCommand) -> ExitCode {
                 SchemaOf::Stats => sessions::stats_schema(),
             };
             let text = serde_json::to_string_pretty(&schema).unwrap_or_default();
-            finish(writeln!(out, "{text}").and_then(|()| out.flush()))
+            crate::exit_code(writeln!(out, "{text}").and_then(|()| out.flush()))
         }
         SessionsCommand::Show {
             id,
@@ -387,7 +378,7 @@ pub fn run(command: SessionsCommand) -> ExitCode {
                     None => printer.flush(),
                 },
             };
-            finish(result)
+            crate::exit_code(result)
         }
     }
 }
