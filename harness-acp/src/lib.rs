@@ -56,36 +56,38 @@ mod wire;
 
 use std::path::PathBuf;
 
-use async_trait::async_trait;
+use harness_core::backend::Spec;
 use harness_core::process::{self, ProcessSpec};
-use harness_core::{
-    Capabilities, Harness, Normalizer, NormalizerConfig, OrchestrationSource, RunError, RunRequest,
-    RunStream,
-};
+use harness_core::{Capabilities, Harness, OrchestrationSource, RunError, RunRequest, RunStream};
 use serde_json::Value;
 
 pub use client::{AcpClient, CANCEL_GRACE, Permission};
 pub use decoder::{AcpDecoder, AcpNormalizer};
 
-/// The ACP backend, registered as `"acp"`.
-///
-/// [`Harness::run`] starts the agent command of [`RunRequest::agent`] (then
-/// `request.extra_args`; without it, [`RunRequest::binary`] alone) in the request's `cwd`
-/// (made absolute; else the caller's current directory), with no prompt on its command line
-/// or its standard input: the prompt goes in `session/prompt`. Permission requests are
-/// answered from `permission_mode` ([`Permission::of`]); `model` is not used (the agent's own
-/// flags choose it). [`RunRequest::transcript`] saves the messages of both directions.
-///
-/// ```
-/// use harness_core::{Harness, OrchestrationSource};
-///
-/// let acp = harness_agents_acp::AcpHarness;
-/// assert_eq!(acp.name(), "acp");
-/// assert!(!acp.capabilities().exit_codes);
-/// assert_eq!(acp.capabilities().orchestration_source, OrchestrationSource::Plan);
-/// ```
-#[derive(Debug, Clone, Copy, Default)]
-pub struct AcpHarness;
+harness_core::declare_backend! {
+    /// The ACP backend, registered as `"acp"`.
+    ///
+    /// [`Harness::run`] starts the agent command of [`RunRequest::agent`] (then
+    /// `request.extra_args`; without it, [`RunRequest::binary`] alone) in the request's `cwd`
+    /// (made absolute; else the caller's current directory), with no prompt on its command line
+    /// or its standard input: the prompt goes in `session/prompt`. Permission requests are
+    /// answered from `permission_mode` ([`Permission::of`]); `model` is not used (the agent's own
+    /// flags choose it). [`RunRequest::transcript`] saves the messages of both directions.
+    ///
+    /// ```
+    /// use harness_core::{Harness, OrchestrationSource};
+    ///
+    /// let acp = harness_agents_acp::AcpHarness;
+    /// assert_eq!(acp.name(), "acp");
+    /// assert!(!acp.capabilities().exit_codes);
+    /// assert_eq!(acp.capabilities().orchestration_source, OrchestrationSource::Plan);
+    /// ```
+    pub struct AcpHarness = Spec::new::<AcpDecoder>("acp")
+        // ACP reports no exit codes; `plan` updates are the orchestration source (A4).
+        .capabilities(Capabilities::new(false, OrchestrationSource::Plan))
+        .recognizes(recognizes)
+        .spawn(spawn);
+}
 
 /// The agent's command line for a request: `agent` then `extra_args`, or `binary` then
 /// `extra_args`; `None` when the request names neither.
@@ -100,54 +102,39 @@ fn command_line(request: &RunRequest) -> Option<(PathBuf, Vec<String>)> {
     Some((program, args))
 }
 
-#[async_trait]
-impl Harness for AcpHarness {
-    fn name(&self) -> &'static str {
-        "acp"
-    }
+/// A transcript line (A1): `from` `client` or `agent` with a JSON-RPC 2.0 `message`.
+///
+/// ```
+/// use harness_core::Harness;
+/// use serde_json::json;
+///
+/// let acp = harness_agents_acp::AcpHarness;
+/// assert!(acp.recognizes(&json!({"from": "client", "message": {"jsonrpc": "2.0", "id": 0, "method": "initialize"}})));
+/// assert!(!acp.recognizes(&json!({"jsonrpc": "2.0", "id": 0, "method": "initialize"})));
+/// assert!(!acp.recognizes(&json!({"from": "agent", "text": "hello"})));
+/// ```
+fn recognizes(line: &Value) -> bool {
+    line.get("from").and_then(wire::From::parse).is_some()
+        && line.pointer("/message/jsonrpc").and_then(Value::as_str) == Some("2.0")
+}
 
-    fn normalizer(&self, config: NormalizerConfig) -> Box<dyn Normalizer> {
-        Box::new(AcpNormalizer::new(config))
-    }
-
-    /// A transcript line (A1): `from` `client` or `agent` with a JSON-RPC 2.0 `message`.
-    ///
-    /// ```
-    /// use harness_core::Harness;
-    /// use serde_json::json;
-    ///
-    /// let acp = harness_agents_acp::AcpHarness;
-    /// assert!(acp.recognizes(&json!({"from": "client", "message": {"jsonrpc": "2.0", "id": 0, "method": "initialize"}})));
-    /// assert!(!acp.recognizes(&json!({"jsonrpc": "2.0", "id": 0, "method": "initialize"})));
-    /// assert!(!acp.recognizes(&json!({"from": "agent", "text": "hello"})));
-    /// ```
-    fn recognizes(&self, line: &Value) -> bool {
-        line.get("from").and_then(wire::From::parse).is_some()
-            && line.pointer("/message/jsonrpc").and_then(Value::as_str) == Some("2.0")
-    }
-
-    /// ACP reports no exit codes; `plan` updates are the orchestration source (A4).
-    fn capabilities(&self) -> Capabilities {
-        Capabilities::new(false, OrchestrationSource::Plan)
-    }
-
-    async fn run(&self, request: RunRequest) -> Result<RunStream, RunError> {
-        let Some((program, args)) = command_line(&request) else {
-            return Err(RunError::NoAgentCommand {
-                backend: self.name().to_string(),
-            });
-        };
-        let (dir, config) = process::run_dir(&request)?;
-        let policy = Permission::of(request.permission_mode.as_deref());
-        let client = AcpClient::new(dir.clone(), request.prompt.clone(), policy);
-        let mut spec = ProcessSpec::for_request(request, "", "", Vec::new(), "");
-        spec.program = program;
-        spec.args = args;
-        spec.cwd = Some(dir);
-        spec.stdin = Vec::new();
-        spec.install_hint = None;
-        process::spawn_conversation(spec, self.normalizer(config), Box::new(client))
-    }
+/// The live run: the agent's command, [`AcpClient`] as its conversation (A12-A15).
+fn spawn(request: RunRequest) -> Result<RunStream, RunError> {
+    let Some((program, args)) = command_line(&request) else {
+        return Err(RunError::NoAgentCommand {
+            backend: AcpHarness.name().to_string(),
+        });
+    };
+    let (dir, config) = process::run_dir(&request)?;
+    let policy = Permission::of(request.permission_mode.as_deref());
+    let client = AcpClient::new(dir.clone(), request.prompt.clone(), policy);
+    let mut spec = ProcessSpec::for_request(request, "", "", Vec::new(), "");
+    spec.program = program;
+    spec.args = args;
+    spec.cwd = Some(dir);
+    spec.stdin = Vec::new();
+    spec.install_hint = None;
+    process::spawn_conversation(spec, AcpHarness.normalizer(config), Box::new(client))
 }
 
 #[cfg(test)]

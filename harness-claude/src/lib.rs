@@ -70,37 +70,23 @@ mod tools;
 mod transcript;
 mod wire;
 
-use harness_core::{Harness, Launch, Normalizer, NormalizerConfig};
+use harness_core::backend::Spec;
 
 pub use normalizer::{ClaudeDecoder, ClaudeNormalizer};
 pub use runner::LAUNCH;
 pub use transcript::{BOOKKEEPING, TranscriptDecoder, TranscriptNormalizer};
 
-/// The Claude Code backend, registered as `"claude"`.
-///
-/// [`Harness::run`] starts `claude --print --output-format stream-json --verbose [--model M]
-/// [--permission-mode P] [extra args]` (the binary is the request's, else `$CLAUDE_BIN`, else
-/// `claude` on `PATH`) and writes the prompt to its standard input; see [`harness_core::process`]
-/// for how the process is driven, timed out and stopped.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct ClaudeHarness;
-
-impl Harness for ClaudeHarness {
-    fn name(&self) -> &'static str {
-        "claude"
-    }
-
-    fn normalizer(&self, config: NormalizerConfig) -> Box<dyn Normalizer> {
-        Box::new(ClaudeNormalizer::new(config))
-    }
-
-    /// C14: `StructuredOutput` gives no event at all; its output reaches the outcome.
-    fn eventless_tools(&self) -> &'static [&'static str] {
-        &["StructuredOutput"]
-    }
-
-    /// A line whose top-level `type` is one Claude Code prints: `system`, `assistant`, `user`,
-    /// `result`, `stream_event` or `rate_limit_event` (C1-C8).
+harness_core::declare_backend! {
+    /// The Claude Code backend, registered as `"claude"`.
+    ///
+    /// [`Harness::run`] starts `claude --print --output-format stream-json --verbose [--model M]
+    /// [--permission-mode P] [extra args]` (the binary is the request's, else `$CLAUDE_BIN`, else
+    /// `claude` on `PATH`) and writes the prompt to its standard input; see [`harness_core::process`]
+    /// for how the process is driven, timed out and stopped.
+    ///
+    /// It recognizes a line (for `harness normalize`'s detection) by a top-level `type` only
+    /// Claude Code prints: `system`, `assistant`, `user`, `result`, `stream_event` or
+    /// `rate_limit_event` (C1-C8).
     ///
     /// ```
     /// use harness_core::Harness;
@@ -111,18 +97,13 @@ impl Harness for ClaudeHarness {
     /// assert!(!claude.recognizes(&json!({"type": "thread.started"})));
     /// assert!(!claude.recognizes(&json!({"type": "error", "message": "x"})));
     /// ```
-    fn recognizes(&self, line: &serde_json::Value) -> bool {
-        matches!(
-            line.get("type").and_then(serde_json::Value::as_str),
-            Some("system" | "assistant" | "user" | "result" | "stream_event" | "rate_limit_event")
-        )
-    }
-
-    fn launch(&self) -> Option<Launch> {
-        Some(LAUNCH)
-    }
-
-    fn permission_args(&self, mode: &str) -> Vec<String> {
-        runner::permission_args(mode)
-    }
+    pub struct ClaudeHarness = Spec::new::<ClaudeDecoder>("claude")
+        // C14: `StructuredOutput` gives no event at all; its output reaches the outcome.
+        .eventless_tools(&["StructuredOutput"])
+        // The top-level types only Claude Code prints (C1-C8).
+        .recognizes_types(&[
+            "system", "assistant", "user", "result", "stream_event", "rate_limit_event",
+        ])
+        .launch(LAUNCH)
+        .permission_args(runner::permission_args);
 }

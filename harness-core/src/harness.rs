@@ -464,22 +464,32 @@ pub trait Harness: Send + Sync {
     /// The default starts the agent [`Harness::launch`] describes (with the `process`
     /// feature; without it, or without a launch, it says the backend cannot run live).
     async fn run(&self, request: RunRequest) -> Result<RunStream, RunError> {
-        #[cfg(feature = "process")]
-        if let Some(launch) = self.launch() {
-            return launch_run(self, launch, request);
-        }
-        let _ = request;
-        Err(RunError::Unsupported {
-            backend: self.name().to_string(),
-        })
+        launch_run(self, self.launch(), request)
     }
 }
 
 /// [`Harness::run`] for a backend with a [`Launch`]: the directory, the normalizer (its `cwd`
 /// the agent's directory unless the request names another), the binary, the arguments and the
-/// prompt's place, handed to the shared process driver.
+/// prompt's place, handed to the shared process driver. Without a launch, or without the
+/// `process` feature, the backend cannot run live.
+pub(crate) fn launch_run<H: Harness + ?Sized>(
+    harness: &H,
+    launch: Option<Launch>,
+    request: RunRequest,
+) -> Result<RunStream, RunError> {
+    #[cfg(feature = "process")]
+    if let Some(launch) = launch {
+        return spawn_launch(harness, launch, request);
+    }
+    let _ = (launch, request);
+    Err(RunError::Unsupported {
+        backend: harness.name().to_string(),
+    })
+}
+
+/// [`launch_run`] with a launch and the process driver.
 #[cfg(feature = "process")]
-fn launch_run<H: Harness + ?Sized>(
+fn spawn_launch<H: Harness + ?Sized>(
     harness: &H,
     launch: Launch,
     request: RunRequest,

@@ -1,5 +1,6 @@
 //! A toy backend, whole, as a new contributor writes one (ARCHITECTURE.md, "Adding a backend"):
-//! a decoder of its vocabulary, the `Harness` impl, and the conformance kit in one line. The
+//! a decoder of its vocabulary, its facts as a `Spec` (the core implements `Harness` from them),
+//! and the conformance kit in one line. The
 //! driver does the rest: line numbers, counts, warnings, finish-once, the S9 error.
 //!
 //! Its vocabulary, one JSON object per line:
@@ -7,11 +8,12 @@
 //! that starts (T2) and `{"type":"done","id":I,"ok":B}` its result (T3); `{"type":"end"}` the
 //! terminal line (T4); anything else `unknown` (T5).
 
-use harness_agents_core::backend::{Decoder, Driver, Emitter, NotJson, Summary, parse_value};
+use harness_agents_core::backend::{
+    Backend, Decoder, Emitter, NotJson, Spec, Summary, parse_value,
+};
 use harness_agents_core::testkit::{self, Input};
 use harness_agents_core::{
-    EventBody, Harness, Normalizer, NormalizerConfig, PendingToolUse, ToolRef, ToolStatus,
-    UnknownReason,
+    EventBody, NormalizerConfig, PendingToolUse, ToolRef, ToolStatus, UnknownReason,
 };
 use serde_json::{Value, json};
 
@@ -120,16 +122,13 @@ impl<const KEEP_ALL: bool> Decoder for Toy<KEEP_ALL> {
     }
 }
 
+/// The toy backend: its facts as data; the core implements `Harness` from them. A backend
+/// crate declares its unit struct and this impl in one `harness_core::declare_backend!`; the
+/// toy's two variants take the impl by hand.
 struct ToyHarness<const KEEP_ALL: bool>;
 
-impl<const KEEP_ALL: bool> Harness for ToyHarness<KEEP_ALL> {
-    fn name(&self) -> &'static str {
-        "toy"
-    }
-
-    fn normalizer(&self, config: NormalizerConfig) -> Box<dyn Normalizer> {
-        Box::new(Driver::<Toy<KEEP_ALL>>::new(config))
-    }
+impl<const KEEP_ALL: bool> Backend for ToyHarness<KEEP_ALL> {
+    const SPEC: Spec = Spec::new::<Toy<KEEP_ALL>>("toy").recognizes_types(&["say", "read"]);
 }
 
 const TYPES: &[&str] = &["say", "read", "done", "end"];

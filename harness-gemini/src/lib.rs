@@ -65,100 +65,79 @@ mod runner;
 mod tools;
 mod wire;
 
-use harness_core::{
-    Capabilities, Harness, Launch, Normalizer, NormalizerConfig, OrchestrationSource,
-};
+use harness_core::backend::Spec;
+use harness_core::{Capabilities, OrchestrationSource};
 use serde_json::Value;
 
 pub use decoder::{GeminiDecoder, GeminiNormalizer};
 pub use runner::LAUNCH;
 
-/// The Gemini CLI backend, registered as `"gemini"`.
-///
-/// [`Harness::run`] starts `gemini --output-format=stream-json --skip-trust [--model=MODEL]
-/// [--approval-mode=MODE] [extra args]` in the request's `cwd` (made absolute; else the
-/// caller's current directory) and writes the prompt to its standard input. The binary is the
-/// request's, else `$GEMINI_BIN`, else `gemini` on `PATH`. The normalizer resolves relative
-/// paths against that directory (G8).
-///
-/// `permission_mode` chooses Gemini CLI's approval mode; Claude Code's names are translated:
-///
-/// | `permission_mode` | Gemini CLI flag |
-/// |---|---|
-/// | `default`, `plan` | `--approval-mode=default`, `--approval-mode=plan` |
-/// | `acceptEdits` | `--approval-mode=auto_edit` |
-/// | `bypassPermissions` | `--approval-mode=yolo` |
-/// | anything else, e.g. `yolo`, `auto_edit` | `--approval-mode=VALUE` |
-///
-/// Headless, Gemini CLI never asks: a tool that would need approval is not offered to the
-/// model at all, so without `yolo` (or `auto_edit` for edits) the shell and the editing tools
-/// are missing.
-///
-/// ```
-/// use harness_core::{Harness, OrchestrationSource};
-///
-/// let gemini = harness_agents_gemini::GeminiHarness;
-/// assert_eq!(gemini.name(), "gemini");
-/// assert!(!gemini.capabilities().exit_codes);
-/// assert_eq!(gemini.capabilities().orchestration_source, OrchestrationSource::Plan);
-/// ```
-#[derive(Debug, Clone, Copy, Default)]
-pub struct GeminiHarness;
-
-impl Harness for GeminiHarness {
-    fn name(&self) -> &'static str {
-        "gemini"
-    }
-
-    fn normalizer(&self, config: NormalizerConfig) -> Box<dyn Normalizer> {
-        Box::new(GeminiNormalizer::new(config))
-    }
-
-    /// A line only Gemini CLI prints: `init` with a string `session_id`; `message` with a
-    /// string `role` and `content`; `tool_use` with a string `tool_name`; `tool_result` with
-    /// a string `tool_id`; `result` with an object `stats`. The type alone is not enough
-    /// (Claude Code prints `result` lines too, opencode `tool_use` lines with a `part`), and
-    /// its `error` lines are no signature.
+harness_core::declare_backend! {
+    /// The Gemini CLI backend, registered as `"gemini"`.
+    ///
+    /// [`Harness::run`] starts `gemini --output-format=stream-json --skip-trust [--model=MODEL]
+    /// [--approval-mode=MODE] [extra args]` in the request's `cwd` (made absolute; else the
+    /// caller's current directory) and writes the prompt to its standard input. The binary is the
+    /// request's, else `$GEMINI_BIN`, else `gemini` on `PATH`. The normalizer resolves relative
+    /// paths against that directory (G8).
+    ///
+    /// `permission_mode` chooses Gemini CLI's approval mode; Claude Code's names are translated:
+    ///
+    /// | `permission_mode` | Gemini CLI flag |
+    /// |---|---|
+    /// | `default`, `plan` | `--approval-mode=default`, `--approval-mode=plan` |
+    /// | `acceptEdits` | `--approval-mode=auto_edit` |
+    /// | `bypassPermissions` | `--approval-mode=yolo` |
+    /// | anything else, e.g. `yolo`, `auto_edit` | `--approval-mode=VALUE` |
+    ///
+    /// Headless, Gemini CLI never asks: a tool that would need approval is not offered to the
+    /// model at all, so without `yolo` (or `auto_edit` for edits) the shell and the editing tools
+    /// are missing.
     ///
     /// ```
-    /// use harness_core::Harness;
-    /// use serde_json::json;
+    /// use harness_core::{Harness, OrchestrationSource};
     ///
     /// let gemini = harness_agents_gemini::GeminiHarness;
-    /// assert!(gemini.recognizes(&json!({"type": "init", "session_id": "s", "model": "auto"})));
-    /// assert!(gemini.recognizes(&json!({"type": "tool_use", "tool_name": "glob", "tool_id": "t"})));
-    /// assert!(!gemini.recognizes(&json!({"type": "tool_use", "part": {"tool": "glob"}})));
-    /// assert!(!gemini.recognizes(&json!({"type": "result", "subtype": "success"})));
-    /// assert!(!gemini.recognizes(&json!({"type": "error", "message": "x"})));
+    /// assert_eq!(gemini.name(), "gemini");
+    /// assert!(!gemini.capabilities().exit_codes);
+    /// assert_eq!(gemini.capabilities().orchestration_source, OrchestrationSource::Plan);
     /// ```
-    fn recognizes(&self, line: &Value) -> bool {
-        let is_str = |key: &str| line.get(key).is_some_and(Value::is_string);
-        match line.get("type").and_then(Value::as_str) {
-            Some("init") => is_str("session_id"),
-            Some("message") => is_str("role") && is_str("content"),
-            Some("tool_use") => is_str("tool_name"),
-            Some("tool_result") => is_str("tool_id"),
-            Some("result") => line.get("stats").is_some_and(Value::is_object),
-            _ => false,
-        }
-    }
+    pub struct GeminiHarness = Spec::new::<GeminiDecoder>("gemini")
+        // Gemini CLI reports no exit codes (a failing command is a `success`; its exit status
+        // reaches only the model); its orchestration source is the `write_todos` plan (G7).
+        .capabilities(Capabilities::new(false, OrchestrationSource::Plan))
+        // G7: `write_todos` gives a `plan`, which names no tool use (J3).
+        .eventless_tools(tools::EVENTLESS)
+        .recognizes(recognizes)
+        .launch(LAUNCH)
+        .permission_args(runner::permission_args);
+}
 
-    /// Gemini CLI reports no exit codes (a failing command is a `success`; its exit status
-    /// reaches only the model); its orchestration source is the `write_todos` plan (G7).
-    fn capabilities(&self) -> Capabilities {
-        Capabilities::new(false, OrchestrationSource::Plan)
-    }
-
-    /// G7: `write_todos` gives a `plan`, which names no tool use (J3).
-    fn eventless_tools(&self) -> &'static [&'static str] {
-        tools::EVENTLESS
-    }
-
-    fn launch(&self) -> Option<Launch> {
-        Some(LAUNCH)
-    }
-
-    fn permission_args(&self, mode: &str) -> Vec<String> {
-        runner::permission_args(mode)
+/// A line only Gemini CLI prints: `init` with a string `session_id`; `message` with a
+/// string `role` and `content`; `tool_use` with a string `tool_name`; `tool_result` with
+/// a string `tool_id`; `result` with an object `stats`. The type alone is not enough
+/// (Claude Code prints `result` lines too, opencode `tool_use` lines with a `part`), and
+/// its `error` lines are no signature.
+///
+/// ```
+/// use harness_core::Harness;
+/// use serde_json::json;
+///
+/// let gemini = harness_agents_gemini::GeminiHarness;
+/// assert!(gemini.recognizes(&json!({"type": "init", "session_id": "s", "model": "auto"})));
+/// assert!(gemini.recognizes(&json!({"type": "tool_use", "tool_name": "glob", "tool_id": "t"})));
+/// assert!(!gemini.recognizes(&json!({"type": "tool_use", "part": {"tool": "glob"}})));
+/// assert!(!gemini.recognizes(&json!({"type": "result", "subtype": "success"})));
+/// assert!(!gemini.recognizes(&json!({"type": "error", "message": "x"})));
+/// ```
+fn recognizes(line: &Value) -> bool {
+    let is_str = |key: &str| line.get(key).is_some_and(Value::is_string);
+    match line.get("type").and_then(Value::as_str) {
+        Some("init") => is_str("session_id"),
+        Some("message") => is_str("role") && is_str("content"),
+        Some("tool_use") => is_str("tool_name"),
+        Some("tool_result") => is_str("tool_id"),
+        Some("result") => line.get("stats").is_some_and(Value::is_object),
+        _ => false,
     }
 }

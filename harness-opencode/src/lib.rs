@@ -56,87 +56,69 @@ mod runner;
 mod tools;
 mod wire;
 
-use harness_core::{
-    Capabilities, Harness, Launch, Normalizer, NormalizerConfig, OrchestrationSource,
-};
+use harness_core::backend::Spec;
+use harness_core::{Capabilities, OrchestrationSource};
 
 pub use normalizer::{OpencodeDecoder, OpencodeNormalizer};
 pub use runner::LAUNCH;
 
-/// The opencode backend, registered as `"opencode"`.
-///
-/// [`Harness::run`] starts `opencode run --format=json --thinking [--model=MODEL] [permission
-/// flags] [extra args] -- PROMPT` in the request's `cwd` (else the caller's directory), which
-/// opencode takes as its project; the normalizer resolves relative paths against it. The binary
-/// is the request's, else `$OPENCODE_BIN`, else `opencode` on `PATH`.
-///
-/// `permission_mode` maps to opencode's own agents and flags (P14):
-///
-/// | `permission_mode` | opencode flags |
-/// |---|---|
-/// | `default`, `acceptEdits` | none (the `build` agent, which edits without asking) |
-/// | `plan` | `--agent=plan` (read-only) |
-/// | `bypassPermissions` | `--auto` (approve whatever is not explicitly denied) |
-/// | anything else, e.g. `build` | `--agent=VALUE` |
-///
-/// `opencode run` rejects, without asking, every permission its configuration sets to `ask`
-/// (the tool's event then fails with opencode's rejection text, and the run stops).
-///
-/// ```
-/// use harness_core::{Harness, OrchestrationSource, Registry};
-///
-/// let mut registry = Registry::new();
-/// registry.register(Box::new(harness_agents_opencode::OpencodeHarness));
-/// let opencode = registry.get("opencode").unwrap();
-/// assert!(opencode.capabilities().exit_codes);
-/// assert_eq!(opencode.capabilities().orchestration_source, OrchestrationSource::Plan);
-/// ```
-#[derive(Debug, Clone, Copy, Default)]
-pub struct OpencodeHarness;
-
-impl Harness for OpencodeHarness {
-    fn name(&self) -> &'static str {
-        "opencode"
-    }
-
-    fn normalizer(&self, config: NormalizerConfig) -> Box<dyn Normalizer> {
-        Box::new(OpencodeNormalizer::new(config))
-    }
-
-    /// A line whose top-level `type` is one of opencode's (`step_start`, `step_finish`,
-    /// `tool_use`, `text`, `reasoning`, `error`) and that carries a string `sessionID` (P1):
-    /// Claude Code spells it `session_id`, Codex has none, so a bare `{"type":"error"}` or
-    /// `{"type":"text"}` is recognized by no backend.
+harness_core::declare_backend! {
+    /// The opencode backend, registered as `"opencode"`.
+    ///
+    /// [`Harness::run`] starts `opencode run --format=json --thinking [--model=MODEL] [permission
+    /// flags] [extra args] -- PROMPT` in the request's `cwd` (else the caller's directory), which
+    /// opencode takes as its project; the normalizer resolves relative paths against it. The binary
+    /// is the request's, else `$OPENCODE_BIN`, else `opencode` on `PATH`.
+    ///
+    /// `permission_mode` maps to opencode's own agents and flags (P14):
+    ///
+    /// | `permission_mode` | opencode flags |
+    /// |---|---|
+    /// | `default`, `acceptEdits` | none (the `build` agent, which edits without asking) |
+    /// | `plan` | `--agent=plan` (read-only) |
+    /// | `bypassPermissions` | `--auto` (approve whatever is not explicitly denied) |
+    /// | anything else, e.g. `build` | `--agent=VALUE` |
+    ///
+    /// `opencode run` rejects, without asking, every permission its configuration sets to `ask`
+    /// (the tool's event then fails with opencode's rejection text, and the run stops).
     ///
     /// ```
-    /// use harness_core::Harness;
-    /// use serde_json::json;
+    /// use harness_core::{Harness, OrchestrationSource, Registry};
     ///
-    /// let opencode = harness_agents_opencode::OpencodeHarness;
-    /// assert!(opencode.recognizes(&json!({"type": "step_start", "sessionID": "ses_1"})));
-    /// assert!(opencode.recognizes(&json!({"type": "error", "sessionID": "ses_1", "error": {}})));
-    /// assert!(!opencode.recognizes(&json!({"type": "error", "message": "x"})));
-    /// assert!(!opencode.recognizes(&json!({"type": "assistant", "sessionID": "ses_1"})));
+    /// let mut registry = Registry::new();
+    /// registry.register(Box::new(harness_agents_opencode::OpencodeHarness));
+    /// let opencode = registry.get("opencode").unwrap();
+    /// assert!(opencode.capabilities().exit_codes);
+    /// assert_eq!(opencode.capabilities().orchestration_source, OrchestrationSource::Plan);
     /// ```
-    fn recognizes(&self, line: &serde_json::Value) -> bool {
-        let kind = line.get("type").and_then(serde_json::Value::as_str);
-        matches!(
-            kind,
-            Some("step_start" | "step_finish" | "tool_use" | "text" | "reasoning" | "error")
-        ) && line
-            .get("sessionID")
-            .is_some_and(serde_json::Value::is_string)
-    }
+    pub struct OpencodeHarness = Spec::new::<OpencodeDecoder>("opencode")
+        .capabilities(Capabilities::new(true, OrchestrationSource::Plan))
+        .recognizes(recognizes)
+        .launch(LAUNCH)
+        .permission_args(runner::permission_args);
+}
 
-    fn capabilities(&self) -> Capabilities {
-        Capabilities::new(true, OrchestrationSource::Plan)
-    }
-
-    fn launch(&self) -> Option<Launch> {
-        Some(LAUNCH)
-    }
-
-    fn permission_args(&self, mode: &str) -> Vec<String> {
-        runner::permission_args(mode)
-    }
+/// A line whose top-level `type` is one of opencode's (`step_start`, `step_finish`,
+/// `tool_use`, `text`, `reasoning`, `error`) and that carries a string `sessionID` (P1):
+/// Claude Code spells it `session_id`, Codex has none, so a bare `{"type":"error"}` or
+/// `{"type":"text"}` is recognized by no backend.
+///
+/// ```
+/// use harness_core::Harness;
+/// use serde_json::json;
+///
+/// let opencode = harness_agents_opencode::OpencodeHarness;
+/// assert!(opencode.recognizes(&json!({"type": "step_start", "sessionID": "ses_1"})));
+/// assert!(opencode.recognizes(&json!({"type": "error", "sessionID": "ses_1", "error": {}})));
+/// assert!(!opencode.recognizes(&json!({"type": "error", "message": "x"})));
+/// assert!(!opencode.recognizes(&json!({"type": "assistant", "sessionID": "ses_1"})));
+/// ```
+fn recognizes(line: &serde_json::Value) -> bool {
+    let kind = line.get("type").and_then(serde_json::Value::as_str);
+    matches!(
+        kind,
+        Some("step_start" | "step_finish" | "tool_use" | "text" | "reasoning" | "error")
+    ) && line
+        .get("sessionID")
+        .is_some_and(serde_json::Value::is_string)
 }

@@ -1,7 +1,8 @@
 //! What a backend author needs, kept out of the consumer's way.
 //!
-//! A backend implements [`Decoder`] (its decoding and mapping, nothing else) and hands out a
-//! [`Driver`] of it as its [`crate::Normalizer`]: the driver does the bookkeeping every backend
+//! A backend implements [`Decoder`] (its decoding and mapping, nothing else) and [`Backend`]
+//! (its facts as a [`Spec`], and its own rules), for which the core implements
+//! [`crate::Harness`] with a [`Driver`] of the decoder as its [`crate::Normalizer`]: the driver does the bookkeeping every backend
 //! shares (line numbers, counts, dispositions, warnings, finish-once, S9). The modules hold the
 //! shared pieces of the rules: [`json`] (exact, fast JSON views, S2), [`paths`] (C14a),
 //! [`reclassify`] (shell commands through the shared classifier, C15, X4), [`text`].
@@ -12,7 +13,9 @@ pub mod json;
 mod ledger;
 pub mod paths;
 pub mod reclassify;
+mod spec;
 pub mod text;
 
 pub use driver::{Decoder, Driver, Emitter, NotJson, Summary, parse_value};
 pub use ledger::MAX_WARNING_TEXT;
+pub use spec::{Backend, Spec};
