@@ -37,7 +37,6 @@ pub(crate) struct Call {
 pub struct AcpDecoder {
     /// The working directory: the caller's, until `session/new` names one (A2).
     cwd: Option<String>,
-    session_id: Option<String>,
     /// The client's requests still waiting for their answers: id -> method (A2, A3).
     requests: HashMap<String, String>,
     /// Tool calls not yet completed or failed (A6).
@@ -48,9 +47,6 @@ pub struct AcpDecoder {
     thought_line: Option<u64>,
     text: String,
     text_line: Option<u64>,
-    /// The last `agent` text (O1's `final_output`).
-    final_output: Option<String>,
-    failed: bool,
     metrics: Metrics,
 }
 
@@ -83,7 +79,7 @@ impl AcpDecoder {
                 continue;
             }
             if agent {
-                self.final_output = Some(text.clone());
+                out.final_output(Some(text.clone()));
             }
             let body = if agent {
                 EventBody::Agent { text }
@@ -103,7 +99,7 @@ impl AcpDecoder {
     }
 
     fn error(&mut self, out: &mut Emitter<'_>, message: String) {
-        self.failed = true;
+        out.fail();
         out.emit(EventBody::Error { message });
     }
 
@@ -164,10 +160,8 @@ impl AcpDecoder {
         let result = message.get("result").unwrap_or(&Value::Null);
         match method.as_str() {
             "session/new" => {
-                if self.session_id.is_none() {
-                    if let Some(session) = result.get("sessionId").and_then(Value::as_str) {
-                        self.session_id = Some(session.to_string());
-                    }
+                if let Some(session) = result.get("sessionId").and_then(Value::as_str) {
+                    out.session_id(session);
                 }
                 out.consumed_by("A3");
             }
@@ -223,10 +217,8 @@ impl AcpDecoder {
 
     /// A4: a `session/update` notification.
     fn update(&mut self, message: Value, out: &mut Emitter<'_>) {
-        if self.session_id.is_none() {
-            if let Some(session) = message.pointer("/params/sessionId").and_then(Value::as_str) {
-                self.session_id = Some(session.to_string());
-            }
+        if let Some(session) = message.pointer("/params/sessionId").and_then(Value::as_str) {
+            out.session_id(session);
         }
         let Some(update) = message.pointer("/params/update") else {
             Self::unknown(out, UnknownReason::NotAnEvent, message, ToolRef::default());
@@ -534,10 +526,8 @@ impl AcpDecoder {
                 }
                 match method.as_str() {
                     "session/new" => {
-                        if self.session_id.is_none() {
-                            if let Some(session) = message.result_session.as_str() {
-                                self.session_id = Some(session.to_string());
-                            }
+                        if let Some(session) = message.result_session.as_str() {
+                            out.session_id(session);
                         }
                         out.consumed_by("A3");
                     }
@@ -616,10 +606,8 @@ impl AcpDecoder {
             }
             _ => return false,
         };
-        if self.session_id.is_none() {
-            if let Some(session) = message.session.as_str() {
-                self.session_id = Some(session.to_string());
-            }
+        if let Some(session) = message.session.as_str() {
+            out.session_id(session);
         }
         match action {
             Action::Chunk(text) => self.chunk(kind, &text, out),
@@ -664,7 +652,6 @@ impl Decoder for AcpDecoder {
     fn new(config: &NormalizerConfig) -> Self {
         AcpDecoder {
             cwd: config.cwd.clone(),
-            session_id: None,
             requests: HashMap::new(),
             calls: HashMap::new(),
             next_seq: 0,
@@ -672,8 +659,6 @@ impl Decoder for AcpDecoder {
             thought_line: None,
             text: String::new(),
             text_line: None,
-            final_output: None,
-            failed: false,
             metrics: Metrics::default(),
         }
     }
@@ -706,11 +691,7 @@ impl Decoder for AcpDecoder {
     }
 
     fn summary(&self) -> Summary {
-        Summary::new(self.failed, self.final_output.clone(), self.metrics.clone())
-    }
-
-    fn session_id(&self) -> Option<&str> {
-        self.session_id.as_deref()
+        Summary::new(self.metrics.clone())
     }
 
     fn cwd(&self) -> Option<&str> {
@@ -767,9 +748,6 @@ mod tests {
         }
         fn summary(&self) -> Summary {
             self.0.summary()
-        }
-        fn session_id(&self) -> Option<&str> {
-            self.0.session_id()
         }
         fn cwd(&self) -> Option<&str> {
             self.0.cwd()

@@ -123,7 +123,7 @@ impl TranscriptDecoder {
         accounting
     }
 
-    fn account(&mut self, parts: &LineParts<'_>) {
+    fn account(&mut self, parts: &LineParts<'_>, out: &mut Emitter<'_>) {
         let stored = &parts.stored;
         if let Some(at) = stored.timestamp.as_str() {
             self.accounting.timestamp(at);
@@ -171,6 +171,8 @@ impl TranscriptDecoder {
                     }
                     _ => self.last_text = Some((id, texts.join("\n\n"))),
                 }
+                // The last main-thread text is the final answer (T10).
+                out.final_output(self.last_text.as_ref().map(|(_, text)| text.clone()));
             }
         }
         let tokens = tokens_of(&stored.usage);
@@ -232,7 +234,7 @@ impl TranscriptDecoder {
     }
 
     fn on_parts(&mut self, mut parts: LineParts<'_>, text: &str, out: &mut Emitter<'_>) {
-        self.account(&parts);
+        self.account(&parts, out);
         if let Some(thread) = &self.thread {
             parts.parent = Loose::Str(Cow::Owned(thread.clone()));
         }
@@ -321,7 +323,6 @@ impl Decoder for TranscriptDecoder {
     }
 
     fn summary(&self) -> Summary {
-        let inner = self.inner.summary();
         let accounting = self.accounting();
         let tokens = accounting.tokens();
         let mut metrics = Metrics::default();
@@ -331,8 +332,7 @@ impl Decoder for TranscriptDecoder {
         metrics.cache_creation_input_tokens = Some(Number::from(tokens.cache_write));
         metrics.num_turns = Some(Number::from(accounting.messages));
         metrics.total_cost_usd = accounting.reported_cost.and_then(Number::from_f64);
-        let final_output = self.last_text.as_ref().map(|(_, text)| text.clone());
-        let mut summary = Summary::new(inner.failed, final_output, metrics);
+        let mut summary = Summary::new(metrics);
         summary.computed = [
             "input_tokens",
             "output_tokens",
@@ -343,10 +343,6 @@ impl Decoder for TranscriptDecoder {
         .map(str::to_string)
         .to_vec();
         summary
-    }
-
-    fn session_id(&self) -> Option<&str> {
-        self.inner.session_id()
     }
 
     fn cwd(&self) -> Option<&str> {

@@ -66,7 +66,6 @@ pub type CodexNormalizer = Driver<CodexDecoder>;
 pub struct CodexDecoder {
     /// Resolves relative paths (X9).
     cwd: Option<String>,
-    session_id: Option<String>,
 
     /// Open items, by the order of their latest start (X8).
     open: BTreeMap<u64, OpenItem>,
@@ -78,11 +77,9 @@ pub struct CodexDecoder {
     plans: BTreeMap<String, Vec<PlanItem>>,
 
     terminals: u64,
-    any_failed: bool,
     usage: Usage,
     /// The last non-empty agent message since the previous terminal line (O1).
     answer: Option<String>,
-    final_output: Option<String>,
 }
 
 impl CodexDecoder {
@@ -121,8 +118,8 @@ impl CodexDecoder {
         });
         match kind {
             "thread.started" => {
-                if self.session_id.is_none() {
-                    self.session_id = parts.thread_id.non_empty_str().map(str::to_string);
+                if let Some(id) = parts.thread_id.non_empty_str() {
+                    out.session_id(id);
                 }
             }
             "turn.started" => {}
@@ -135,7 +132,7 @@ impl CodexDecoder {
             }
             "turn.failed" => {
                 self.terminal(out);
-                self.any_failed = true;
+                out.fail();
                 let message = parts
                     .error_message
                     .non_empty_str()
@@ -156,7 +153,7 @@ impl CodexDecoder {
     fn terminal(&mut self, out: &mut Emitter<'_>) {
         out.terminal();
         self.terminals += 1;
-        self.final_output = self.answer.take();
+        out.final_output(self.answer.take());
     }
 
     /// X2: records, replaces or completes an item.
@@ -341,11 +338,7 @@ impl Decoder for CodexDecoder {
     }
 
     fn summary(&self) -> Summary {
-        Summary::new(self.any_failed, self.final_output.clone(), self.metrics())
-    }
-
-    fn session_id(&self) -> Option<&str> {
-        self.session_id.as_deref()
+        Summary::new(self.metrics())
     }
 
     /// The items still open, other than `todo_list`, by latest start; `tool` is the item type.

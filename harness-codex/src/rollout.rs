@@ -384,10 +384,6 @@ impl Decoder for RolloutDecoder {
         self.inner.summary()
     }
 
-    fn session_id(&self) -> Option<&str> {
-        self.inner.session_id()
-    }
-
     fn pending_tool_uses(&self) -> Vec<PendingToolUse> {
         self.inner.pending_tool_uses()
     }

@@ -79,6 +79,23 @@ pub struct PendingToolUse {
     pub thread: Option<String>,
 }
 
+impl PendingToolUse {
+    /// The use `id` of `tool`, in the main thread.
+    ///
+    /// ```
+    /// let tool_use = harness_agents_core::PendingToolUse::new("t1", Some("read"));
+    /// assert_eq!((tool_use.id.as_str(), tool_use.tool.as_deref()), ("t1", Some("read")));
+    /// assert_eq!(tool_use.thread, None);
+    /// ```
+    pub fn new(id: &str, tool: Option<&str>) -> Self {
+        PendingToolUse {
+            id: id.to_string(),
+            tool: tool.map(str::to_string),
+            thread: None,
+        }
+    }
+}
+
 /// What became of one stdout line: every non-blank line is accounted for (SPEC: "every input
 /// line is accounted for"). Tests use it to prove that no line is silently lost.
 ///

@@ -17,7 +17,7 @@ const CHUNK: usize = 64 * 1024;
 /// iterator has ended.
 ///
 /// ```
-/// use harness_agents_core::backend::{Decoder, Driver, Emitter, NotJson, Summary};
+/// use harness_agents_core::backend::{Decoder, Driver, Emitter, NotJson};
 /// use harness_agents_core::{EventBody, Normalized, NormalizerConfig, Status};
 ///
 /// # struct Echo;
@@ -29,7 +29,6 @@ const CHUNK: usize = 64 * 1024;
 /// #         out.terminal();
 /// #         Ok(())
 /// #     }
-/// #     fn summary(&self) -> Summary { Summary::default() }
 /// # }
 /// let input: &[u8] = b"one\ntwo\n";
 /// let normalizer = Box::new(Driver::<Echo>::new(NormalizerConfig::default()));

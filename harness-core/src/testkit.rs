@@ -31,7 +31,7 @@
 //! what they generated.
 //!
 //! ```
-//! use harness_agents_core::backend::{Decoder, Driver, Emitter, NotJson, Summary};
+//! use harness_agents_core::backend::{Decoder, Driver, Emitter, NotJson};
 //! use harness_agents_core::testkit::{check_stream, Input};
 //! use harness_agents_core::{Harness, Normalizer, NormalizerConfig};
 //!
@@ -43,7 +43,6 @@
 //!         out.consumed_by("Q1");
 //!         Ok(())
 //!     }
-//!     fn summary(&self) -> Summary { Summary::default() }
 //! }
 //! struct Backend;
 //! impl Harness for Backend {

@@ -8,9 +8,7 @@
 //! that starts (T2) and `{"type":"done","id":I,"ok":B}` its result (T3); `{"type":"end"}` the
 //! terminal line (T4); anything else `unknown` (T5).
 
-use harness_agents_core::backend::{
-    Backend, Decoder, Emitter, NotJson, Spec, Summary, parse_value,
-};
+use harness_agents_core::backend::{Backend, Decoder, Emitter, NotJson, Spec, parse_value};
 use harness_agents_core::testkit::{self, Input};
 use harness_agents_core::{
     EventBody, NormalizerConfig, PendingToolUse, ToolRef, ToolStatus, UnknownReason,
@@ -21,8 +19,8 @@ use serde_json::{Value, json};
 /// id, where a reused id silently replaces the earlier read (the bug the kit must catch).
 #[derive(Default)]
 struct Toy<const KEEP_ALL: bool> {
-    pending: Vec<(String, String)>,
-    failed: bool,
+    /// Each pending read and its path.
+    pending: Vec<(PendingToolUse, String)>,
 }
 
 fn tool(id: &str) -> ToolRef {
@@ -62,17 +60,18 @@ impl<const KEEP_ALL: bool> Decoder for Toy<KEEP_ALL> {
                 let path = field("path").unwrap_or(".").to_string();
                 out.started_from(tool(id), &[read(id, &path, true)], None);
                 if !KEEP_ALL {
-                    self.pending.retain(|(p, _)| p != id);
+                    self.pending.retain(|(p, _)| p.id != id);
                 }
-                self.pending.push((id.to_string(), path));
+                self.pending
+                    .push((PendingToolUse::new(id, Some("read")), path));
                 out.defer();
             }
             (Some("done"), Some(id)) => {
                 let ok = value.get("ok") == Some(&json!(true));
-                match self.pending.iter().position(|(p, _)| p == id) {
+                match self.pending.iter().position(|(p, _)| p.id == id) {
                     Some(i) => {
-                        let (id, path) = self.pending.remove(i);
-                        out.emit(read(&id, &path, ok));
+                        let (tool_use, path) = self.pending.remove(i);
+                        out.emit(read(&tool_use.id, &path, ok));
                     }
                     None => out.emit(EventBody::Unknown {
                         reason: UnknownReason::UnpairedResult,
@@ -82,7 +81,9 @@ impl<const KEEP_ALL: bool> Decoder for Toy<KEEP_ALL> {
                 }
             }
             (Some("end"), _) => {
-                self.failed |= value.get("failed") == Some(&json!(true));
+                if value.get("failed") == Some(&json!(true)) {
+                    out.fail();
+                }
                 out.terminal();
             }
             _ => out.emit(EventBody::Unknown {
@@ -95,30 +96,14 @@ impl<const KEEP_ALL: bool> Decoder for Toy<KEEP_ALL> {
     }
 
     fn end(&mut self, out: &mut Emitter<'_>) {
-        for (id, _) in std::mem::take(&mut self.pending) {
-            out.emit(EventBody::Unknown {
-                reason: UnknownReason::UnresolvedToolUse,
-                raw: json!({"id": id}),
-                tool: tool(&id),
-            });
+        for (tool_use, _) in std::mem::take(&mut self.pending) {
+            let raw = json!({"id": tool_use.id});
+            out.unresolved(tool_use, raw);
         }
     }
 
-    fn summary(&self) -> Summary {
-        let mut summary = Summary::default();
-        summary.failed = self.failed;
-        summary
-    }
-
     fn pending_tool_uses(&self) -> Vec<PendingToolUse> {
-        self.pending
-            .iter()
-            .map(|(id, _)| PendingToolUse {
-                id: id.clone(),
-                tool: Some("read".into()),
-                thread: None,
-            })
-            .collect()
+        self.pending.iter().map(|(p, _)| p.clone()).collect()
     }
 }
 

@@ -24,9 +24,8 @@ pub type GeminiNormalizer = Driver<GeminiDecoder>;
 /// A `tool_use` waiting for its `tool_result` (G4).
 #[derive(Debug)]
 struct Use {
-    id: String,
-    /// `tool_name`, when a string.
-    tool: Option<String>,
+    /// Its `tool_id`, and its `tool_name` when a string.
+    tool_use: PendingToolUse,
     /// `parameters` (`null` when missing), for the mapping.
     params: Value,
     /// The `tool_use` line, parsed again only when an event needs it as `raw`.
@@ -41,7 +40,6 @@ struct Use {
 pub struct GeminiDecoder {
     cwd: Option<String>,
     workspace: Option<String>,
-    session_id: Option<String>,
 
     /// The assistant chunks of the current turn, joined (G3).
     text: String,
@@ -52,14 +50,12 @@ pub struct GeminiDecoder {
     uses: Vec<Use>,
 
     results: u64,
-    failed: bool,
     /// An `error` line of severity `error` arrived since the last `result` (G10).
     reported: bool,
     /// The numbers of the last `result` line's `stats` object, in [`wire::STATS`] order (G10).
     stats: Option<[Option<Number>; 4]>,
     /// The last agent text since the previous `result` line (O1).
     answer: Option<String>,
-    final_output: Option<String>,
 }
 
 /// A line as a `Value`, for `raw`: it parsed as a view, so it parses as a `Value` (S2).
@@ -168,8 +164,8 @@ impl GeminiDecoder {
         match kind {
             "init" => {
                 out.consumed_by("G2");
-                if self.session_id.is_none() {
-                    self.session_id = view.session_id.non_empty_str().map(str::to_string);
+                if let Some(id) = view.session_id.non_empty_str() {
+                    out.session_id(id);
                 }
             }
             "message" => match (view.role.as_str(), view.content.as_str()) {
@@ -242,8 +238,11 @@ impl GeminiDecoder {
             out.started_from(tool_ref, &would_be, None);
         }
         self.uses.push(Use {
-            id,
-            tool,
+            tool_use: PendingToolUse {
+                id,
+                tool,
+                thread: None,
+            },
             params,
             line: line.into(),
         });
@@ -255,7 +254,7 @@ impl GeminiDecoder {
         let id = view.tool_id.as_str();
         let candidates: Vec<usize> = match id {
             Some(id) => (0..self.uses.len())
-                .filter(|&i| self.uses[i].id == id)
+                .filter(|&i| self.uses[i].tool_use.id == id)
                 .collect(),
             None => Vec::new(),
         };
@@ -294,10 +293,10 @@ impl GeminiDecoder {
     fn resolved(&mut self, tool_use: Use, view: &LineView<'_>, line: &[u8], out: &mut Emitter<'_>) {
         let status = result_status(view);
         let tool = ToolRef {
-            tool: tool_use.tool.clone(),
-            tool_use_id: Some(tool_use.id.clone()),
+            tool: tool_use.tool_use.tool.clone(),
+            tool_use_id: Some(tool_use.tool_use.id.clone()),
         };
-        let mapping = match tool_use.tool.as_deref() {
+        let mapping = match tool_use.tool_use.tool.as_deref() {
             Some(name) => tools::map(name, &tool_use.params, &status, &tool, self.context()),
             None => Mapping::Malformed,
         };
@@ -334,7 +333,7 @@ impl GeminiDecoder {
     fn result(&mut self, view: &LineView<'_>, out: &mut Emitter<'_>) {
         out.terminal();
         self.results += 1;
-        self.final_output = self.answer.take();
+        out.final_output(self.answer.take());
         if let Some(stats) = &view.stats {
             self.stats = Some(stats.clone().map(|figure| match figure {
                 Loose::Number(n) => Some(n),
@@ -346,7 +345,7 @@ impl GeminiDecoder {
         if status == Some("success") {
             return;
         }
-        self.failed = true;
+        out.fail();
         match (view.error_message.non_empty_str(), reported) {
             (Some(message), _) => out.emit(EventBody::Error {
                 message: message.to_string(),
@@ -424,31 +423,16 @@ impl Decoder for GeminiDecoder {
         self.flush(out);
         // G11: one use at a time, in record order, its memory freed as it goes (S7, S9).
         for tool_use in std::mem::take(&mut self.uses) {
-            let tool = ToolRef {
-                tool: tool_use.tool,
-                tool_use_id: Some(tool_use.id),
-            };
             let raw = tool_raw(reparse(&tool_use.line), Value::Null);
-            Self::unknown(out, UnknownReason::UnresolvedToolUse, raw, tool);
+            out.unresolved(tool_use.tool_use, raw);
         }
     }
 
     fn summary(&self) -> Summary {
-        Summary::new(self.failed, self.final_output.clone(), self.metrics())
-    }
-
-    fn session_id(&self) -> Option<&str> {
-        self.session_id.as_deref()
+        Summary::new(self.metrics())
     }
 
     fn pending_tool_uses(&self) -> Vec<PendingToolUse> {
-        self.uses
-            .iter()
-            .map(|u| PendingToolUse {
-                id: u.id.clone(),
-                tool: u.tool.clone(),
-                thread: None,
-            })
-            .collect()
+        self.uses.iter().map(|u| u.tool_use.clone()).collect()
     }
 }

@@ -42,8 +42,8 @@ struct Message {
 /// A tool use printed while still running (P7), waiting for its finished line.
 #[derive(Debug)]
 struct Running {
-    id: String,
-    tool: String,
+    /// Its id and tool.
+    tool_use: PendingToolUse,
     /// The last part printed for it.
     part: Value,
 }
@@ -90,14 +90,11 @@ impl Usage {
 #[derive(Debug, Default)]
 pub struct OpencodeDecoder {
     tools: Tools,
-    session_id: Option<String>,
     message: Option<Message>,
     running: Vec<Running>,
     usage: Usage,
-    failed: bool,
     /// The last `agent` text and its message (P12).
     answer: Option<(Option<String>, String)>,
-    final_output: Option<String>,
 }
 
 impl OpencodeDecoder {
@@ -143,8 +140,8 @@ impl OpencodeDecoder {
             return;
         };
         // P1: the first session id.
-        if self.session_id.is_none() {
-            self.session_id = view.session_id.non_empty_str().map(str::to_string);
+        if let Some(id) = view.session_id.non_empty_str() {
+            out.session_id(id);
         }
         // P9: `opencode run` prints only its own session's parts: no event is in a sub-agent
         // (no `parent_tool_use_id`).
@@ -225,12 +222,12 @@ impl OpencodeDecoder {
         }
         out.terminal();
         let message = part.message_id.as_str();
-        self.final_output = match &self.answer {
+        out.final_output(match &self.answer {
             Some((id, text)) if id.is_some() && id.as_deref() == message => Some(text.clone()),
             _ => None,
-        };
+        });
         if reason == Some("error") {
-            self.failed = true;
+            out.fail();
             out.emit(EventBody::Error {
                 message: "step finished with reason error".to_string(),
             });
@@ -247,7 +244,7 @@ impl OpencodeDecoder {
             .or_else(|| text(error.and_then(|e| e.get("name"))))
             .unwrap_or("error")
             .to_string();
-        self.failed = true;
+        out.fail();
         out.terminal();
         out.emit(EventBody::Error { message });
     }
@@ -278,7 +275,7 @@ impl OpencodeDecoder {
                     out.consumed_by("P7");
                     return;
                 };
-                let known = self.running.iter().position(|r| r.id == id);
+                let known = self.running.iter().position(|r| r.tool_use.id == id);
                 match known {
                     Some(i) => self.running[i].part = full_part(line),
                     None => {
@@ -291,8 +288,7 @@ impl OpencodeDecoder {
                             out.started_from(tool_ref, &would_be, None);
                         }
                         self.running.push(Running {
-                            id: id.to_string(),
-                            tool: tool.to_string(),
+                            tool_use: PendingToolUse::new(id, Some(tool)),
                             part: full_part(line),
                         });
                     }
@@ -324,7 +320,7 @@ impl OpencodeDecoder {
     /// A finished tool part settles the running use of its id, if any (P7).
     fn settle(&mut self, id: Option<&str>) {
         if let Some(id) = id {
-            self.running.retain(|r| r.id != id);
+            self.running.retain(|r| r.tool_use.id != id);
         }
     }
 
@@ -376,34 +372,15 @@ impl Decoder for OpencodeDecoder {
     fn end(&mut self, out: &mut Emitter<'_>) {
         self.flush(out);
         for running in std::mem::take(&mut self.running) {
-            let body = EventBody::Unknown {
-                reason: UnknownReason::UnresolvedToolUse,
-                raw: running.part,
-                tool: ToolRef {
-                    tool: Some(running.tool),
-                    tool_use_id: Some(running.id),
-                },
-            };
-            out.emit(body);
+            out.unresolved(running.tool_use, running.part);
         }
     }
 
     fn summary(&self) -> Summary {
-        Summary::new(self.failed, self.final_output.clone(), self.metrics())
-    }
-
-    fn session_id(&self) -> Option<&str> {
-        self.session_id.as_deref()
+        Summary::new(self.metrics())
     }
 
     fn pending_tool_uses(&self) -> Vec<PendingToolUse> {
-        self.running
-            .iter()
-            .map(|r| PendingToolUse {
-                id: r.id.clone(),
-                tool: Some(r.tool.clone()),
-                thread: None,
-            })
-            .collect()
+        self.running.iter().map(|r| r.tool_use.clone()).collect()
     }
 }

@@ -47,7 +47,6 @@ pub struct ClaudeDecoder {
     config_cwd: Option<String>,
     /// Where skills live (C14a).
     workspace: Option<String>,
-    session_id: Option<String>,
     init_cwd: Option<String>,
 
     /// Messages being assembled, by first-seen order.
@@ -66,8 +65,6 @@ pub struct ClaudeDecoder {
     /// Whether the lines are a stored transcript's (T1: camelCase `toolUseResult`).
     transcript: bool,
 
-    any_error: bool,
-    final_output: Option<String>,
     structured_output: Option<Value>,
     model_tokens: Option<Tokens>,
     usage_tokens: Tokens,
@@ -152,10 +149,8 @@ impl ClaudeDecoder {
         value: Option<Value>,
         out: &mut Emitter<'_>,
     ) {
-        if self.session_id.is_none() {
-            if let Some(id) = parts.session_id.non_empty_str() {
-                self.session_id = Some(id.to_string());
-            }
+        if let Some(id) = parts.session_id.non_empty_str() {
+            out.session_id(id);
         }
         let parent: Thread = parts.parent.non_empty_str().map(str::to_string);
         let line_value = || value.clone().unwrap_or_else(|| reparse(text));
@@ -310,13 +305,9 @@ impl Decoder for ClaudeDecoder {
     }
 
     fn summary(&self) -> Summary {
-        let mut summary = Summary::new(self.any_error, self.final_output.clone(), self.metrics());
+        let mut summary = Summary::new(self.metrics());
         summary.structured_output = self.structured_output.clone();
         summary
-    }
-
-    fn session_id(&self) -> Option<&str> {
-        self.session_id.as_deref()
     }
 
     fn cwd(&self) -> Option<&str> {

@@ -8,7 +8,7 @@
 use serde_json::Value;
 
 use super::ledger::Ledger;
-use crate::event::{Event, EventBody, Expected, ToolRef};
+use crate::event::{Event, EventBody, Expected, ToolRef, UnknownReason};
 use crate::harness::{Disposition, Normalizer, NormalizerConfig, PendingToolUse};
 use crate::outcome::{Metrics, Outcome, Status};
 
@@ -52,16 +52,12 @@ fn fit_depth(event: &mut Event) {
     }
 }
 
-/// What a backend adds to the outcome; the driver adds the counts (O1) and the live runner the
-/// exit code.
+/// What a backend adds to the outcome: its figures. The driver adds what every backend tracks
+/// the same way (the session id, the status, the final answer, through the [`Emitter`]) and
+/// the counts (O1), the live runner the exit code.
 #[derive(Debug, Clone, Default, PartialEq)]
 #[non_exhaustive]
 pub struct Summary {
-    /// Whether the run reported a failure: the outcome's status is then `error`. Otherwise it is
-    /// `success` when a terminal line arrived ([`Emitter::terminal`]), else `incomplete` (O1).
-    pub failed: bool,
-    /// The agent's final answer (O1).
-    pub final_output: Option<String>,
     /// The agent's structured output (O1).
     pub structured_output: Option<Value>,
     /// Usage and timing figures (O2, O3).
@@ -72,11 +68,9 @@ pub struct Summary {
 }
 
 impl Summary {
-    /// A summary: whether the run failed, the final answer, the figures.
-    pub fn new(failed: bool, final_output: Option<String>, metrics: Metrics) -> Self {
+    /// A summary of these figures.
+    pub fn new(metrics: Metrics) -> Self {
         Summary {
-            failed,
-            final_output,
             structured_output: None,
             metrics,
             computed: Vec::new(),
@@ -87,12 +81,11 @@ impl Summary {
 /// A backend's decoding: one line in, events out through an [`Emitter`]. Wrapped in a
 /// [`Driver`], it is a [`Normalizer`].
 ///
-/// Three methods are required: [`Decoder::new`], [`Decoder::line`] and [`Decoder::summary`]; the
-/// rest have defaults. A decoder never does I/O and never fails: a line it cannot read is an
+/// Two methods are required: [`Decoder::new`] and [`Decoder::line`]; the rest have defaults. A decoder never does I/O and never fails: a line it cannot read is an
 /// event the SPEC names, or [`NotJson`].
 ///
 /// ```
-/// use harness_agents_core::backend::{Decoder, Driver, Emitter, NotJson, Summary, parse_value};
+/// use harness_agents_core::backend::{Decoder, Driver, Emitter, NotJson, parse_value};
 /// use harness_agents_core::{EventBody, Normalizer, NormalizerConfig, Status};
 ///
 /// /// Each line `{"say": TEXT}` is an `agent` event; `{"done": true}` ends the run.
@@ -112,9 +105,6 @@ impl Summary {
 ///             out.consumed_by("E1");
 ///         }
 ///         Ok(())
-///     }
-///     fn summary(&self) -> Summary {
-///         Summary::default()
 ///     }
 /// }
 ///
@@ -148,12 +138,10 @@ pub trait Decoder: Send + Sized + 'static {
         let _ = out;
     }
 
-    /// The backend's parts of the outcome, at any time.
-    fn summary(&self) -> Summary;
-
-    /// The session id seen so far (S5, O4).
-    fn session_id(&self) -> Option<&str> {
-        None
+    /// The backend's figures for the outcome, at any time; none by default. The session id,
+    /// the failure and the final answer go through the [`Emitter`] as the lines say them.
+    fn summary(&self) -> Summary {
+        Summary::default()
     }
 
     /// The working directory the stream itself named (O4); the driver falls back to the
@@ -168,9 +156,22 @@ pub trait Decoder: Send + Sized + 'static {
     }
 }
 
-/// Where a decoder's events go, with the bookkeeping of the line being read.
+/// What every decoder tracks the same way, kept by the driver for the outcome (O1, O4).
+#[derive(Debug, Default)]
+struct Facts {
+    /// The first session id the stream named (S5).
+    session_id: Option<String>,
+    /// Whether the run reported a failure.
+    failed: bool,
+    /// The agent's final answer so far. One field, so its type can change in one place.
+    final_output: Option<String>,
+}
+
+/// Where a decoder's events go, with the bookkeeping of the line being read and the outcome's
+/// shared facts (session id, failure, final answer).
 pub struct Emitter<'a> {
     ledger: &'a mut Ledger,
+    facts: &'a mut Facts,
     sink: &'a mut dyn FnMut(Event),
     /// The current stdout line; `None` at end of input (J2).
     line: Option<u64>,
@@ -239,7 +240,7 @@ impl Emitter<'_> {
     /// map): their `command` and what each is expected to be.
     ///
     /// ```
-    /// # use harness_agents_core::backend::{Decoder, Driver, Emitter, NotJson, Summary};
+    /// # use harness_agents_core::backend::{Decoder, Driver, Emitter, NotJson};
     /// # use harness_agents_core::{EventBody, Kind, Normalizer, NormalizerConfig, ToolRef, ToolStatus};
     /// # struct Reads;
     /// # impl Decoder for Reads {
@@ -252,7 +253,6 @@ impl Emitter<'_> {
     /// #         out.defer();
     /// #         Ok(())
     /// #     }
-    /// #     fn summary(&self) -> Summary { Summary::default() }
     /// # }
     /// # let mut config = NormalizerConfig::default();
     /// # config.started = true;
@@ -287,6 +287,43 @@ impl Emitter<'_> {
         self.started(tool, command, expect, parent);
     }
 
+    /// The stream named its session id (S5, O4): the first one named is the outcome's.
+    pub fn session_id(&mut self, id: &str) {
+        if self.facts.session_id.is_none() {
+            self.facts.session_id = Some(id.to_string());
+        }
+    }
+
+    /// The session id named so far.
+    pub fn current_session_id(&self) -> Option<&str> {
+        self.facts.session_id.as_deref()
+    }
+
+    /// The run reported a failure: the outcome's status is `error`. Otherwise it is `success`
+    /// when a terminal line arrived ([`Emitter::terminal`]), else `incomplete` (O1).
+    pub fn fail(&mut self) {
+        self.facts.failed = true;
+    }
+
+    /// The agent's final answer so far (O1), replacing any earlier one; `None` clears it.
+    pub fn final_output(&mut self, text: Option<String>) {
+        self.facts.final_output = text;
+    }
+
+    /// S9, O4: a tool use still pending at the end of input, as an `unknown` event with reason
+    /// `unresolved_tool_use` (in its sub-agent thread, J4), its `raw` what the stream said of it.
+    pub fn unresolved(&mut self, tool_use: PendingToolUse, raw: Value) {
+        let body = EventBody::Unknown {
+            reason: UnknownReason::UnresolvedToolUse,
+            raw,
+            tool: ToolRef {
+                tool: tool_use.tool,
+                tool_use_id: Some(tool_use.id),
+            },
+        };
+        self.emit_in(body, tool_use.thread);
+    }
+
     /// The current line fed pending state that produces events later.
     pub fn defer(&mut self) {
         self.ledger.defer();
@@ -311,6 +348,7 @@ impl Emitter<'_> {
 pub struct Driver<D> {
     decoder: D,
     ledger: Ledger,
+    facts: Facts,
     config: NormalizerConfig,
 }
 
@@ -320,6 +358,7 @@ impl<D: Decoder> Driver<D> {
         Driver {
             decoder: D::new(&config),
             ledger: Ledger::default(),
+            facts: Facts::default(),
             config,
         }
     }
@@ -330,6 +369,7 @@ impl<D: Decoder> Driver<D> {
         Driver {
             decoder,
             ledger: Ledger::default(),
+            facts: Facts::default(),
             config,
         }
     }
@@ -341,7 +381,7 @@ impl<D: Decoder> Driver<D> {
 
     fn outcome(&self) -> Outcome {
         let summary = self.decoder.summary();
-        let status = if summary.failed {
+        let status = if self.facts.failed {
             Status::Error
         } else if self.ledger.terminals() > 0 || !D::EXPECTS_TERMINAL {
             Status::Success
@@ -349,9 +389,9 @@ impl<D: Decoder> Driver<D> {
             Status::Incomplete
         };
         Outcome {
-            session_id: self.decoder.session_id().map(str::to_string),
+            session_id: self.facts.session_id.clone(),
             status,
-            final_output: summary.final_output,
+            final_output: self.facts.final_output.clone(),
             structured_output: summary.structured_output,
             metrics: summary.metrics,
             counts: self.ledger.counts().clone(),
@@ -370,6 +410,7 @@ impl<D: Decoder> Normalizer for Driver<D> {
         let mut sink = |event| out.push(event);
         let mut emitter = Emitter {
             ledger: &mut self.ledger,
+            facts: &mut self.facts,
             sink: &mut sink,
             line: Some(number),
             started: self.config.started,
@@ -389,6 +430,7 @@ impl<D: Decoder> Normalizer for Driver<D> {
         if self.ledger.finish() {
             let mut emitter = Emitter {
                 ledger: &mut self.ledger,
+                facts: &mut self.facts,
                 sink: emit,
                 line: None,
                 started: self.config.started,
@@ -407,7 +449,7 @@ impl<D: Decoder> Normalizer for Driver<D> {
     }
 
     fn session_id(&self) -> Option<&str> {
-        self.decoder.session_id()
+        self.facts.session_id.as_deref()
     }
 
     fn cwd(&self) -> Option<&str> {

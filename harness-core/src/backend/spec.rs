@@ -18,14 +18,13 @@ use crate::harness::{
 /// fact but the name and the decoder has the default of the [`Harness`] method it answers.
 ///
 /// ```
-/// use harness_agents_core::backend::{Decoder, Emitter, NotJson, Spec, Summary};
+/// use harness_agents_core::backend::{Decoder, Emitter, NotJson, Spec};
 /// use harness_agents_core::{Capabilities, Harness, Launch, NormalizerConfig, OrchestrationSource};
 ///
 /// # struct ToyDecoder;
 /// # impl Decoder for ToyDecoder {
 /// #     fn new(_: &NormalizerConfig) -> Self { ToyDecoder }
 /// #     fn line(&mut self, _: &[u8], _: &mut Emitter<'_>) -> Result<(), NotJson> { Ok(()) }
-/// #     fn summary(&self) -> Summary { Summary::default() }
 /// # }
 /// fn recognizes(line: &serde_json::Value) -> bool {
 ///     line.get("toy").is_some()
@@ -197,7 +196,7 @@ impl<B: Backend> Harness for B {
 /// [`Harness`].
 ///
 /// ```
-/// use harness_agents_core::backend::{Decoder, Emitter, NotJson, Spec, Summary};
+/// use harness_agents_core::backend::{Decoder, Emitter, NotJson, Spec};
 /// use harness_agents_core::{Harness, NormalizerConfig, Registry};
 ///
 /// # struct EchoDecoder;
@@ -207,7 +206,6 @@ impl<B: Backend> Harness for B {
 /// #         out.terminal();
 /// #         Ok(())
 /// #     }
-/// #     fn summary(&self) -> Summary { Summary::default() }
 /// # }
 /// harness_agents_core::declare_backend! {
 ///     /// The echo backend, registered as `"echo"`.
