@@ -789,23 +789,15 @@ mod tests {
 
     #[test]
     fn s2_the_fast_path_gives_the_exact_paths_events_on_every_recording() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/acp");
-        let mut count = 0;
-        for entry in std::fs::read_dir(dir).unwrap() {
-            let path = entry.unwrap().path();
-            let name = path.to_string_lossy().to_string();
-            if !name.ends_with(".jsonl") || name.ends_with(".expected.jsonl") {
-                continue;
-            }
-            let text = std::fs::read(&path).unwrap();
+        let recordings = fixtures::recordings("acp");
+        for (_, text) in &recordings {
             let lines: Vec<&[u8]> = text
                 .split(|b| *b == b'\n')
                 .filter(|l| !l.is_empty())
                 .collect();
             assert_same(&lines);
-            count += 1;
         }
-        assert_eq!(count, 24);
+        assert_eq!(recordings.len(), 24);
     }
 
     #[test]

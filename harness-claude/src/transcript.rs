@@ -35,7 +35,7 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 
-use harness_core::backend::json::Loose;
+use harness_core::backend::json::{self, Loose};
 use harness_core::backend::{Decoder, Driver, Emitter, NotJson, Summary, parse_value};
 use harness_core::prices::Tokens;
 use harness_core::stored::Accounting;
@@ -292,10 +292,7 @@ impl Decoder for TranscriptDecoder {
     }
 
     fn line(&mut self, line: &[u8], out: &mut Emitter<'_>) -> Result<(), NotJson> {
-        let fast = std::str::from_utf8(line)
-            .ok()
-            .filter(|t| t.trim_start().starts_with('{'));
-        if let Some(text) = fast {
+        if let Some(text) = json::object_text(line) {
             if let Some(parts) = wire::parse_in(text, Dialect::Transcript) {
                 self.on_parts(parts, text, out);
                 return Ok(());

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use harness_core::backend::json::Loose;
+use harness_core::backend::json::{self, Loose};
 use harness_core::backend::{Decoder, Driver, Emitter, NotJson, Summary, parse_value};
 use harness_core::{
     EventBody, Metrics, NormalizerConfig, PendingToolUse, PlanItem, ToolRef, UnknownReason,
@@ -301,10 +301,7 @@ impl Decoder for CodexDecoder {
     fn line(&mut self, line: &[u8], out: &mut Emitter<'_>) -> Result<(), NotJson> {
         // The fast path: a borrowed view, which exists exactly when the line parses into a
         // `Value` (S2). Other lines (not UTF-8, not an object) take the `Value` path.
-        let text = std::str::from_utf8(line)
-            .ok()
-            .filter(|t| t.trim_ascii_start().starts_with('{'));
-        match text {
+        match json::object_text(line) {
             Some(text) => {
                 let mut parts = LineParts::default();
                 wire::parse(text, &mut parts)?;
@@ -357,7 +354,6 @@ impl Decoder for CodexDecoder {
 
 #[cfg(test)]
 mod tests {
-    use harness_core::Disposition;
 
     use super::*;
 
@@ -376,19 +372,7 @@ mod tests {
             "not json",
         ];
         let got = harness_core::testkit::dispositions(&mut normalizer, &lines);
-        assert_eq!(
-            got,
-            [
-                Disposition::Consumed("X1"),
-                Disposition::Blank,
-                Disposition::Consumed("X1"),
-                Disposition::Deferred,
-                Disposition::Emitted,
-                Disposition::Consumed("X3"),
-                Disposition::Consumed("X6"),
-                Disposition::Outcome,
-                Disposition::Emitted,
-            ]
-        );
+        let expected = "X1 blank X1 deferred emitted X3 X6 outcome emitted";
+        assert_eq!(got, harness_core::testkit::dispositions_of(expected));
     }
 }

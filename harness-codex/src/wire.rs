@@ -296,15 +296,10 @@ mod tests {
     /// Every recorded Codex line takes the fast path, and it reads what the checked path reads.
     #[test]
     fn s2_every_recorded_line_is_scanned_as_the_checked_path_reads_it() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/codex");
         let mut lines = 0;
-        for entry in std::fs::read_dir(dir).unwrap() {
-            let path = entry.unwrap().path();
-            let name = path.to_string_lossy().into_owned();
-            if !name.ends_with(".jsonl") || name.ends_with(".expected.jsonl") {
-                continue;
-            }
-            for text in std::fs::read_to_string(&path).unwrap().lines() {
+        for (path, bytes) in fixtures::recordings("codex") {
+            let name = path.display();
+            for text in std::str::from_utf8(&bytes).unwrap().lines() {
                 if serde_json::from_str::<Value>(text).is_ok_and(|v| v.is_object()) {
                     let scanned = shown(scanned(text));
                     assert!(scanned.is_some(), "{name}: not scanned: {text}");

@@ -409,6 +409,37 @@ pub fn dispositions(normalizer: &mut dyn Normalizer, lines: &[&str]) -> Vec<Disp
         .collect()
 }
 
+/// Dispositions written one word a line: `blank`, `emitted`, `deferred`, `outcome`, or the id
+/// of the rule that consumed the line (`C1`).
+///
+/// ```
+/// use harness_agents_core::Disposition;
+/// use harness_agents_core::testkit::dispositions_of;
+///
+/// assert_eq!(
+///     dispositions_of("C1 blank deferred emitted outcome"),
+///     [
+///         Disposition::Consumed("C1"),
+///         Disposition::Blank,
+///         Disposition::Deferred,
+///         Disposition::Emitted,
+///         Disposition::Outcome,
+///     ]
+/// );
+/// ```
+pub fn dispositions_of(words: &'static str) -> Vec<Disposition> {
+    words
+        .split_whitespace()
+        .map(|word| match word {
+            "blank" => Disposition::Blank,
+            "emitted" => Disposition::Emitted,
+            "deferred" => Disposition::Deferred,
+            "outcome" => Disposition::Outcome,
+            rule => Disposition::Consumed(rule),
+        })
+        .collect()
+}
+
 /// Instantiates the kit's generic properties for a backend as proptest tests, 128 cases each:
 /// hostile lines in its vocabulary, arbitrary stdout and stderr lines, arbitrary bytes whole and
 /// in chunks, arbitrary JSON values. Each runs [`check_stream`] (every property, `started`
@@ -456,6 +487,43 @@ macro_rules! conformance_kit {
                 #[test]
                 fn arbitrary_json_values(values in prop::collection::vec(kit::json_value($keys), 0..8)) {
                     kit::check_stream(&$harness, &$config, &Input::stdout(kit::json_lines(&values)))?;
+                }
+            }
+        }
+    };
+}
+
+/// The two properties of a backend's generated runs, in one line: each run from `$strategy`
+/// (whose text lines are `$lines`, an expression of `$run`) satisfies every kit property and
+/// `$check(&run, &trace)`, what the backend's rules say it gives; and it gives the same events
+/// however its bytes, the lines joined by `\n`, are split (S1, S6).
+///
+/// ```ignore
+/// harness_agents_core::generated_runs!(MyHarness, my_config(), turn(), |turn| turn.lines, check_turn);
+/// ```
+#[macro_export]
+macro_rules! generated_runs {
+    ($harness:expr, $config:expr, $strategy:expr, |$run:ident| $lines:expr, $check:expr $(,)?) => {
+        mod generated_runs {
+            use super::*;
+            use $crate::testkit::proptest::prelude::*;
+            use $crate::testkit::{self as kit, Input};
+
+            $crate::testkit::proptest::proptest! {
+                #![proptest_config(ProptestConfig::with_cases(128))]
+
+                /// Generated runs give what the rules say, and satisfy every kit property.
+                #[test]
+                fn produce_what_the_rules_say($run in $strategy) {
+                    let trace = kit::check_stream(&$harness, &$config, &Input::text(&$lines))?;
+                    $check(&$run, &trace)?;
+                }
+
+                /// S1, S6: a generated run gives the same events however its bytes are split.
+                #[test]
+                fn are_chunk_invariant($run in $strategy, chunks in kit::chunk_sizes()) {
+                    let bytes = $lines.join("\n").into_bytes();
+                    kit::check_chunking(&$harness, &$config, &bytes, &chunks)?;
                 }
             }
         }

@@ -48,15 +48,11 @@ struct Running {
     part: Value,
 }
 
-/// Token and cost sums over every `step_finish` (P11).
+/// Token and cost sums over every `step_finish` (P11), kept as the outcome's figures, and the
+/// number of steps (its `num_turns`).
 #[derive(Debug, Default, Clone)]
 struct Usage {
-    input: Option<Number>,
-    output: Option<Number>,
-    reasoning: Option<Number>,
-    cache_read: Option<Number>,
-    cache_write: Option<Number>,
-    cost: Option<Number>,
+    metrics: Metrics,
     steps: u64,
 }
 
@@ -72,14 +68,25 @@ fn add(sum: &mut Option<Number>, value: Option<&Loose<'_>>) {
 impl Usage {
     fn add_step(&mut self, part: &Part<'_>) {
         self.steps += 1;
+        let sums = &mut self.metrics;
         let tokens = part.tokens.as_ref();
-        add(&mut self.input, tokens.map(|t| &t.input));
-        add(&mut self.output, tokens.map(|t| &t.output));
-        add(&mut self.reasoning, tokens.map(|t| &t.reasoning));
+        add(&mut sums.input_tokens, tokens.map(|t| &t.input));
+        add(&mut sums.output_tokens, tokens.map(|t| &t.output));
+        add(
+            &mut sums.reasoning_output_tokens,
+            tokens.map(|t| &t.reasoning),
+        );
         let cache = tokens.and_then(|t| t.cache.as_ref());
-        add(&mut self.cache_read, cache.map(|[read, _]| read));
-        add(&mut self.cache_write, cache.map(|[_, write]| write));
-        add(&mut self.cost, Some(&part.cost));
+        add(
+            &mut sums.cache_read_input_tokens,
+            cache.map(|[read, _]| read),
+        );
+        add(
+            &mut sums.cache_creation_input_tokens,
+            cache.map(|[_, write]| write),
+        );
+        add(&mut sums.total_cost_usd, Some(&part.cost));
+        sums.num_turns = Some(Number::from(self.steps));
     }
 }
 
@@ -323,19 +330,6 @@ impl OpencodeDecoder {
             self.running.retain(|r| r.tool_use.id != id);
         }
     }
-
-    fn metrics(&self) -> Metrics {
-        let usage = self.usage.clone();
-        let mut metrics = Metrics::default();
-        metrics.input_tokens = usage.input;
-        metrics.output_tokens = usage.output;
-        metrics.reasoning_output_tokens = usage.reasoning;
-        metrics.cache_read_input_tokens = usage.cache_read;
-        metrics.cache_creation_input_tokens = usage.cache_write;
-        metrics.total_cost_usd = usage.cost;
-        metrics.num_turns = (usage.steps > 0).then(|| Number::from(usage.steps));
-        metrics
-    }
 }
 
 /// Whether a finished tool's events read its `output`, which the view leaves out: a shell
@@ -377,7 +371,7 @@ impl Decoder for OpencodeDecoder {
     }
 
     fn summary(&self) -> Summary {
-        Summary::new(self.metrics())
+        Summary::new(self.usage.metrics.clone())
     }
 
     fn pending_tool_uses(&self) -> Vec<PendingToolUse> {

@@ -2,7 +2,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use harness_core::backend::json::Loose;
+use harness_core::backend::json::{self, Loose};
 use harness_core::backend::{Decoder, Driver, Emitter, NotJson, Summary, parse_value};
 use harness_core::{
     Event, EventBody, LineRange, Metrics, NormalizerConfig, PendingToolUse, ToolRef, ToolStatus,
@@ -275,10 +275,7 @@ impl Decoder for ClaudeDecoder {
     fn line(&mut self, line: &[u8], out: &mut Emitter<'_>) -> Result<(), NotJson> {
         // The fast path: a borrowed view, which exists exactly when the line parses into a
         // `Value` (S2). Other lines (not UTF-8, not an object) take the `Value` path.
-        let fast = std::str::from_utf8(line)
-            .ok()
-            .filter(|t| t.trim_start().starts_with('{'));
-        let parts = fast.and_then(|text| Some((text, wire::parse(text)?)));
+        let parts = json::object_text(line).and_then(|text| Some((text, wire::parse(text)?)));
         match parts {
             Some((text, parts)) => self.on_parts(parts, text, None, out),
             None => self.on_value(parse_value(line)?, out),
@@ -353,22 +350,8 @@ mod tests {
             "banner",
             r#"{"type":"result","subtype":"success","is_error":false,"result":"ok"}"#,
         ]);
-        assert_eq!(
-            got,
-            [
-                Disposition::Consumed("C1"),
-                Disposition::Blank,
-                Disposition::Consumed("C8"),
-                Disposition::Deferred,
-                Disposition::Consumed("C2"),
-                Disposition::Deferred,
-                Disposition::Emitted,
-                Disposition::Consumed("C5"),
-                Disposition::Consumed("C6"),
-                Disposition::Emitted,
-                Disposition::Outcome,
-            ]
-        );
+        let expected = "C1 blank C8 deferred C2 deferred emitted C5 C6 emitted outcome";
+        assert_eq!(got, harness_core::testkit::dispositions_of(expected));
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //! started and never completed, by start order (X8), one `plan` per distinct plan (X5).
 
 use harness_agents_codex::CodexHarness;
-use harness_core::testkit::{self, Input, Trace, tool_use_id, unknown_reason};
+use harness_core::testkit::{self, Trace, tool_use_id, unknown_reason};
 use harness_core::{EventBody, Kind, Status, UnknownReason};
 use proptest::prelude::*;
 use serde_json::{Value, json};
@@ -311,23 +311,15 @@ fn check_turn(turn: &Turn, trace: &Trace) -> Result<(), TestCaseError> {
     Ok(())
 }
 
-proptest! {
-    #![proptest_config(ProptestConfig::with_cases(128))]
-
-    /// Generated turns produce what the SPEC says, and satisfy every kit property.
-    #[test]
-    fn generated_turns_produce_what_the_spec_says(turn in turn()) {
-        let trace = testkit::check_stream(&CodexHarness, &config(), &Input::text(&turn.lines))?;
-        check_turn(&turn, &trace)?;
-    }
-
-    /// S1, S6: a generated turn gives the same events however its bytes are split.
-    #[test]
-    fn generated_turns_are_chunk_invariant(turn in turn(), chunks in testkit::chunk_sizes()) {
-        let bytes = turn.lines.join("\n").into_bytes();
-        testkit::check_chunking(&CodexHarness, &config(), &bytes, &chunks)?;
-    }
-}
+// Generated turns produce what the SPEC says, satisfy every kit property, and are chunk
+// invariant (S1, S6).
+harness_core::generated_runs!(
+    CodexHarness,
+    config(),
+    turn(),
+    |turn| turn.lines,
+    check_turn
+);
 
 #[test]
 fn the_kit_holds_on_every_recording() {

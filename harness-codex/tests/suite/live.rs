@@ -32,7 +32,7 @@ fn every_recording_replayed_live_gives_its_expected_events_and_exit_code() {
 #[test]
 fn a_run_by_name_starts_in_its_directory_and_resolves_relative_paths_against_it() {
     let fake = Fake::new("codex");
-    let (argv, pwd, stream) = (fake.path("argv"), fake.path("pwd"), fake.path("stream"));
+    let stream = fake.path("stream");
     let command = json!({
         "id": "item_0", "type": "command_execution", "command": "/bin/bash -lc 'cat README.md'",
         "aggregated_output": "", "exit_code": 0, "status": "completed",
@@ -42,21 +42,13 @@ fn a_run_by_name_starts_in_its_directory_and_resolves_relative_paths_against_it(
         format!("{}\n{}\n", completed(command), turn_completed(json!({}))),
     )
     .unwrap();
-    let request = fake.request(
-        "hi",
-        &[
-            ("FAKE_ARGV", &argv),
-            ("FAKE_PWD", &pwd),
-            ("FAKE_STREAM", &stream),
-        ],
-    );
+    let request = fake.recording_request("hi", Some(&stream));
     let (events, outcome) = run_by_name(Box::new(CodexHarness), request);
 
     let dir = fake.dir().display().to_string();
-    assert_eq!(std::fs::read_to_string(&pwd).unwrap().trim_end(), dir);
-    let argv = std::fs::read_to_string(&argv).unwrap();
+    assert_eq!(fake.pwd(), dir);
     assert_eq!(
-        argv.lines().collect::<Vec<_>>(),
+        fake.argv().lines().collect::<Vec<_>>(),
         [
             "exec",
             "--json",

@@ -90,6 +90,23 @@ impl<'de> Deserialize<'de> for Checked {
     }
 }
 
+/// A line as text when it may be a JSON object: UTF-8 whose first byte after JSON's
+/// whitespace is `{`. A backend's fast view reads only such lines; any other line (not UTF-8,
+/// not an object) takes the exact `Value` path, which decides whether it is JSON at all (S2, S3).
+///
+/// ```
+/// use harness_agents_core::backend::json::object_text;
+///
+/// assert_eq!(object_text(b" {\"a\":1}"), Some(" {\"a\":1}"));
+/// assert_eq!(object_text(b"[1]"), None);
+/// assert_eq!(object_text(b"{\xff}"), None);
+/// ```
+pub fn object_text(line: &[u8]) -> Option<&str> {
+    std::str::from_utf8(line)
+        .ok()
+        .filter(|text| text.trim_ascii_start().starts_with('{'))
+}
+
 /// Whether arrays and objects in `text` nest deeper than `limit` (see [`max_depth`]); fast
 /// when `text` holds few brackets at all.
 pub fn depth_exceeds(text: &str, limit: usize) -> bool {

@@ -44,7 +44,6 @@ fn every_recording_replayed_live_gives_its_expected_events_and_exit_code() {
 #[test]
 fn g12_the_prompt_goes_to_stdin_never_argv_and_the_run_starts_in_its_directory() {
     let fake = Fake::new("gemini");
-    let (argv, stdin, pwd) = (fake.path("argv"), fake.path("stdin"), fake.path("pwd"));
     let stream = stream(
         &fake,
         &[
@@ -54,24 +53,16 @@ fn g12_the_prompt_goes_to_stdin_never_argv_and_the_run_starts_in_its_directory()
         ],
     );
     let prompt = "--yolo\n-p evil\r\n\u{e9} -";
-    let mut request = fake.request(
-        prompt,
-        &[
-            ("FAKE_ARGV", &argv),
-            ("FAKE_STDIN", &stdin),
-            ("FAKE_PWD", &pwd),
-            ("FAKE_STREAM", &stream),
-        ],
-    );
+    let mut request = fake.recording_request(prompt, Some(&stream));
     request.model = Some("gemini-2.5-pro".into());
     request.permission_mode = Some("acceptEdits".into());
     request.extra_args = vec!["--debug".into()];
     let (events, outcome) = run_by_name(Box::new(GeminiHarness), request);
 
-    assert_eq!(std::fs::read_to_string(&stdin).unwrap(), prompt);
+    assert_eq!(fake.stdin(), prompt);
     let dir = fake.dir().display().to_string();
-    assert_eq!(std::fs::read_to_string(&pwd).unwrap().trim_end(), dir);
-    let argv = std::fs::read_to_string(&argv).unwrap();
+    assert_eq!(fake.pwd(), dir);
+    let argv = fake.argv();
     assert_eq!(
         argv.lines().collect::<Vec<_>>(),
         [

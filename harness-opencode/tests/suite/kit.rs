@@ -72,7 +72,7 @@ mod generated {
     //! number of steps (P11).
 
     use harness_agents_opencode::OpencodeHarness;
-    use harness_core::testkit::{self, Input, Trace};
+    use harness_core::testkit::Trace;
     use harness_core::{Kind, Status};
     use proptest::prelude::*;
     use serde_json::{Value, json};
@@ -271,21 +271,7 @@ mod generated {
         Ok(())
     }
 
-    proptest! {
-        #![proptest_config(ProptestConfig::with_cases(128))]
-
-        /// Generated runs give what the P rules say, and satisfy every kit property.
-        #[test]
-        fn generated_runs_produce_what_the_rules_say(run in run()) {
-            let trace = testkit::check_stream(&OpencodeHarness, &config(), &Input::text(&run.lines))?;
-            check(&run, &trace)?;
-        }
-
-        /// S1, S6: a generated run gives the same events however its bytes are split.
-        #[test]
-        fn generated_runs_are_chunk_invariant(run in run(), chunks in testkit::chunk_sizes()) {
-            let bytes = run.lines.join("\n").into_bytes();
-            testkit::check_chunking(&OpencodeHarness, &config(), &bytes, &chunks)?;
-        }
-    }
+    // Generated runs give what the P rules say, satisfy every kit property, and are chunk
+    // invariant (S1, S6).
+    harness_core::generated_runs!(OpencodeHarness, config(), run(), |run| run.lines, check);
 }

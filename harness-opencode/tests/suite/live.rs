@@ -25,22 +25,14 @@ fn every_recording_replayed_live_gives_its_expected_events_and_exit_code() {
 #[test]
 fn p14_the_prompt_goes_last_after_a_double_dash_and_the_flags_are_opencode_s() {
     let fake = Fake::new("opencode");
-    let (argv, stdin, pwd) = (fake.path("argv"), fake.path("stdin"), fake.path("pwd"));
     let prompt = "--auto\n-m evil\r\n\u{e9} -";
-    let mut request = fake.request(
-        prompt,
-        &[
-            ("FAKE_ARGV", &argv),
-            ("FAKE_STDIN", &stdin),
-            ("FAKE_PWD", &pwd),
-        ],
-    );
+    let mut request = fake.recording_request(prompt, None);
     request.model = Some("anthropic/claude-sonnet-4-5".into());
     request.permission_mode = Some("plan".into());
     request.extra_args = vec!["--pure".into()];
     let (events, outcome) = run_by_name(Box::new(OpencodeHarness), request);
 
-    let argv = std::fs::read_to_string(&argv).unwrap();
+    let argv = fake.argv();
     let argv: Vec<&str> = argv.split_inclusive('\n').collect();
     // The prompt is one argument: its own newlines make it several lines of the file.
     let joined: String = argv[7..].concat();
@@ -57,11 +49,8 @@ fn p14_the_prompt_goes_last_after_a_double_dash_and_the_flags_are_opencode_s() {
         ]
     );
     assert_eq!(joined, format!("{prompt}\n"));
-    assert_eq!(std::fs::read_to_string(&stdin).unwrap(), "");
-    assert_eq!(
-        std::fs::read_to_string(&pwd).unwrap().trim_end(),
-        fake.dir().display().to_string()
-    );
+    assert_eq!(fake.stdin(), "");
+    assert_eq!(fake.pwd(), fake.dir().display().to_string());
     // No stream at all: S9's error, incomplete, exit 0.
     assert_eq!(
         serde_json::to_value(&events).unwrap(),
