@@ -4,7 +4,9 @@ use std::collections::HashMap;
 
 use harness_core::backend::json::Loose;
 use harness_core::backend::text::truncate_chars;
-use harness_core::backend::{Decoder, Driver, Emitter, MAX_WARNING_TEXT, NotJson, Summary};
+use harness_core::backend::{
+    Decoder, Driver, Emitter, MAX_WARNING_TEXT, NotJson, Recorded, Summary,
+};
 use harness_core::{
     EventBody, Metrics, NormalizerConfig, PendingToolUse, PlanItem, ToolRef, UnknownReason,
     WarningSource, add_numbers,
@@ -26,22 +28,19 @@ pub type AcpNormalizer = Driver<AcpDecoder>;
 /// the earlier, kept as JSON.
 #[derive(Debug, Clone)]
 pub(crate) struct Call {
-    /// The order it was first seen in (A11).
-    seq: u64,
     /// The merged fields, `toolCallId` included.
     pub(crate) fields: Map<String, Value>,
 }
 
 /// The decoder of an ACP transcript (A1-A11).
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct AcpDecoder {
     /// The working directory: the caller's, until `session/new` names one (A2).
     cwd: Option<String>,
     /// The client's requests still waiting for their answers: id -> method (A2, A3).
     requests: HashMap<String, String>,
-    /// Tool calls not yet completed or failed (A6).
-    calls: HashMap<String, Call>,
-    next_seq: u64,
+    /// Tool calls not yet completed or failed (A6), in the order they were first seen (A11).
+    calls: Recorded<Call>,
     /// The message being assembled (A5): its reasoning, its text, and the last line of each.
     thought: String,
     thought_line: Option<u64>,
@@ -328,15 +327,7 @@ impl AcpDecoder {
     /// Merges `members` into call `id` (the later replacing the earlier; `sessionUpdate` is
     /// not kept), recording it when new; whether it was.
     fn merge_members(&mut self, id: &str, members: impl Iterator<Item = (String, Value)>) -> bool {
-        let next = self.next_seq;
-        let call = self.calls.entry(id.to_string()).or_insert_with(|| Call {
-            seq: next,
-            fields: Map::new(),
-        });
-        let new = call.seq == next;
-        if new {
-            self.next_seq += 1;
-        }
+        let (call, new) = self.calls.get_or_push(id, || Call { fields: Map::new() });
         for (key, value) in members {
             if key != "sessionUpdate" {
                 call.fields.insert(key, value);
@@ -649,18 +640,8 @@ impl AcpDecoder {
 }
 
 impl Decoder for AcpDecoder {
-    fn new(config: &NormalizerConfig) -> Self {
-        AcpDecoder {
-            cwd: config.cwd.clone(),
-            requests: HashMap::new(),
-            calls: HashMap::new(),
-            next_seq: 0,
-            thought: String::new(),
-            thought_line: None,
-            text: String::new(),
-            text_line: None,
-            metrics: Metrics::default(),
-        }
+    fn configure(&mut self, config: &NormalizerConfig) {
+        self.cwd = config.cwd.clone();
     }
 
     fn line(&mut self, line: &[u8], out: &mut Emitter<'_>) -> Result<(), NotJson> {
@@ -674,9 +655,7 @@ impl Decoder for AcpDecoder {
 
     fn end(&mut self, out: &mut Emitter<'_>) {
         self.flush(out);
-        let mut calls: Vec<(String, Call)> = self.calls.drain().collect();
-        calls.sort_by_key(|(_, call)| call.seq);
-        for (id, call) in calls {
+        while let Some((id, call)) = self.calls.pop_first() {
             let tool = ToolRef {
                 tool: tools::kind_name(&call.fields),
                 tool_use_id: Some(id),
@@ -699,12 +678,10 @@ impl Decoder for AcpDecoder {
     }
 
     fn pending_tool_uses(&self) -> Vec<PendingToolUse> {
-        let mut calls: Vec<(&String, &Call)> = self.calls.iter().collect();
-        calls.sort_by_key(|(_, call)| call.seq);
-        calls
-            .into_iter()
+        self.calls
+            .iter()
             .map(|(id, call)| PendingToolUse {
-                id: id.clone(),
+                id: id.to_string(),
                 tool: tools::kind_name(&call.fields),
                 thread: None,
             })
@@ -734,11 +711,12 @@ mod tests {
     use super::*;
 
     /// The decoder with the fast path turned off: every line read into a `Value`.
+    #[derive(Default)]
     struct Exact(AcpDecoder);
 
     impl Decoder for Exact {
-        fn new(config: &NormalizerConfig) -> Self {
-            Exact(AcpDecoder::new(config))
+        fn configure(&mut self, config: &NormalizerConfig) {
+            self.0.configure(config);
         }
         fn line(&mut self, line: &[u8], out: &mut Emitter<'_>) -> Result<(), NotJson> {
             self.0.exact(line, out)

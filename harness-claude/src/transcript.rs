@@ -282,13 +282,9 @@ fn tokens_of(usage: &TokenFields<'_>) -> Tokens {
 impl Decoder for TranscriptDecoder {
     const EXPECTS_TERMINAL: bool = false;
 
-    fn new(config: &NormalizerConfig) -> Self {
-        let mut inner = ClaudeDecoder::new(config);
-        inner.set_transcript();
-        TranscriptDecoder {
-            inner,
-            ..TranscriptDecoder::default()
-        }
+    fn configure(&mut self, config: &NormalizerConfig) {
+        self.inner.configure(config);
+        self.inner.set_transcript();
     }
 
     fn line(&mut self, line: &[u8], out: &mut Emitter<'_>) -> Result<(), NotJson> {

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use harness_core::backend::json::{self, Loose};
-use harness_core::backend::{Decoder, Driver, Emitter, NotJson, Summary, parse_value};
+use harness_core::backend::{Decoder, Driver, Emitter, NotJson, Recorded, Summary, parse_value};
 use harness_core::{
     EventBody, Metrics, NormalizerConfig, PendingToolUse, PlanItem, ToolRef, UnknownReason,
     WarningSource,
@@ -16,7 +16,6 @@ use crate::wire::{self, Item, ItemField, LineParts, reparse};
 /// An item started or updated but not completed yet (X2).
 #[derive(Debug)]
 struct OpenItem {
-    id: String,
     /// Its `type`, a string.
     kind: String,
     /// The last recorded item, as written.
@@ -67,12 +66,8 @@ pub struct CodexDecoder {
     /// Resolves relative paths (X9).
     cwd: Option<String>,
 
-    /// Open items, by the order of their latest start (X8).
-    open: BTreeMap<u64, OpenItem>,
-    /// Item id → its key in `open` (an ordered map: few items are open at a time, and
-    /// comparing a short id is cheaper than hashing it).
-    open_by_id: BTreeMap<String, u64>,
-    next_seq: u64,
+    /// Open items by id, in the order of their latest start (X8).
+    open: Recorded<OpenItem>,
     /// The last plan emitted for each `todo_list` id (X5).
     plans: BTreeMap<String, Vec<PlanItem>>,
 
@@ -191,8 +186,8 @@ impl CodexDecoder {
                     "todo_list" => "X5",
                     _ => "X6",
                 });
-                if let Some(seq) = id.and_then(|id| self.open_by_id.remove(id)) {
-                    self.open.remove(&seq);
+                if let Some(id) = id {
+                    self.open.remove(id);
                 }
                 if kind == "todo_list" {
                     self.plan(&item.value(), id, out);
@@ -214,30 +209,21 @@ impl CodexDecoder {
 
     /// The type of the open item with this id.
     fn open_kind(&self, id: &str) -> Option<&str> {
-        let seq = self.open_by_id.get(id)?;
-        self.open.get(seq).map(OpenItem::kind)
+        self.open.get(id).map(OpenItem::kind)
     }
 
     fn record(&mut self, id: &str, kind: &str, raw: Box<str>, phase: Phase, out: &mut Emitter<'_>) {
         out.defer();
         let record = OpenItem {
-            id: id.to_string(),
             kind: kind.to_string(),
             raw,
         };
-        match (self.open_by_id.get(id).copied(), phase) {
-            (Some(seq), Phase::Updated) => {
-                self.open.insert(seq, record);
+        // An update keeps the item's place; a start (again) makes it the latest.
+        match phase {
+            Phase::Updated if self.open.get(id).is_some() => {
+                self.open.replace(id, record);
             }
-            (previous, _) => {
-                if let Some(seq) = previous {
-                    self.open.remove(&seq);
-                }
-                let seq = self.next_seq;
-                self.next_seq += 1;
-                self.open.insert(seq, record);
-                self.open_by_id.insert(id.to_string(), seq);
-            }
+            _ => self.open.push(id, record),
         }
     }
 
@@ -291,11 +277,8 @@ enum Phase {
 }
 
 impl Decoder for CodexDecoder {
-    fn new(config: &NormalizerConfig) -> Self {
-        CodexDecoder {
-            cwd: config.cwd.clone(),
-            ..CodexDecoder::default()
-        }
+    fn configure(&mut self, config: &NormalizerConfig) {
+        self.cwd = config.cwd.clone();
     }
 
     fn line(&mut self, line: &[u8], out: &mut Emitter<'_>) -> Result<(), NotJson> {
@@ -314,17 +297,16 @@ impl Decoder for CodexDecoder {
     }
 
     fn end(&mut self, out: &mut Emitter<'_>) {
-        self.open_by_id.clear();
         self.plans.clear();
         // One item at a time, its memory freed as its event goes out (S7, X8).
-        while let Some((_, open)) = self.open.pop_first() {
+        while let Some((id, open)) = self.open.pop_first() {
             let kind = open.kind().to_string();
             if kind == "todo_list" {
                 continue;
             }
             let tool = ToolRef {
                 tool: Some(kind),
-                tool_use_id: Some(open.id),
+                tool_use_id: Some(id),
             };
             out.emit(EventBody::Unknown {
                 reason: UnknownReason::UnresolvedToolUse,
@@ -341,10 +323,10 @@ impl Decoder for CodexDecoder {
     /// The items still open, other than `todo_list`, by latest start; `tool` is the item type.
     fn pending_tool_uses(&self) -> Vec<PendingToolUse> {
         self.open
-            .values()
-            .filter(|open| open.kind() != "todo_list")
-            .map(|open| PendingToolUse {
-                id: open.id.clone(),
+            .iter()
+            .filter(|(_, open)| open.kind() != "todo_list")
+            .map(|(id, open)| PendingToolUse {
+                id: id.to_string(),
                 tool: Some(open.kind().to_string()),
                 thread: None,
             })

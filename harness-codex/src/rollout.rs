@@ -361,11 +361,8 @@ impl RolloutDecoder {
 }
 
 impl Decoder for RolloutDecoder {
-    fn new(config: &NormalizerConfig) -> Self {
-        RolloutDecoder {
-            inner: CodexDecoder::new(config),
-            ..RolloutDecoder::default()
-        }
+    fn configure(&mut self, config: &NormalizerConfig) {
+        self.inner.configure(config);
     }
 
     fn line(&mut self, line: &[u8], out: &mut Emitter<'_>) -> Result<(), NotJson> {

@@ -20,9 +20,9 @@ const CHUNK: usize = 64 * 1024;
 /// use harness_agents_core::backend::{Decoder, Driver, Emitter, NotJson};
 /// use harness_agents_core::{EventBody, Normalized, NormalizerConfig, Status};
 ///
+/// # #[derive(Default)]
 /// # struct Echo;
 /// # impl Decoder for Echo {
-/// #     fn new(_: &NormalizerConfig) -> Self { Echo }
 /// #     fn line(&mut self, line: &[u8], out: &mut Emitter<'_>) -> Result<(), NotJson> {
 /// #         let text = String::from_utf8_lossy(line).into_owned();
 /// #         out.emit(EventBody::Agent { text });

@@ -31,25 +31,21 @@
 //! what they generated.
 //!
 //! ```
-//! use harness_agents_core::backend::{Decoder, Driver, Emitter, NotJson};
+//! use harness_agents_core::backend::{Decoder, Emitter, NotJson, Spec};
 //! use harness_agents_core::testkit::{check_stream, Input};
-//! use harness_agents_core::{Harness, Normalizer, NormalizerConfig};
+//! use harness_agents_core::NormalizerConfig;
 //!
 //! /// A backend whose every line is consumed by its rule Q1.
+//! #[derive(Default)]
 //! struct Quiet;
 //! impl Decoder for Quiet {
-//!     fn new(_: &NormalizerConfig) -> Self { Quiet }
 //!     fn line(&mut self, _: &[u8], out: &mut Emitter<'_>) -> Result<(), NotJson> {
 //!         out.consumed_by("Q1");
 //!         Ok(())
 //!     }
 //! }
-//! struct Backend;
-//! impl Harness for Backend {
-//!     fn name(&self) -> &'static str { "quiet" }
-//!     fn normalizer(&self, config: NormalizerConfig) -> Box<dyn Normalizer> {
-//!         Box::new(Driver::<Quiet>::new(config))
-//!     }
+//! harness_agents_core::declare_backend! {
+//!     struct Backend = Spec::new::<Quiet>("quiet");
 //! }
 //! let input = Input::stdout([b"".to_vec(), b"{}".to_vec()]);
 //! let trace = check_stream(&Backend, &NormalizerConfig::default(), &input).unwrap();

@@ -44,10 +44,6 @@ fn read(id: &str, path: &str, success: bool) -> EventBody {
 }
 
 impl<const KEEP_ALL: bool> Decoder for Toy<KEEP_ALL> {
-    fn new(_: &NormalizerConfig) -> Self {
-        Toy::default()
-    }
-
     fn line(&mut self, line: &[u8], out: &mut Emitter<'_>) -> Result<(), NotJson> {
         let value = parse_value(line)?;
         let field = |key: &str| value.get(key).and_then(Value::as_str);

@@ -394,12 +394,9 @@ fn result_status(view: &LineView<'_>) -> ToolStatus {
 }
 
 impl Decoder for GeminiDecoder {
-    fn new(config: &NormalizerConfig) -> Self {
-        GeminiDecoder {
-            cwd: config.cwd.clone(),
-            workspace: config.workspace.clone(),
-            ..GeminiDecoder::default()
-        }
+    fn configure(&mut self, config: &NormalizerConfig) {
+        self.cwd = config.cwd.clone();
+        self.workspace = config.workspace.clone();
     }
 
     fn line(&mut self, line: &[u8], out: &mut Emitter<'_>) -> Result<(), NotJson> {

@@ -349,11 +349,8 @@ fn needs_output(tool: &str, part: &Part<'_>) -> bool {
 }
 
 impl Decoder for OpencodeDecoder {
-    fn new(config: &NormalizerConfig) -> Self {
-        OpencodeDecoder {
-            tools: Tools::new(config),
-            ..OpencodeDecoder::default()
-        }
+    fn configure(&mut self, config: &NormalizerConfig) {
+        self.tools = Tools::new(config);
     }
 
     fn line(&mut self, line: &[u8], out: &mut Emitter<'_>) -> Result<(), NotJson> {

@@ -264,12 +264,9 @@ impl ClaudeDecoder {
 }
 
 impl Decoder for ClaudeDecoder {
-    fn new(config: &NormalizerConfig) -> Self {
-        ClaudeDecoder {
-            config_cwd: config.cwd.clone(),
-            workspace: config.workspace.clone(),
-            ..ClaudeDecoder::default()
-        }
+    fn configure(&mut self, config: &NormalizerConfig) {
+        self.config_cwd = config.cwd.clone();
+        self.workspace = config.workspace.clone();
     }
 
     fn line(&mut self, line: &[u8], out: &mut Emitter<'_>) -> Result<(), NotJson> {

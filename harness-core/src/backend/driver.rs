@@ -81,20 +81,20 @@ impl Summary {
 /// A backend's decoding: one line in, events out through an [`Emitter`]. Wrapped in a
 /// [`Driver`], it is a [`Normalizer`].
 ///
-/// Two methods are required: [`Decoder::new`] and [`Decoder::line`]; the rest have defaults. A decoder never does I/O and never fails: a line it cannot read is an
-/// event the SPEC names, or [`NotJson`].
+/// One method is required, [`Decoder::line`]; the rest have defaults. A decoder starts as its
+/// `Default` and takes what it needs from the caller's settings in [`Decoder::configure`]. It
+/// never does I/O and never fails: a line it cannot read is an event the SPEC names, or
+/// [`NotJson`].
 ///
 /// ```
 /// use harness_agents_core::backend::{Decoder, Driver, Emitter, NotJson, parse_value};
 /// use harness_agents_core::{EventBody, Normalizer, NormalizerConfig, Status};
 ///
 /// /// Each line `{"say": TEXT}` is an `agent` event; `{"done": true}` ends the run.
+/// #[derive(Default)]
 /// struct Echo;
 ///
 /// impl Decoder for Echo {
-///     fn new(_: &NormalizerConfig) -> Self {
-///         Echo
-///     }
 ///     fn line(&mut self, line: &[u8], out: &mut Emitter<'_>) -> Result<(), NotJson> {
 ///         let value = parse_value(line)?;
 ///         if let Some(text) = value.get("say").and_then(|t| t.as_str()) {
@@ -118,14 +118,24 @@ impl Summary {
 /// assert_eq!(events[1].line, Some(2));
 /// assert_eq!(outcome.status, Status::Success);
 /// ```
-pub trait Decoder: Send + Sized + 'static {
+pub trait Decoder: Default + Send + Sized + 'static {
     /// Whether the format ends with a terminal line. A stored session (a transcript) has none:
     /// the driver then adds no S9 error at its end, and its status is `success` unless the
-    /// summary reports a failure.
+    /// decoder reports a failure ([`Emitter::fail`]).
     const EXPECTS_TERMINAL: bool = true;
 
-    /// A decoder for one stream, with the caller's settings (working directory, workspace).
-    fn new(config: &NormalizerConfig) -> Self;
+    /// Takes what the decoder needs from the caller's settings (working directory, workspace)
+    /// before the first line; nothing by default.
+    fn configure(&mut self, config: &NormalizerConfig) {
+        let _ = config;
+    }
+
+    /// A decoder for one stream, with the caller's settings: its `Default`, configured.
+    fn new(config: &NormalizerConfig) -> Self {
+        let mut decoder = Self::default();
+        decoder.configure(config);
+        decoder
+    }
 
     /// Decodes one stdout line: never blank, its trailing `\r` already dropped (S1). Events go
     /// through `out`; a line that is not JSON returns [`NotJson`] (S2) and emits nothing.
@@ -242,9 +252,9 @@ impl Emitter<'_> {
     /// ```
     /// # use harness_agents_core::backend::{Decoder, Driver, Emitter, NotJson};
     /// # use harness_agents_core::{EventBody, Kind, Normalizer, NormalizerConfig, ToolRef, ToolStatus};
+    /// # #[derive(Default)]
     /// # struct Reads;
     /// # impl Decoder for Reads {
-    /// #     fn new(_: &NormalizerConfig) -> Self { Reads }
     /// #     fn line(&mut self, _: &[u8], out: &mut Emitter<'_>) -> Result<(), NotJson> {
     /// let tool = ToolRef { tool: Some("read".into()), tool_use_id: Some("t1".into()) };
     /// let status = ToolStatus { success: true, error: None };
@@ -458,5 +468,98 @@ impl<D: Decoder> Normalizer for Driver<D> {
 
     fn pending_tool_uses(&self) -> Vec<PendingToolUse> {
         self.decoder.pending_tool_uses()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::outcome::Status;
+
+    /// Each line is an object: `session` names a session id, `answer` sets the final answer
+    /// (`null` clears it), `failed` reports a failure, `open` records a tool use, `end` is
+    /// terminal.
+    #[derive(Default)]
+    struct Says {
+        open: Vec<PendingToolUse>,
+    }
+
+    impl Decoder for Says {
+        fn line(&mut self, line: &[u8], out: &mut Emitter<'_>) -> Result<(), NotJson> {
+            let value = parse_value(line)?;
+            if let Some(id) = value.get("session").and_then(Value::as_str) {
+                out.session_id(id);
+            }
+            if let Some(answer) = value.get("answer") {
+                out.final_output(answer.as_str().map(str::to_string));
+            }
+            if value.get("failed").is_some() {
+                out.fail();
+            }
+            if let Some(id) = value.get("open").and_then(Value::as_str) {
+                self.open.push(PendingToolUse::new(id, Some("t")));
+            }
+            if value.get("end").is_some() {
+                out.terminal();
+            }
+            out.consumed_by("F1");
+            Ok(())
+        }
+
+        fn end(&mut self, out: &mut Emitter<'_>) {
+            for tool_use in std::mem::take(&mut self.open) {
+                out.unresolved(tool_use, Value::Null);
+            }
+        }
+    }
+
+    fn run(lines: &[Value]) -> (Vec<Event>, Outcome) {
+        let mut driver = Driver::<Says>::new(NormalizerConfig::default());
+        let mut events = Vec::new();
+        for line in lines {
+            driver.push_line(line.to_string().as_bytes(), &mut events);
+        }
+        let outcome = driver.finish(&mut events);
+        (events, outcome)
+    }
+
+    #[test]
+    fn the_driver_keeps_the_first_session_id_the_failure_and_the_last_answer() {
+        let (events, outcome) = run(&[
+            json!({"session": "s1", "answer": "first"}),
+            json!({"session": "s2", "answer": "last"}),
+            json!({"end": true}),
+        ]);
+        assert!(events.is_empty());
+        assert_eq!(outcome.session_id.as_deref(), Some("s1"));
+        assert_eq!(outcome.final_output.as_deref(), Some("last"));
+        assert_eq!(outcome.status, Status::Success);
+
+        let (_, outcome) = run(&[
+            json!({"answer": "x"}),
+            json!({"answer": null, "failed": true}),
+            json!({"end": true}),
+        ]);
+        assert_eq!(outcome.session_id, None);
+        assert_eq!(outcome.final_output, None);
+        assert_eq!(outcome.status, Status::Error);
+    }
+
+    #[test]
+    fn s9_an_unresolved_use_is_an_unknown_naming_it() {
+        let (events, _) = run(&[json!({"open": "u1"})]);
+        let events: Vec<Value> = events
+            .iter()
+            .map(|e| serde_json::to_value(e).unwrap_or_default())
+            .collect();
+        assert_eq!(
+            events,
+            [
+                json!({"kind": "unknown", "reason": "unresolved_tool_use", "raw": null, "tool": "t", "tool_use_id": "u1"}),
+                json!({"kind": "error", "message": "stream ended without a result"}),
+            ]
+        );
     }
 }

@@ -13,9 +13,11 @@ pub mod json;
 mod ledger;
 pub mod paths;
 pub mod reclassify;
+mod recorded;
 mod spec;
 pub mod text;
 
 pub use driver::{Decoder, Driver, Emitter, NotJson, Summary, parse_value};
 pub use ledger::MAX_WARNING_TEXT;
+pub use recorded::Recorded;
 pub use spec::{Backend, Spec};

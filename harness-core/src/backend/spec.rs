@@ -21,9 +21,9 @@ use crate::harness::{
 /// use harness_agents_core::backend::{Decoder, Emitter, NotJson, Spec};
 /// use harness_agents_core::{Capabilities, Harness, Launch, NormalizerConfig, OrchestrationSource};
 ///
+/// # #[derive(Default)]
 /// # struct ToyDecoder;
 /// # impl Decoder for ToyDecoder {
-/// #     fn new(_: &NormalizerConfig) -> Self { ToyDecoder }
 /// #     fn line(&mut self, _: &[u8], _: &mut Emitter<'_>) -> Result<(), NotJson> { Ok(()) }
 /// # }
 /// fn recognizes(line: &serde_json::Value) -> bool {
@@ -199,9 +199,9 @@ impl<B: Backend> Harness for B {
 /// use harness_agents_core::backend::{Decoder, Emitter, NotJson, Spec};
 /// use harness_agents_core::{Harness, NormalizerConfig, Registry};
 ///
+/// # #[derive(Default)]
 /// # struct EchoDecoder;
 /// # impl Decoder for EchoDecoder {
-/// #     fn new(_: &NormalizerConfig) -> Self { EchoDecoder }
 /// #     fn line(&mut self, _: &[u8], out: &mut Emitter<'_>) -> Result<(), NotJson> {
 /// #         out.terminal();
 /// #         Ok(())
