@@ -418,6 +418,9 @@ impl Capabilities {
 /// Two methods make a backend: [`Harness::name`] and [`Harness::normalizer`] (a
 /// [`crate::backend::Driver`] of its [`crate::backend::Decoder`]). A backend that runs live
 /// adds [`Harness::launch`] and [`Harness::args`]; the core's [`Harness::run`] does the rest.
+/// A backend crate states all of it as data instead, a [`crate::backend::Spec`], and declares
+/// itself with [`crate::declare_backend!`]: the core implements this trait for every
+/// [`crate::backend::Backend`].
 #[async_trait]
 pub trait Harness: Send + Sync {
     /// The name callers choose the backend by (`"claude"`).
