@@ -36,6 +36,7 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 
 use harness_core::backend::json::Loose;
+use harness_core::backend::text::Joined;
 use harness_core::backend::{Decoder, Driver, Emitter, NotJson, Summary, parse_value};
 use harness_core::prices::Tokens;
 use harness_core::stored::Accounting;
@@ -90,7 +91,7 @@ pub struct TranscriptDecoder {
     messages: Vec<MessageFigures>,
     accounting: Accounting,
     /// The main thread's last message with text: its id and its texts joined (T10).
-    last_text: Option<(Option<String>, String)>,
+    last_text: Option<(Option<String>, Joined)>,
 }
 
 /// The model name Claude Code gives the messages it writes itself (T3).
@@ -165,11 +166,16 @@ impl TranscriptDecoder {
                 match &mut self.last_text {
                     Some((last, text)) if id.is_some() && *last == id => {
                         for more in texts {
-                            text.push_str("\n\n");
-                            text.push_str(more);
+                            text.push(more);
                         }
                     }
-                    _ => self.last_text = Some((id, texts.join("\n\n"))),
+                    _ => {
+                        let mut text = Joined::default();
+                        for more in texts {
+                            text.push(more);
+                        }
+                        self.last_text = Some((id, text));
+                    }
                 }
             }
         }
@@ -331,7 +337,8 @@ impl Decoder for TranscriptDecoder {
         metrics.cache_creation_input_tokens = Some(Number::from(tokens.cache_write));
         metrics.num_turns = Some(Number::from(accounting.messages));
         metrics.total_cost_usd = accounting.reported_cost.and_then(Number::from_f64);
-        let final_output = self.last_text.as_ref().map(|(_, text)| text.clone());
+        // One block's text is shared by every outcome made from it (S7).
+        let final_output = self.last_text.as_ref().map(|(_, text)| text.text());
         let mut summary = Summary::new(inner.failed, final_output, metrics);
         summary.computed = [
             "input_tokens",

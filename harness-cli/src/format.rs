@@ -863,9 +863,7 @@ mod tests {
     }
 
     fn agent(text: &str) -> Event {
-        Event::new(EventBody::Agent {
-            text: text.to_string(),
-        })
+        Event::new(EventBody::Agent { text: text.into() })
     }
 
     /// What a human printer writes for `events` then an empty outcome, on a terminal

@@ -67,7 +67,8 @@ pub struct ClaudeDecoder {
     transcript: bool,
 
     any_error: bool,
-    final_output: Option<String>,
+    /// The last `result` line's `result`, shared with the outcomes made from it (S7).
+    final_output: Option<std::sync::Arc<str>>,
     structured_output: Option<Value>,
     model_tokens: Option<Tokens>,
     usage_tokens: Tokens,

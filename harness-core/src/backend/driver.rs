@@ -5,6 +5,8 @@
 //! line's [`Disposition`], the event counts (O1), the `started` switch (L1), finish-once, and the
 //! `stream ended without a result` error (S9). A backend writes only its decoding and mapping.
 
+use std::sync::Arc;
+
 use serde_json::Value;
 
 use super::ledger::Ledger;
@@ -60,8 +62,9 @@ pub struct Summary {
     /// Whether the run reported a failure: the outcome's status is then `error`. Otherwise it is
     /// `success` when a terminal line arrived ([`Emitter::terminal`]), else `incomplete` (O1).
     pub failed: bool,
-    /// The agent's final answer (O1).
-    pub final_output: Option<String>,
+    /// The agent's final answer (O1): share the last `agent` event's text rather than copy it
+    /// (S7).
+    pub final_output: Option<Arc<str>>,
     /// The agent's structured output (O1).
     pub structured_output: Option<Value>,
     /// Usage and timing figures (O2, O3).
@@ -73,7 +76,7 @@ pub struct Summary {
 
 impl Summary {
     /// A summary: whether the run failed, the final answer, the figures.
-    pub fn new(failed: bool, final_output: Option<String>, metrics: Metrics) -> Self {
+    pub fn new(failed: bool, final_output: Option<Arc<str>>, metrics: Metrics) -> Self {
         Summary {
             failed,
             final_output,
@@ -105,7 +108,7 @@ impl Summary {
 ///     fn line(&mut self, line: &[u8], out: &mut Emitter<'_>) -> Result<(), NotJson> {
 ///         let value = parse_value(line)?;
 ///         if let Some(text) = value.get("say").and_then(|t| t.as_str()) {
-///             out.emit(EventBody::Agent { text: text.to_string() });
+///             out.emit(EventBody::Agent { text: text.into() });
 ///         } else if value.get("done").is_some() {
 ///             out.terminal();
 ///         } else {
