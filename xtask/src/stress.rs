@@ -12,6 +12,7 @@
 //! | `stream-1gb` | the Claude recordings repeated with fresh ids to 1 GB | 2 × longest line + 32 MB |
 //! | `codex-message-200mb` | one Codex turn whose `agent_message` is a 200 MB line of prose | 2 × longest line + 32 MB |
 //! | `codex-escaped-message-200mb` | the same with JSON-escaped quotes and newlines | 2 × longest line + 32 MB |
+//! | `auto-first-line-200mb` | that message as the first line of a stream whose backend is detected (`--backend auto`; too long to detect, so Claude reads it) | 2 × longest line + 32 MB |
 //! | `pending-1m` | a million tool uses that never get a result (S9) | linear in the pending uses (S7) |
 //! | `resolved-1m` | a million pending tool uses, then their results in reverse order | linear in the pending uses (S7) |
 //! | `classify-10mb-chain`, `-quote` | `harness classify`: 10 MB shell scripts (a long `&&` chain, one unbalanced quote) | 16 × input + 32 MB, linear time (B3) |
@@ -189,14 +190,18 @@ fn long_line(size: u64) -> Generator {
 
 /// One Codex turn whose agent message is a `size`-byte line: its text held by the event and
 /// the outcome's `final_output` (issue 18 item 8). `escaped`: prose with JSON-escaped quotes and
-/// newlines, which is unescaped into a string of its own before it is shared.
-fn codex_message(size: u64, escaped: bool) -> Generator {
+/// newlines, which is unescaped into a string of its own before it is shared. `first`: the
+/// message is the stream's first line, read while the backend is being detected
+/// (`--backend auto`).
+fn codex_message(size: u64, escaped: bool, first: bool) -> Generator {
     Box::new(move |out| {
         let mut w = Counting::new(out);
-        w.put(br#"{"type":"thread.started","thread_id":"stress"}"#)?;
-        w.put(b"\n")?;
-        w.put(br#"{"type":"turn.started"}"#)?;
-        w.put(b"\n")?;
+        if !first {
+            w.put(br#"{"type":"thread.started","thread_id":"stress"}"#)?;
+            w.put(b"\n")?;
+            w.put(br#"{"type":"turn.started"}"#)?;
+            w.put(b"\n")?;
+        }
         let head =
             br#"{"type":"item.completed","item":{"id":"item_0","type":"agent_message","text":""#;
         let tail = br#""}}"#;
@@ -450,7 +455,7 @@ pub fn stress(scale: f64, only: Option<String>) -> Result<()> {
         Scenario {
             name: "codex-message-200mb",
             args: &["normalize", "--backend", "codex"],
-            make: Box::new(|size| codex_message(size, false)),
+            make: Box::new(|size| codex_message(size, false, false)),
             size: 200 * MB,
             bound: Bound::Line,
             check: Box::new(check_codex_message),
@@ -458,10 +463,26 @@ pub fn stress(scale: f64, only: Option<String>) -> Result<()> {
         Scenario {
             name: "codex-escaped-message-200mb",
             args: &["normalize", "--backend", "codex"],
-            make: Box::new(|size| codex_message(size, true)),
+            make: Box::new(|size| codex_message(size, true, false)),
             size: 200 * MB,
             bound: Bound::Line,
             check: Box::new(check_codex_message),
+        },
+        Scenario {
+            name: "auto-first-line-200mb",
+            args: &["normalize"],
+            make: Box::new(|size| codex_message(size, false, true)),
+            size: 200 * MB,
+            bound: Bound::Line,
+            check: Box::new(|f, _| {
+                // Too long to be parsed for detection: the default (Claude) reads the stream,
+                // and keeps both lines as `unknown`, then ends without a result (S9).
+                let counts = outcome_counts(f)?;
+                if counts != serde_json::json!({"unknown": 2, "error": 1}) {
+                    bail!("expected two unknown events and an error, got {counts}");
+                }
+                Ok(())
+            }),
         },
         Scenario {
             name: "pending-1m",
