@@ -12,6 +12,7 @@
 //! | `stream-1gb` | the Claude recordings repeated with fresh ids to 1 GB | 2 × longest line + 32 MB |
 //! | `codex-message-200mb` | one Codex turn whose `agent_message` is a 200 MB line of prose | 2 × longest line + 32 MB |
 //! | `codex-escaped-message-200mb` | the same with JSON-escaped quotes and newlines | 2 × longest line + 32 MB |
+//! | `codex-message-200mb-human` | `codex-message-200mb` through `--format human` | 2 × longest line + 32 MB |
 //! | `auto-first-line-200mb` | that message as the first line of a stream whose backend is detected (`--backend auto`; too long to detect, so Claude reads it) | 2 × longest line + 32 MB |
 //! | `pending-1m` | a million tool uses that never get a result (S9) | linear in the pending uses (S7) |
 //! | `resolved-1m` | a million pending tool uses, then their results in reverse order | linear in the pending uses (S7) |
@@ -467,6 +468,20 @@ pub fn stress(scale: f64, only: Option<String>) -> Result<()> {
             size: 200 * MB,
             bound: Bound::Line,
             check: Box::new(check_codex_message),
+        },
+        Scenario {
+            name: "codex-message-200mb-human",
+            args: &["normalize", "--backend", "codex", "--format", "human"],
+            make: Box::new(|size| codex_message(size, false, false)),
+            size: 200 * MB,
+            bound: Bound::Line,
+            check: Box::new(|f, size| {
+                // The message's line, then the summary.
+                if f.output_bytes < size - size / 5 || !f.last_line.contains("success") {
+                    bail!("{} bytes out, ending {}", f.output_bytes, f.last_line);
+                }
+                Ok(())
+            }),
         },
         Scenario {
             name: "auto-first-line-200mb",
