@@ -36,7 +36,8 @@ pub type OpencodeNormalizer = Driver<OpencodeDecoder>;
 #[derive(Debug, Default)]
 struct Message {
     id: Option<String>,
-    reasoning: Vec<String>,
+    /// Its reasoning parts, joined with a blank line as they arrive (one copy of each, S7).
+    reasoning: String,
     /// Its texts, joined; one part's is shared with its event and the outcome (S7).
     text: Joined,
     /// The last line that added non-empty text (J2).
@@ -117,9 +118,7 @@ impl OpencodeDecoder {
             last_line,
         } = message;
         if !reasoning.is_empty() {
-            let body = EventBody::Reasoning {
-                text: reasoning.join("\n\n"),
-            };
+            let body = EventBody::Reasoning { text: reasoning };
             out.event(Event::new(body).at_line(last_line));
         }
         if !text.is_empty() {
@@ -209,7 +208,10 @@ impl OpencodeDecoder {
         });
         if !text.is_empty() {
             if kind == "reasoning" {
-                message.reasoning.push(text.to_string());
+                if !message.reasoning.is_empty() {
+                    message.reasoning.push_str("\n\n");
+                }
+                message.reasoning.push_str(text);
             } else {
                 message.text.push(text);
             }

@@ -41,3 +41,29 @@ fn s7_p12_a_huge_agent_text_is_held_once_by_its_event_and_the_outcome() {
         usage.peak
     );
 }
+
+#[test]
+fn s7_a_huge_reasoning_part_is_copied_once() {
+    // Its parts were kept, then joined into a second copy.
+    let text = "x".repeat(16 << 20);
+    let lines = [
+        line(
+            "reasoning",
+            json!({"type": "reasoning", "messageID": "msg_1", "text": text}),
+        ),
+        line(
+            "step_finish",
+            json!({"type": "step-finish", "messageID": "msg_1", "reason": "stop"}),
+        ),
+    ];
+    let (events, _outcome, usage) = decode(OpencodeNormalizer::new(config()), &lines);
+    let EventBody::Reasoning { text: thought } = &events[0].body else {
+        panic!("{:?}", events[0]);
+    };
+    assert_eq!(thought, &text);
+    assert!(
+        usage.peak <= text.len() + SLACK,
+        "peak {} bytes",
+        usage.peak
+    );
+}
