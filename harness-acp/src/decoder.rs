@@ -1,9 +1,11 @@
 //! The normalizer of an ACP transcript: the A rules of `docs/acp.md`.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use harness_core::backend::json::Loose;
-use harness_core::backend::text::truncate_chars;
+use harness_core::backend::text::{Joined, truncate_chars};
 use harness_core::backend::{
     Decoder, Driver, Emitter, MAX_WARNING_TEXT, NotJson, Recorded, Summary,
 };
@@ -44,7 +46,7 @@ pub struct AcpDecoder {
     /// The message being assembled (A5): its reasoning, its text, and the last line of each.
     thought: String,
     thought_line: Option<u64>,
-    text: String,
+    text: Joined,
     text_line: Option<u64>,
     metrics: Metrics,
 }
@@ -66,31 +68,28 @@ impl AcpDecoder {
 
     /// A5: the message being assembled, as `reasoning` then `agent`.
     fn flush(&mut self, out: &mut Emitter<'_>) {
-        for (text, line, agent) in [
-            (
-                std::mem::take(&mut self.thought),
-                self.thought_line.take(),
-                false,
-            ),
-            (std::mem::take(&mut self.text), self.text_line.take(), true),
-        ] {
-            if text.is_empty() {
-                continue;
-            }
-            if agent {
-                out.final_output(Some(text.clone()));
-            }
-            let body = if agent {
-                EventBody::Agent { text }
-            } else {
-                EventBody::Reasoning { text }
-            };
-            let mut event = harness_core::Event::new(body);
-            if let Some(line) = line {
-                event = event.at_line(line);
-            }
-            out.event(event);
+        let thought = std::mem::take(&mut self.thought);
+        let line = self.thought_line.take();
+        if !thought.is_empty() {
+            Self::assembled(out, EventBody::Reasoning { text: thought }, line);
         }
+        let text = std::mem::take(&mut self.text);
+        let line = self.text_line.take();
+        if !text.is_empty() {
+            // One chunk's text is shared by the event and the outcome (S7).
+            let text = text.into_text();
+            out.final_output(Some(Arc::clone(&text)));
+            Self::assembled(out, EventBody::Agent { text }, line);
+        }
+    }
+
+    /// An assembled message's event, on the last line that added to it (J2).
+    fn assembled(out: &mut Emitter<'_>, body: EventBody, line: Option<u64>) {
+        let mut event = harness_core::Event::new(body);
+        if let Some(line) = line {
+            event = event.at_line(line);
+        }
+        out.event(event);
     }
 
     fn unknown(out: &mut Emitter<'_>, reason: UnknownReason, raw: Value, tool: ToolRef) {
@@ -553,8 +552,9 @@ impl AcpDecoder {
         out: &mut Emitter<'_>,
     ) -> bool {
         /// What the update does, decided before anything is done.
-        enum Action {
-            Chunk(String),
+        enum Action<'a> {
+            /// A chunk's text, borrowed from the line when it has no escapes (S7).
+            Chunk(Cow<'a, str>),
             Consumed,
             Usage(Option<Number>),
             Tool(String, Vec<(String, Value)>),
@@ -563,7 +563,7 @@ impl AcpDecoder {
             "agent_message_chunk" | "agent_thought_chunk" => {
                 match view::fields(update, "content", &["type", "text"]) {
                     Some(Some([kind, Loose::Str(text)])) if kind.as_str() == Some("text") => {
-                        Action::Chunk(text.into_owned())
+                        Action::Chunk(text)
                     }
                     _ => return false,
                 }

@@ -43,7 +43,7 @@
 //! let EventBody::Command { command, .. } = &events[0].body else { panic!() };
 //! assert_eq!(command, "cargo test");
 //! let EventBody::Agent { text } = &events[1].body else { panic!() };
-//! assert_eq!(text, "All pass.");
+//! assert_eq!(&**text, "All pass."); // an `Arc<str>`, shared with the outcome
 //! assert_eq!(outcome.status, Status::Success);
 //! assert_eq!(outcome.session_id.as_deref(), Some("s-1"));
 //! ```

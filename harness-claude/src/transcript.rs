@@ -36,6 +36,7 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 
 use harness_core::backend::json::{self, Loose};
+use harness_core::backend::text::Joined;
 use harness_core::backend::{Decoder, Driver, Emitter, NotJson, Summary, parse_value};
 use harness_core::prices::Tokens;
 use harness_core::stored::Accounting;
@@ -90,7 +91,7 @@ pub struct TranscriptDecoder {
     messages: Vec<MessageFigures>,
     accounting: Accounting,
     /// The main thread's last message with text: its id and its texts joined (T10).
-    last_text: Option<(Option<String>, String)>,
+    last_text: Option<(Option<String>, Joined)>,
 }
 
 /// The model name Claude Code gives the messages it writes itself (T3).
@@ -123,7 +124,7 @@ impl TranscriptDecoder {
         accounting
     }
 
-    fn account(&mut self, parts: &LineParts<'_>, out: &mut Emitter<'_>) {
+    fn account(&mut self, parts: &LineParts<'_>) {
         let stored = &parts.stored;
         if let Some(at) = stored.timestamp.as_str() {
             self.accounting.timestamp(at);
@@ -165,14 +166,17 @@ impl TranscriptDecoder {
                 match &mut self.last_text {
                     Some((last, text)) if id.is_some() && *last == id => {
                         for more in texts {
-                            text.push_str("\n\n");
-                            text.push_str(more);
+                            text.push(more);
                         }
                     }
-                    _ => self.last_text = Some((id, texts.join("\n\n"))),
+                    _ => {
+                        let mut text = Joined::default();
+                        for more in texts {
+                            text.push(more);
+                        }
+                        self.last_text = Some((id, text));
+                    }
                 }
-                // The last main-thread text is the final answer (T10).
-                out.final_output(self.last_text.as_ref().map(|(_, text)| text.clone()));
             }
         }
         let tokens = tokens_of(&stored.usage);
@@ -234,7 +238,7 @@ impl TranscriptDecoder {
     }
 
     fn on_parts(&mut self, mut parts: LineParts<'_>, text: &str, out: &mut Emitter<'_>) {
-        self.account(&parts, out);
+        self.account(&parts);
         if let Some(thread) = &self.thread {
             parts.parent = Loose::Str(Cow::Owned(thread.clone()));
         }
@@ -313,6 +317,9 @@ impl Decoder for TranscriptDecoder {
 
     fn end(&mut self, out: &mut Emitter<'_>) {
         self.inner.end(out);
+        // T10: the last main-thread text is the final answer; one block's text is shared with
+        // its event, and a joined one is copied once, here (S7).
+        out.final_output(self.last_text.take().map(|(_, text)| text.into_text()));
     }
 
     fn summary(&self) -> Summary {

@@ -153,8 +153,10 @@ impl<W: Write> Printer<W> {
                 return Ok(());
             }
         }
-        let line = human_event(event, self.base.as_deref(), self.color);
-        self.out.write_all(line.as_bytes())?;
+        if !write_said(&mut self.out, event, self.color)? {
+            let line = human_event(event, self.base.as_deref(), self.color);
+            self.out.write_all(line.as_bytes())?;
+        }
         self.out.write_all(b"\n")
     }
 
@@ -368,6 +370,51 @@ impl Style<'_> {
     fn path(&self, path: &str) -> String {
         paint(self.color, BOLD, &show_path(path, self.base))
     }
+}
+
+/// An `agent` or `reasoning` event written piece by piece, byte for byte as [`human_event`]
+/// draws it, without building the line: its text may be hundreds of MB, and is not copied
+/// (S7) unless it holds control characters to show. `false`, having written nothing, for any
+/// other event.
+fn write_said(out: &mut impl Write, event: &Event, color: bool) -> io::Result<bool> {
+    let (text, reasoning) = match &event.body {
+        EventBody::Agent { text } => (&**text, false),
+        EventBody::Reasoning { text } => (text.as_str(), true),
+        _ => return Ok(false),
+    };
+    let prefix = if event.parent_tool_use_id.is_some() {
+        SUB_AGENT
+    } else {
+        ""
+    };
+    let style = Style {
+        base: None,
+        color,
+        label: LABEL - prefix.chars().count(),
+    };
+    // As `render` does: every further line indented to the text column.
+    let further = format!("\n{prefix}{:width$}", "", width = style.label);
+    out.write_all(prefix.as_bytes())?;
+    // A reasoning line is dimmed whole (its label is never empty), an agent's label coloured.
+    let dim = reasoning && color;
+    if reasoning {
+        if dim {
+            out.write_all(DIM.as_bytes())?;
+        }
+        out.write_all(style.plain_label("reasoning").as_bytes())?;
+    } else {
+        out.write_all(style.label(CYAN, "agent").as_bytes())?;
+    }
+    for (i, piece) in multi_line(text).split('\n').enumerate() {
+        if i > 0 {
+            out.write_all(further.as_bytes())?;
+        }
+        out.write_all(piece.as_bytes())?;
+    }
+    if dim {
+        out.write_all(RESET.as_bytes())?;
+    }
+    Ok(true)
 }
 
 /// One event as a readable line (several for multi-line text), without the final newline.
@@ -803,7 +850,7 @@ mod tests {
 
     use harness_core::{Event, EventBody, Expected, Kind, LineRange, Outcome, ToolRef, ToolStatus};
 
-    use super::{Breaks, Format, Printer, visible};
+    use super::{Breaks, Format, Printer, human_event, visible, write_said};
 
     fn tool(name: &str, id: &str) -> ToolRef {
         ToolRef {
@@ -863,9 +910,7 @@ mod tests {
     }
 
     fn agent(text: &str) -> Event {
-        Event::new(EventBody::Agent {
-            text: text.to_string(),
-        })
+        Event::new(EventBody::Agent { text: text.into() })
     }
 
     /// What a human printer writes for `events` then an empty outcome, on a terminal
@@ -1088,5 +1133,41 @@ mod tests {
         for (input, breaks, expected) in table {
             assert_eq!(visible(input, breaks), expected, "{input:?}");
         }
+    }
+
+    #[test]
+    fn s7_a_message_is_written_piece_by_piece_exactly_as_its_line_is_drawn() {
+        // Issue 18 item 8: the human view built a 200 MB message's line three times over
+        // (label and text, indented lines, prefix); it now writes the pieces.
+        let texts = [
+            "one line",
+            "two\nlines",
+            "crlf\r\nand \x1b[2J escapes\n\nand a blank line",
+            "",
+        ];
+        for text in texts {
+            for parent in [None, Some("task_1".to_string())] {
+                for color in [false, true] {
+                    for body in [
+                        EventBody::Agent { text: text.into() },
+                        EventBody::Reasoning {
+                            text: text.to_string(),
+                        },
+                    ] {
+                        let event = Event::new(body).with_parent(parent.clone());
+                        let mut written = Vec::new();
+                        assert!(write_said(&mut written, &event, color).unwrap());
+                        let drawn = human_event(&event, None, color);
+                        assert_eq!(String::from_utf8(written).unwrap(), drawn, "{event:?}");
+                    }
+                }
+            }
+        }
+        let other = Event::new(EventBody::Error {
+            message: "x".into(),
+        });
+        let mut written = Vec::new();
+        assert!(!write_said(&mut written, &other, true).unwrap());
+        assert!(written.is_empty());
     }
 }

@@ -79,13 +79,14 @@ pub enum Detection<'a> {
     /// Not decided yet: the line is held back.
     Undecided,
     /// Decided: the backend, whether the default was taken for want of a deciding line, and
-    /// every line so far (the last one included) in order, to replay.
+    /// the lines held back before this one, in order, to replay; then this line, which is not
+    /// copied (it may be hundreds of MB, S7), from the caller's buffer.
     Decided {
         /// The backend.
         backend: &'a dyn Harness,
         /// The line number that decided, or `None` when the bounds were reached first.
         line: Option<u64>,
-        /// The lines read so far, to push into the backend's normalizer.
+        /// The lines held back before this one, to push into the backend's normalizer.
         lines: Vec<Vec<u8>>,
     },
 }
@@ -120,20 +121,22 @@ impl<'a> Detector<'a> {
     pub fn push(&mut self, line: &[u8]) -> Detection<'a> {
         let fits = self.held_bytes + line.len() <= Self::MAX_BYTES;
         let decided = if fits { self.decides(line) } else { None };
-        self.held.push(line.to_vec());
-        self.held_bytes += line.len();
         match decided {
             Some(backend) => Detection::Decided {
                 backend,
-                line: Some(self.held.len() as u64),
+                line: Some(self.held.len() as u64 + 1),
                 lines: std::mem::take(&mut self.held),
             },
-            None if !fits || self.held.len() >= Self::MAX_LINES => Detection::Decided {
+            None if !fits || self.held.len() + 1 >= Self::MAX_LINES => Detection::Decided {
                 backend: self.default,
                 line: None,
                 lines: std::mem::take(&mut self.held),
             },
-            None => Detection::Undecided,
+            None => {
+                self.held.push(line.to_vec());
+                self.held_bytes += line.len();
+                Detection::Undecided
+            }
         }
     }
 
@@ -215,10 +218,10 @@ impl Decoder<'_> {
             Detection::Undecided => Ok(()),
             Detection::Decided {
                 backend,
-                line,
+                line: number,
                 lines,
             } => {
-                if let Some(number) = line.filter(|_| backend.name() != "claude") {
+                if let Some(number) = number.filter(|_| backend.name() != "claude") {
                     let name = backend.name();
                     let article = if name.starts_with(['a', 'e', 'i', 'o', 'u']) {
                         "an"
@@ -230,7 +233,8 @@ impl Decoder<'_> {
                          NAME chooses another"
                     );
                 }
-                self.start(backend, lines, writer)
+                self.start(backend, lines, writer)?;
+                self.push_line(line, writer)
             }
         }
     }
@@ -346,4 +350,44 @@ pub fn run<W: Write>(
     }
     writer.out.outcome(&outcome).map_err(output_error)?;
     writer.flush()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn s7_the_line_that_decides_is_not_copied_to_be_replayed() {
+        // Issue 18 item 8: a stream that starts with a 200 MB line held a copy of it.
+        let registry = harness::registry();
+        let candidates = || registry.names().filter_map(|n| registry.get(n)).collect();
+        let claude = registry.get("claude").unwrap();
+        let mut detector = Detector::new(candidates(), claude);
+        assert!(matches!(detector.push(b"not json"), Detection::Undecided));
+        let codex = br#"{"type":"thread.started","thread_id":"t"}"#;
+        let Detection::Decided {
+            backend,
+            line,
+            lines,
+        } = detector.push(codex)
+        else {
+            panic!("undecided");
+        };
+        assert_eq!((backend.name(), line), ("codex", Some(2)));
+        assert_eq!(lines, [b"not json".to_vec()]);
+
+        // Too long to parse for detection: the default, without a copy either.
+        let mut detector = Detector::new(candidates(), claude);
+        let long = vec![b'x'; Detector::MAX_BYTES + 1];
+        let Detection::Decided {
+            backend,
+            line,
+            lines,
+        } = detector.push(&long)
+        else {
+            panic!("undecided");
+        };
+        assert_eq!((backend.name(), line), ("claude", None));
+        assert!(lines.is_empty());
+    }
 }

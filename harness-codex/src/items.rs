@@ -35,14 +35,16 @@ fn status_of(item: &Item<'_>) -> ToolStatus {
 
 /// The events of a completed item of type `kind` (X3-X6). `cwd` resolves relative paths (X9).
 pub(crate) fn completed(item: &Item<'_>, kind: &str, cwd: Option<&str>) -> Vec<EventBody> {
-    let text = || item.view.text.non_empty_str().map(str::to_string);
+    let text = || item.view.text.non_empty_str();
     match kind {
         "agent_message" => text()
-            .map(|text| EventBody::Agent { text })
+            .map(|text| EventBody::Agent { text: text.into() })
             .into_iter()
             .collect(),
         "reasoning" => text()
-            .map(|text| EventBody::Reasoning { text })
+            .map(|text| EventBody::Reasoning {
+                text: text.to_string(),
+            })
             .into_iter()
             .collect(),
         "command_execution" => command_events(item, cwd),

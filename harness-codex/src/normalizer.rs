@@ -1,6 +1,7 @@
 //! The incremental normalizer for `codex exec --json` (S and X rules, O1 and O3).
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use harness_core::backend::json::{self, Loose};
 use harness_core::backend::{Decoder, Driver, Emitter, NotJson, Recorded, Summary, parse_value};
@@ -73,8 +74,9 @@ pub struct CodexDecoder {
 
     terminals: u64,
     usage: Usage,
-    /// The last non-empty agent message since the previous terminal line (O1).
-    answer: Option<String>,
+    /// The last non-empty agent message since the previous terminal line (O1): its event's
+    /// text, shared, not a copy (S7).
+    answer: Option<Arc<str>>,
 }
 
 impl CodexDecoder {
@@ -199,7 +201,7 @@ impl CodexDecoder {
                 }
                 for body in completed(item, kind, self.cwd.as_deref()) {
                     if let EventBody::Agent { text } = &body {
-                        self.answer = Some(text.clone());
+                        self.answer = Some(Arc::clone(text));
                     }
                     self.emit_here(out, body);
                 }

@@ -87,6 +87,8 @@ impl RolloutDecoder {
     /// Feeds a line of the live format to the live decoder.
     fn live(&mut self, line: Value, out: &mut Emitter<'_>) {
         let text = line.to_string();
+        // A huge message is not held a third time while the live decoder reads it (S7).
+        drop(line);
         // The live decoder reads any JSON object line: `NotJson` cannot come back.
         let _ = self.inner.line(text.as_bytes(), out);
     }

@@ -1,5 +1,7 @@
 //! The normalized event: one vocabulary for every backend (SPEC §1, §2).
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -236,6 +238,10 @@ impl Expected {
 }
 
 /// The kind-specific part of an event, tagged `"kind"` in JSON (SPEC §1).
+///
+/// An `agent` event's text is an [`Arc<str>`]: the outcome's `final_output` is usually the same
+/// text, and the two share one copy however large it is (S7). It reads as a `&str` (`&*text`)
+/// and is written to JSON as a plain string.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -244,7 +250,8 @@ pub enum EventBody {
     /// Text the agent said, one per assistant message.
     Agent {
         /// The message's text blocks joined with a blank line.
-        text: String,
+        #[cfg_attr(feature = "schema", schemars(with = "String"))]
+        text: Arc<str>,
     },
     /// The agent's visible thinking, one per assistant message.
     Reasoning {

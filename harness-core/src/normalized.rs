@@ -24,7 +24,7 @@ const CHUNK: usize = 64 * 1024;
 /// # struct Echo;
 /// # impl Decoder for Echo {
 /// #     fn line(&mut self, line: &[u8], out: &mut Emitter<'_>) -> Result<(), NotJson> {
-/// #         let text = String::from_utf8_lossy(line).into_owned();
+/// #         let text = String::from_utf8_lossy(line).into();
 /// #         out.emit(EventBody::Agent { text });
 /// #         out.terminal();
 /// #         Ok(())

@@ -1,6 +1,7 @@
 //! The outcome of a run: session id, metrics, final output, how it ended (SPEC §7).
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Number, Value};
@@ -82,6 +83,10 @@ pub fn add_numbers(a: &Number, b: &Number) -> Number {
 
 /// What the run came to, given once at the end (O1). The CLI writes it as its last line,
 /// tagged `"kind": "outcome"` (J9).
+///
+/// `final_output` is an [`Arc<str>`]: when it is the text of the last `agent` event, the event
+/// and the outcome share one copy however large it is (S7). It reads as a `&str`
+/// (`final_output.as_deref()`) and is written to JSON as a plain string.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[non_exhaustive]
@@ -95,7 +100,7 @@ pub struct Outcome {
     /// The agent's final answer, when the backend reports one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "schema", schemars(with = "String"))]
-    pub final_output: Option<String>,
+    pub final_output: Option<Arc<str>>,
     /// Output conforming to a requested JSON schema (Claude's `structured_output`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "schema", schemars(with = "Value"))]

@@ -869,7 +869,7 @@ mod tests {
                 self.ended = true;
                 return;
             }
-            let text = String::from_utf8_lossy(line).into_owned();
+            let text = String::from_utf8_lossy(line).into();
             self.emit(
                 Event::new(EventBody::Agent { text }).at_line(self.lines),
                 out,

@@ -49,7 +49,7 @@ impl<const KEEP_ALL: bool> Decoder for Toy<KEEP_ALL> {
         let field = |key: &str| value.get(key).and_then(Value::as_str);
         match (field("type"), field("id")) {
             (Some("say"), _) if field("text").is_some() => {
-                let text = field("text").unwrap_or_default().to_string();
+                let text = field("text").unwrap_or_default().into();
                 out.emit(EventBody::Agent { text });
             }
             (Some("read"), Some(id)) => {

@@ -1,12 +1,13 @@
 //! The incremental normalizer for `gemini --output-format stream-json` (S and G rules, O1).
 
-use harness_core::backend::text::truncate_chars;
+use harness_core::backend::text::{Joined, truncate_chars};
 use harness_core::backend::{Decoder, Driver, Emitter, NotJson, Summary, parse_value};
 use harness_core::{
     Event, EventBody, Metrics, NormalizerConfig, PendingToolUse, ToolRef, ToolStatus,
     UnknownReason, WarningSource,
 };
 use std::borrow::Cow;
+use std::sync::Arc;
 
 use harness_core::backend::json::Loose;
 use serde_json::{Number, Value};
@@ -41,8 +42,9 @@ pub struct GeminiDecoder {
     cwd: Option<String>,
     workspace: Option<String>,
 
-    /// The assistant chunks of the current turn, joined (G3).
-    text: String,
+    /// The assistant chunks of the current turn, joined (G3); one chunk's text is shared with
+    /// its event and the outcome (S7).
+    text: Joined,
     /// The last line that added non-empty text (J2).
     text_line: Option<u64>,
 
@@ -54,8 +56,8 @@ pub struct GeminiDecoder {
     reported: bool,
     /// The numbers of the last `result` line's `stats` object, in [`wire::STATS`] order (G10).
     stats: Option<[Option<Number>; 4]>,
-    /// The last agent text since the previous `result` line (O1).
-    answer: Option<String>,
+    /// The last agent text since the previous `result` line (O1): its event's, shared (S7).
+    answer: Option<Arc<str>>,
 }
 
 /// A line as a `Value`, for `raw`: it parsed as a view, so it parses as a `Value` (S2).
@@ -122,7 +124,8 @@ impl GeminiDecoder {
         if text.is_empty() {
             return;
         }
-        self.answer = Some(text.clone());
+        let text = text.into_text();
+        self.answer = Some(Arc::clone(&text));
         let mut event = Event::new(EventBody::Agent { text });
         if let Some(line) = line {
             event = event.at_line(line);

@@ -53,7 +53,7 @@
 //! assert_eq!(path, "/repo/notes.txt");
 //! assert_eq!(range.map(|r| (r.start, r.end)), Some((2, Some(3))));
 //! let EventBody::Agent { text } = &events[1].body else { panic!() };
-//! assert_eq!(text, "Lines 2 and 3.");
+//! assert_eq!(&**text, "Lines 2 and 3."); // an `Arc<str>`, shared with the outcome
 //! assert_eq!(events[1].line, Some(6));
 //! assert_eq!(outcome.status, Status::Success);
 //! assert_eq!(outcome.session_id.as_deref(), Some("s-1"));

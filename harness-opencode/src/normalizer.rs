@@ -1,7 +1,10 @@
 //! The incremental normalizer for `opencode run --format json` (the S rules and the P rules of
 //! `docs/opencode.md`).
 
+use std::sync::Arc;
+
 use harness_core::backend::json::Loose;
+use harness_core::backend::text::Joined;
 use harness_core::backend::{Decoder, Driver, Emitter, NotJson, Summary, parse_value};
 use harness_core::{
     Event, EventBody, Metrics, NormalizerConfig, PendingToolUse, ToolRef, UnknownReason,
@@ -33,8 +36,10 @@ pub type OpencodeNormalizer = Driver<OpencodeDecoder>;
 #[derive(Debug, Default)]
 struct Message {
     id: Option<String>,
-    reasoning: Vec<String>,
-    text: Vec<String>,
+    /// Its reasoning parts, joined with a blank line as they arrive (one copy of each, S7).
+    reasoning: String,
+    /// Its texts, joined; one part's is shared with its event and the outcome (S7).
+    text: Joined,
     /// The last line that added non-empty text (J2).
     last_line: u64,
 }
@@ -100,8 +105,8 @@ pub struct OpencodeDecoder {
     message: Option<Message>,
     running: Vec<Running>,
     usage: Usage,
-    /// The last `agent` text and its message (P12).
-    answer: Option<(Option<String>, String)>,
+    /// The last `agent` text and its message (P12): the event's text, shared (S7).
+    answer: Option<(Option<String>, Arc<str>)>,
 }
 
 impl OpencodeDecoder {
@@ -117,14 +122,12 @@ impl OpencodeDecoder {
             last_line,
         } = message;
         if !reasoning.is_empty() {
-            let body = EventBody::Reasoning {
-                text: reasoning.join("\n\n"),
-            };
+            let body = EventBody::Reasoning { text: reasoning };
             out.event(Event::new(body).at_line(last_line));
         }
         if !text.is_empty() {
-            let text = text.join("\n\n");
-            self.answer = Some((id, text.clone()));
+            let text = text.into_text();
+            self.answer = Some((id, Arc::clone(&text)));
             let body = EventBody::Agent { text };
             out.event(Event::new(body).at_line(last_line));
         }
@@ -208,12 +211,14 @@ impl OpencodeDecoder {
             ..Message::default()
         });
         if !text.is_empty() {
-            let texts = if kind == "reasoning" {
-                &mut message.reasoning
+            if kind == "reasoning" {
+                if !message.reasoning.is_empty() {
+                    message.reasoning.push_str("\n\n");
+                }
+                message.reasoning.push_str(text);
             } else {
-                &mut message.text
-            };
-            texts.push(text.to_string());
+                message.text.push(text);
+            }
             message.last_line = out.line().unwrap_or_default();
         }
         out.defer();
@@ -230,7 +235,7 @@ impl OpencodeDecoder {
         out.terminal();
         let message = part.message_id.as_str();
         out.final_output(match &self.answer {
-            Some((id, text)) if id.is_some() && id.as_deref() == message => Some(text.clone()),
+            Some((id, text)) if id.is_some() && id.as_deref() == message => Some(Arc::clone(text)),
             _ => None,
         });
         if reason == Some("error") {

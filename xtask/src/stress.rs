@@ -10,6 +10,10 @@
 //! |---|---|---|
 //! | `line-300mb` | one 300 MB `tool_result` line (file text with escaped newlines) | 2 × longest line + 32 MB |
 //! | `stream-1gb` | the Claude recordings repeated with fresh ids to 1 GB | 2 × longest line + 32 MB |
+//! | `codex-message-200mb` | one Codex turn whose `agent_message` is a 200 MB line of prose | 2 × longest line + 32 MB |
+//! | `codex-escaped-message-200mb` | the same with JSON-escaped quotes and newlines | 2 × longest line + 32 MB |
+//! | `codex-message-200mb-human` | `codex-message-200mb` through `--format human` | 2 × longest line + 32 MB |
+//! | `auto-first-line-200mb` | that message as the first line of a stream whose backend is detected (`--backend auto`; too long to detect, so Claude reads it) | 2 × longest line + 32 MB |
 //! | `pending-1m` | a million tool uses that never get a result (S9) | linear in the pending uses (S7) |
 //! | `resolved-1m` | a million pending tool uses, then their results in reverse order | linear in the pending uses (S7) |
 //! | `classify-10mb-chain`, `-quote` | `harness classify`: 10 MB shell scripts (a long `&&` chain, one unbalanced quote) | 16 × input + 32 MB, linear time (B3) |
@@ -183,6 +187,67 @@ fn long_line(size: u64) -> Generator {
         w.put(b"\n")?;
         Ok(w.done())
     })
+}
+
+/// One Codex turn whose agent message is a `size`-byte line: its text held by the event and
+/// the outcome's `final_output` (issue 18 item 8). `escaped`: prose with JSON-escaped quotes and
+/// newlines, which is unescaped into a string of its own before it is shared. `first`: the
+/// message is the stream's first line, read while the backend is being detected
+/// (`--backend auto`).
+fn codex_message(size: u64, escaped: bool, first: bool) -> Generator {
+    Box::new(move |out| {
+        let mut w = Counting::new(out);
+        if !first {
+            w.put(br#"{"type":"thread.started","thread_id":"stress"}"#)?;
+            w.put(b"\n")?;
+            w.put(br#"{"type":"turn.started"}"#)?;
+            w.put(b"\n")?;
+        }
+        let head =
+            br#"{"type":"item.completed","item":{"id":"item_0","type":"agent_message","text":""#;
+        let tail = br#""}}"#;
+        w.put(head)?;
+        let unit: &[u8] = if escaped {
+            br#"The agent says \"done\" and goes on about the code it read.\n"#
+        } else {
+            b"The agent goes on and on about the code it read, in one long paragraph. "
+        };
+        let body = size.saturating_sub((head.len() + tail.len()) as u64);
+        let block: Vec<u8> = unit.repeat(16_384);
+        let mut left = body;
+        while left >= block.len() as u64 {
+            w.put(&block)?;
+            left -= block.len() as u64;
+        }
+        w.put(&vec![b'x'; usize::try_from(left).unwrap_or(0)])?;
+        w.put(tail)?;
+        w.put(b"\n")?;
+        w.put(br#"{"type":"turn.completed","usage":{"input_tokens":1,"output_tokens":1}}"#)?;
+        w.put(b"\n")?;
+        Ok(w.done())
+    })
+}
+
+/// Checks a [`codex_message`] run: the `agent` event, then the outcome with the message as its
+/// `final_output` (only the outcome's first 64 KiB are kept, so it is not parsed).
+fn check_codex_message(figures: &Figures, size: u64) -> Result<()> {
+    let start =
+        r#"{"kind":"outcome","session_id":"stress","status":"success","final_output":"The agent "#;
+    if figures.output_lines != 2 || !figures.last_line.starts_with(start) {
+        bail!(
+            "expected an agent event and the outcome, got {} lines ending {}",
+            figures.output_lines,
+            &figures.last_line[..figures.last_line.len().min(200)]
+        );
+    }
+    // The text twice (event and outcome), each about the size of its line.
+    if figures.output_bytes < 2 * size - size / 5 {
+        bail!(
+            "{} bytes out for a {size}-byte message",
+            figures.output_bytes
+        );
+    }
+    Ok(())
 }
 
 /// The Claude recordings, repeated with fresh ids, up to `size` bytes.
@@ -384,6 +449,52 @@ pub fn stress(scale: f64, only: Option<String>) -> Result<()> {
                     .unwrap_or(0);
                 if events + 1 != f.output_lines {
                     bail!("counts {events} != {} events written", f.output_lines - 1);
+                }
+                Ok(())
+            }),
+        },
+        Scenario {
+            name: "codex-message-200mb",
+            args: &["normalize", "--backend", "codex"],
+            make: Box::new(|size| codex_message(size, false, false)),
+            size: 200 * MB,
+            bound: Bound::Line,
+            check: Box::new(check_codex_message),
+        },
+        Scenario {
+            name: "codex-escaped-message-200mb",
+            args: &["normalize", "--backend", "codex"],
+            make: Box::new(|size| codex_message(size, true, false)),
+            size: 200 * MB,
+            bound: Bound::Line,
+            check: Box::new(check_codex_message),
+        },
+        Scenario {
+            name: "codex-message-200mb-human",
+            args: &["normalize", "--backend", "codex", "--format", "human"],
+            make: Box::new(|size| codex_message(size, false, false)),
+            size: 200 * MB,
+            bound: Bound::Line,
+            check: Box::new(|f, size| {
+                // The message's line, then the summary.
+                if f.output_bytes < size - size / 5 || !f.last_line.contains("success") {
+                    bail!("{} bytes out, ending {}", f.output_bytes, f.last_line);
+                }
+                Ok(())
+            }),
+        },
+        Scenario {
+            name: "auto-first-line-200mb",
+            args: &["normalize"],
+            make: Box::new(|size| codex_message(size, false, true)),
+            size: 200 * MB,
+            bound: Bound::Line,
+            check: Box::new(|f, _| {
+                // Too long to be parsed for detection: the default (Claude) reads the stream,
+                // and keeps both lines as `unknown`, then ends without a result (S9).
+                let counts = outcome_counts(f)?;
+                if counts != serde_json::json!({"unknown": 2, "error": 1}) {
+                    bail!("expected two unknown events and an error, got {counts}");
                 }
                 Ok(())
             }),

@@ -1,5 +1,7 @@
 //! Message assembly (C3) and its flush points (C4).
 
+use harness_core::backend::text::Joined;
+
 use super::*;
 
 /// An assistant message being assembled (C3).
@@ -9,7 +11,7 @@ pub(super) struct Message {
     pub(super) id: Option<String>,
     pub(super) reasoning: String,
     pub(super) reasoning_line: Option<u64>,
-    pub(super) text: String,
+    pub(super) text: Joined,
     pub(super) text_line: Option<u64>,
     pub(super) tool_ids: Vec<String>,
 }
@@ -70,9 +72,11 @@ impl ClaudeDecoder {
             out.event(event);
         }
         if let Some(line) = message.text_line {
-            let event = Event::new(EventBody::Agent { text: message.text })
-                .at_line(line)
-                .with_parent(message.thread);
+            let event = Event::new(EventBody::Agent {
+                text: message.text.into_text(),
+            })
+            .at_line(line)
+            .with_parent(message.thread);
             out.event(event);
         }
     }
@@ -117,7 +121,7 @@ impl ClaudeDecoder {
                         id: id.map(str::to_string),
                         reasoning: String::new(),
                         reasoning_line: None,
-                        text: String::new(),
+                        text: Joined::default(),
                         text_line: None,
                         tool_ids: Vec::new(),
                     },
@@ -136,7 +140,10 @@ impl ClaudeDecoder {
                 Some("text") => match view.text.as_str() {
                     Some(text) => {
                         if let Some(m) = self.message_mut(seq) {
-                            append(&mut m.text, &mut m.text_line, text, line_no);
+                            if !text.is_empty() {
+                                m.text.push(text);
+                                m.text_line = Some(line_no);
+                            }
                         }
                         if !text.is_empty() {
                             out.defer();

@@ -21,7 +21,7 @@ impl ClaudeDecoder {
         let subtype = line.subtype.as_str();
         let is_error = line.is_error.is_true() || subtype.is_some_and(|s| s.starts_with("error"));
 
-        out.final_output(line.result.as_str().map(str::to_string));
+        out.final_output(line.result.as_str().map(std::sync::Arc::from));
         self.structured_output = line.structured_output.clone();
         if let Some(models) = line.model_usage.as_ref().filter(|m| !m.is_empty()) {
             let mut tokens = Tokens::default();

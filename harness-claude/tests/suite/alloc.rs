@@ -1,50 +1,13 @@
-//! Issue 6: the common lines are read without heap allocation. A counting allocator (per
-//! thread, so parallel tests do not disturb each other) measures what pushing lines costs.
+//! Issue 6: the common lines are read without heap allocation; issue 18 item 8: a huge line
+//! costs a bounded multiple of itself (S7). A counting allocator (per thread, so parallel tests
+//! do not disturb each other) measures what pushing lines costs.
 
-#![allow(unsafe_code)] // A global allocator is `unsafe impl GlobalAlloc`; it only counts.
-
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-
-use harness_agents_claude::ClaudeNormalizer;
-use harness_core::{Normalizer, NormalizerConfig};
-
-struct Counting;
-
-thread_local! {
-    static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
-    static LARGEST: Cell<usize> = const { Cell::new(0) };
-}
-
-// SAFETY: every call is passed to the system allocator unchanged; only a thread-local counter
-// (const-initialized, so touching it never allocates) is added.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.with(|n| n.set(n.get() + 1));
-        LARGEST.with(|n| n.set(n.get().max(layout.size())));
-        // SAFETY: the caller's contract is forwarded as is.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: the caller's contract is forwarded as is.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCATIONS.with(|n| n.set(n.get() + 1));
-        LARGEST.with(|n| n.set(n.get().max(new_size)));
-        // SAFETY: the caller's contract is forwarded as is.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
+use fixtures::alloc::{PeakAlloc, SLACK, allocations, decode, largest_allocation};
+use harness_agents_claude::{ClaudeNormalizer, TranscriptNormalizer};
+use harness_core::{EventBody, Normalizer, NormalizerConfig};
 
 #[global_allocator]
-static COUNTING: Counting = Counting;
-
-fn allocations() -> u64 {
-    ALLOCATIONS.with(Cell::get)
-}
+static PEAK: PeakAlloc = PeakAlloc;
 
 /// How many allocations pushing `line` 100 times costs, after a first push to warm up.
 fn cost_of(line: &str) -> u64 {
@@ -91,13 +54,6 @@ fn a_blank_or_echoed_prompt_line_allocates_nothing() {
     assert_eq!(cost_of(echo), 0);
 }
 
-/// The largest single allocation `f` makes.
-fn largest_allocation(f: impl FnOnce()) -> usize {
-    LARGEST.with(|n| n.set(0));
-    f();
-    LARGEST.with(Cell::get)
-}
-
 #[test]
 fn s2_a_huge_non_json_line_is_not_decoded_whole_for_its_1000_character_warning() {
     // Issue 18 item 8: 8 MB of invalid UTF-8 decoded whole is 24 MB of U+FFFD, for a message
@@ -140,4 +96,73 @@ fn c10a_a_huge_failing_tool_result_is_not_copied_for_its_1000_character_error() 
         assert_eq!(error.chars().count(), 1_000);
         assert!(error.ends_with("xxx"), "{}", &error[..20]);
     }
+}
+
+fn assistant_text(id: &str, text: &str) -> String {
+    serde_json::json!({"type": "assistant", "message": {"id": id, "content": [
+        {"type": "text", "text": text}
+    ]}, "session_id": "s"})
+    .to_string()
+}
+
+#[test]
+fn s7_a_huge_agent_text_is_held_once_by_its_event() {
+    // Issue 18 item 8: a message's single text block is the event's text, not copied again
+    // when the message closes.
+    let text = "x".repeat(16 << 20);
+    let lines = [
+        assistant_text("m", &text),
+        r#"{"type":"result","subtype":"success","is_error":false,"result":"ok"}"#.to_string(),
+    ];
+    let (events, _outcome, usage) =
+        decode(ClaudeNormalizer::new(NormalizerConfig::default()), &lines);
+    let EventBody::Agent { text: said } = &events[0].body else {
+        panic!("{:?}", events[0]);
+    };
+    assert_eq!(said.len(), text.len());
+    assert!(
+        usage.peak <= text.len() + SLACK,
+        "peak {} bytes",
+        usage.peak
+    );
+}
+
+#[test]
+fn s7_a_huge_result_is_held_once_by_the_decoder_and_the_outcome() {
+    // Issue 18 item 8: the outcome's `final_output` shares the decoder's copy of `result`.
+    let text = "x".repeat(16 << 20);
+    let result = serde_json::json!({"type": "result", "subtype": "success", "is_error": false,
+        "result": text, "session_id": "s"})
+    .to_string();
+    let (_events, outcome, usage) = decode(
+        ClaudeNormalizer::new(NormalizerConfig::default()),
+        &[result],
+    );
+    assert_eq!(outcome.final_output.as_deref(), Some(text.as_str()));
+    assert!(
+        usage.peak <= text.len() + SLACK,
+        "peak {} bytes",
+        usage.peak
+    );
+}
+
+#[test]
+fn t10_a_huge_stored_message_is_held_by_its_event_and_once_for_the_outcome() {
+    // Issue 18 item 8: a transcript keeps the main thread's last text for T10 beside the
+    // event's (two copies); every outcome made from it shares that one.
+    let text = "x".repeat(16 << 20);
+    let (events, outcome, usage) = decode(
+        TranscriptNormalizer::new(NormalizerConfig::default()),
+        &[assistant_text("m", &text)],
+    );
+    let EventBody::Agent { text: said } = &events[0].body else {
+        panic!("{:?}", events[0]);
+    };
+    assert_eq!(&**said, text.as_str());
+    assert_eq!(outcome.final_output.as_deref(), Some(text.as_str()));
+    assert!(
+        usage.peak <= 2 * text.len() + SLACK,
+        "peak {} bytes",
+        usage.peak
+    );
 }

@@ -611,7 +611,8 @@ fn check_expect(session: &Session, trace: &Trace) -> Result<(), TestCaseError> {
         let mut texts: Vec<String> = trace
             .of_kind(kind)
             .filter_map(|e| match &e.body {
-                EventBody::Agent { text } | EventBody::Reasoning { text } => Some(text.clone()),
+                EventBody::Agent { text } => Some(text.to_string()),
+                EventBody::Reasoning { text } => Some(text.clone()),
                 _ => None,
             })
             .collect();

@@ -4,6 +4,7 @@
 //! what the SPEC gives. [`run_with`] also checks, for every stream, that the outcome's `counts`
 //! equal the events emitted (O1) and that every event reads back as itself (J1-J10).
 
+mod alloc;
 mod golden;
 mod kit;
 mod live;

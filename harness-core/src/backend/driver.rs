@@ -5,6 +5,8 @@
 //! line's [`Disposition`], the event counts (O1), the `started` switch (L1), finish-once, and the
 //! `stream ended without a result` error (S9). A backend writes only its decoding and mapping.
 
+use std::sync::Arc;
+
 use serde_json::Value;
 
 use super::ledger::Ledger;
@@ -98,7 +100,7 @@ impl Summary {
 ///     fn line(&mut self, line: &[u8], out: &mut Emitter<'_>) -> Result<(), NotJson> {
 ///         let value = parse_value(line)?;
 ///         if let Some(text) = value.get("say").and_then(|t| t.as_str()) {
-///             out.emit(EventBody::Agent { text: text.to_string() });
+///             out.emit(EventBody::Agent { text: text.into() });
 ///         } else if value.get("done").is_some() {
 ///             out.terminal();
 ///         } else {
@@ -174,7 +176,7 @@ struct Facts {
     /// Whether the run reported a failure.
     failed: bool,
     /// The agent's final answer so far. One field, so its type can change in one place.
-    final_output: Option<String>,
+    final_output: Option<Arc<str>>,
 }
 
 /// Where a decoder's events go, with the bookkeeping of the line being read and the outcome's
@@ -315,8 +317,9 @@ impl Emitter<'_> {
         self.facts.failed = true;
     }
 
-    /// The agent's final answer so far (O1), replacing any earlier one; `None` clears it.
-    pub fn final_output(&mut self, text: Option<String>) {
+    /// The agent's final answer so far (O1), replacing any earlier one; `None` clears it. Give
+    /// an `Arc::clone` of the last `agent` event's text rather than a copy (S7).
+    pub fn final_output(&mut self, text: Option<Arc<str>>) {
         self.facts.final_output = text;
     }
 
@@ -493,7 +496,7 @@ mod tests {
                 out.session_id(id);
             }
             if let Some(answer) = value.get("answer") {
-                out.final_output(answer.as_str().map(str::to_string));
+                out.final_output(answer.as_str().map(Arc::from));
             }
             if value.get("failed").is_some() {
                 out.fail();

@@ -1,5 +1,6 @@
 //! Tests grouped by topic, and the helpers they share.
 
+mod alloc;
 mod golden;
 mod kit;
 mod live;
