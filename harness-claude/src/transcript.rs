@@ -356,7 +356,7 @@ impl Decoder for TranscriptDecoder {
 
 #[cfg(test)]
 mod tests {
-    use harness_core::{Disposition, EventBody, Kind, Normalizer, Outcome, Status};
+    use harness_core::{EventBody, Kind, Outcome, Status};
 
     use super::*;
 
@@ -366,13 +366,10 @@ mod tests {
     ) -> (Vec<harness_core::Event>, Outcome, Accounting) {
         let mut normalizer =
             TranscriptNormalizer::with_decoder(decoder, NormalizerConfig::default());
-        let mut events = Vec::new();
-        for line in lines {
-            normalizer.push_line(line.as_bytes(), &mut events);
-        }
-        let outcome = normalizer.finish(&mut events);
-        let accounting = normalizer.decoder().accounting();
-        (events, outcome, accounting)
+        let lines: Vec<&[u8]> = lines.iter().map(|line| line.as_bytes()).collect();
+        let (events, outcome) =
+            harness_core::testkit::normalize_lines(&mut normalizer, &lines, &[]);
+        (events, outcome, normalizer.decoder().accounting())
     }
 
     fn fresh() -> TranscriptDecoder {
@@ -408,21 +405,9 @@ mod tests {
         );
         assert_eq!(
             got,
-            [
-                Disposition::Consumed("C5"),
-                Disposition::Consumed("T6"),
-                Disposition::Deferred,
-                Disposition::Deferred,
-                Disposition::Emitted,
-                Disposition::Consumed("T6"),
-                Disposition::Consumed("T6"),
-                Disposition::Consumed("T7"),
-                Disposition::Emitted,
-                Disposition::Emitted,
-                Disposition::Emitted,
-                Disposition::Emitted,
-                Disposition::Emitted,
-            ]
+            harness_core::testkit::dispositions_of(
+                "C5 T6 deferred deferred emitted T6 T6 T7 emitted emitted emitted emitted emitted"
+            )
         );
     }
 

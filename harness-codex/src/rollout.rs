@@ -44,14 +44,10 @@ use crate::normalizer::CodexDecoder;
 /// A stored Codex rollout's normalizer: the core's [`Driver`] around a [`RolloutDecoder`].
 pub type RolloutNormalizer = Driver<RolloutDecoder>;
 
-/// The top-level types and `event_msg` types a rollout keeps for Codex's own bookkeeping, or
-/// that repeat what an `item_completed` says: consumed by R9.
-pub const BOOKKEEPING: &[&str] = &[
-    "response_item",
-    "compacted",
-    "world_state",
-    "token_usage_record",
-];
+/// The top-level types a rollout keeps for Codex's own bookkeeping, consumed by R9 (which also
+/// consumes `response_item` lines once their tool calls are counted, and every `event_msg` no
+/// other rule reads).
+pub const BOOKKEEPING: &[&str] = &["compacted", "world_state", "token_usage_record"];
 
 /// The decoding of a rollout: R rules in front of the live decoder's X rules.
 #[derive(Debug, Default)]
@@ -412,7 +408,7 @@ fn legacy_unknown(
 
 #[cfg(test)]
 mod tests {
-    use harness_core::{Disposition, Event, Kind, Normalizer, Outcome, Status};
+    use harness_core::{Event, Kind, Outcome, Status};
 
     use super::*;
 
@@ -428,13 +424,10 @@ mod tests {
 
     fn run(lines: &[&str]) -> (Vec<Event>, Outcome, Accounting) {
         let mut normalizer = RolloutNormalizer::new(NormalizerConfig::default());
-        let mut events = Vec::new();
-        for line in lines {
-            normalizer.push_line(line.as_bytes(), &mut events);
-        }
-        let outcome = normalizer.finish(&mut events);
-        let accounting = normalizer.decoder().accounting();
-        (events, outcome, accounting)
+        let lines: Vec<&[u8]> = lines.iter().map(|line| line.as_bytes()).collect();
+        let (events, outcome) =
+            harness_core::testkit::normalize_lines(&mut normalizer, &lines, &[]);
+        (events, outcome, normalizer.decoder().accounting())
     }
 
     /// R1-R9: every line of a rollout has a disposition.
@@ -464,24 +457,9 @@ mod tests {
         );
         assert_eq!(
             got,
-            [
-                Disposition::Consumed("R1"),
-                Disposition::Consumed("R2"),
-                Disposition::Consumed("R3"),
-                Disposition::Consumed("R4"),
-                Disposition::Consumed("R9"),
-                Disposition::Emitted,
-                Disposition::Consumed("R6"),
-                Disposition::Consumed("R9"),
-                Disposition::Consumed("R9"),
-                Disposition::Consumed("R9"),
-                Disposition::Emitted,
-                Disposition::Emitted,
-                Disposition::Emitted,
-                Disposition::Outcome,
-                Disposition::Consumed("R7"),
-                Disposition::Emitted,
-            ]
+            harness_core::testkit::dispositions_of(
+                "R1 R2 R3 R4 R9 emitted R6 R9 R9 R9 emitted emitted emitted outcome R7 emitted"
+            )
         );
     }
 
