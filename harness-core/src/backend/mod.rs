@@ -16,6 +16,7 @@ pub mod reclassify;
 mod recorded;
 mod spec;
 pub mod text;
+pub mod unescape;
 
 pub use driver::{Decoder, Driver, Emitter, NotJson, Summary, parse_value};
 pub use ledger::MAX_WARNING_TEXT;
