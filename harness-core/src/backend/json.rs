@@ -418,11 +418,187 @@ impl<'de, const N: usize> de::DeserializeSeed<'de> for FieldsSeed<N> {
     }
 }
 
-/// A borrowed view of some fields of a JSON object, made by [`crate::json_view!`].
-pub trait JsonView<'de>: Sized {
+/// A borrowed view of some fields of a JSON object, declared with [`crate::json_view!`]: it
+/// reads its fields member by member, on the checked path (through `serde_json`) and on the
+/// fast path ([`Scan`]), from the same declaration.
+///
+/// Fields marked `if costly` in the declaration are read only when `costly` is set (for values
+/// few lines need and that cost much to keep); otherwise they are skipped like unknown members.
+pub trait JsonView<'de>: Default {
+    /// Reads the value of `key` from `map` into its field when `key` names one (a later value
+    /// of the same key replaces it); `false` leaves the value unread, for the caller to skip.
+    fn read_member<A: MapAccess<'de>>(
+        &mut self,
+        key: &str,
+        map: &mut A,
+        costly: bool,
+    ) -> Result<bool, A::Error>;
+
+    /// [`JsonView::read_member`] on the fast path: `Some(false)` leaves the value unread;
+    /// `None` when unsure.
+    fn scan_member(&mut self, key: &str, scan: &mut Scan<'de>, costly: bool) -> Option<bool>;
+
+    /// Reads the members of the object `scan` is at into the view (fields it does not name
+    /// are skipped); `None` when unsure or when the value is not an object.
+    fn scan_members(&mut self, scan: &mut Scan<'de>, costly: bool) -> Option<()> {
+        scan.members(|scan, key| {
+            if !self.scan_member(key, scan, costly)? {
+                scan.skip()?;
+            }
+            Some(())
+        })
+    }
+
     /// Reads the view from one JSON value in one checked pass; `None` when it is not an
     /// object.
-    fn view<D: Deserializer<'de>>(deserializer: D) -> Result<Option<Self>, D::Error>;
+    fn view<D: Deserializer<'de>>(deserializer: D) -> Result<Option<Self>, D::Error> {
+        let mut view = None;
+        Member::read(&mut view, deserializer, false)?;
+        Ok(view)
+    }
+}
+
+/// The type of a field of a [`JsonView`]: how one member's value is read into the field, in
+/// place, on the checked path and on the fast path. Both must read the same value, and the
+/// checked one must fail exactly where a `serde_json::Value` would (S2).
+///
+/// [`Loose`] keeps any value's scalars; `Option<T>` of a view `T` is `Some` when the value is
+/// an object (read in place, a repeated key's last object replacing the view) and `None`
+/// otherwise; `Option<serde_json::Value>` keeps the value whole.
+pub trait Member<'de>: Default {
+    /// Reads the value from `deserializer`; `costly` is passed on to nested views.
+    fn read<D: Deserializer<'de>>(&mut self, deserializer: D, costly: bool)
+    -> Result<(), D::Error>;
+
+    /// Reads the value with the fast reader; `None` when unsure.
+    fn scan(&mut self, scan: &mut Scan<'de>, costly: bool) -> Option<()>;
+}
+
+impl<'de> Member<'de> for Loose<'de> {
+    #[inline]
+    fn read<D: Deserializer<'de>>(&mut self, deserializer: D, _: bool) -> Result<(), D::Error> {
+        *self = Loose::deserialize(deserializer)?;
+        Ok(())
+    }
+
+    #[inline]
+    fn scan(&mut self, scan: &mut Scan<'de>, _: bool) -> Option<()> {
+        *self = scan.loose()?;
+        Some(())
+    }
+}
+
+impl<'de> Member<'de> for Option<serde_json::Value> {
+    fn read<D: Deserializer<'de>>(&mut self, deserializer: D, _: bool) -> Result<(), D::Error> {
+        *self = Some(serde_json::Value::deserialize(deserializer)?);
+        Ok(())
+    }
+
+    /// The value's text, which [`Scan`] found surely JSON, parsed on its own.
+    fn scan(&mut self, scan: &mut Scan<'de>, _: bool) -> Option<()> {
+        *self = Some(serde_json::from_str(scan.raw()?).ok()?);
+        Some(())
+    }
+}
+
+impl<'de, T: JsonView<'de>> Member<'de> for Option<T> {
+    fn read<D: Deserializer<'de>>(
+        &mut self,
+        deserializer: D,
+        costly: bool,
+    ) -> Result<(), D::Error> {
+        deserializer.deserialize_any(ObjectVisitor { slot: self, costly })
+    }
+
+    fn scan(&mut self, scan: &mut Scan<'de>, costly: bool) -> Option<()> {
+        if scan.peek()? != b'{' {
+            scan.skip()?;
+            *self = None;
+            return Some(());
+        }
+        // A repeated key: its last value replaces the whole view.
+        self.insert(T::default()).scan_members(scan, costly)
+    }
+}
+
+/// Reads a view `T` into its slot, in place (views can be large, and moving them costs more
+/// than reading most of them): `Some` when the value is an object, `None` (checked and
+/// skipped) otherwise.
+struct ObjectVisitor<'v, T> {
+    slot: &'v mut Option<T>,
+    costly: bool,
+}
+
+impl<'v, T> ObjectVisitor<'v, T> {
+    fn other<E>(self) -> Result<(), E> {
+        *self.slot = None;
+        Ok(())
+    }
+}
+
+impl<'de, T: JsonView<'de>> Visitor<'de> for ObjectVisitor<'_, T> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+        self.other()
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+        self.other()
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+        self.other()
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+        self.other()
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<(), E> {
+        self.other()
+    }
+
+    fn visit_unit<E>(self) -> Result<(), E> {
+        self.other()
+    }
+
+    fn visit_none<E>(self) -> Result<(), E> {
+        self.other()
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        while seq.next_element::<Checked>()?.is_some() {}
+        self.other()
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        // A repeated key: its last value replaces the whole view.
+        let view = self.slot.insert(T::default());
+        while let Some(Key(key)) = map.next_key()? {
+            if !view.read_member(&key, &mut map, self.costly)? {
+                map.next_value::<Checked>()?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A [`Member`] read in place as a `DeserializeSeed` (for `next_value_seed`).
+#[doc(hidden)]
+pub struct MemberSeed<'v, M>(pub &'v mut M, pub bool);
+
+impl<'de, M: Member<'de>> de::DeserializeSeed<'de> for MemberSeed<'_, M> {
+    type Value = ();
+
+    #[inline]
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        self.0.read(deserializer, self.1)
+    }
 }
 
 /// A [`JsonView`] as a `DeserializeSeed` (for `next_value_seed` and `next_element_seed`).
@@ -457,21 +633,35 @@ pub fn view_of<'de, T: JsonView<'de>>(text: &'de str) -> Option<T> {
     view
 }
 
-#[doc(hidden)]
-pub const fn one(_: &str) -> usize {
-    1
+/// Reads JSON text that holds an object into `view` with the fast reader ([`Scan`]); `None`
+/// when unsure (`view` then partly read), and the caller reads the text the checked way
+/// ([`view_of`], [`JsonView::view`]), which decides.
+pub fn scan_into<'de, T: JsonView<'de>>(text: &'de str, view: &mut T, costly: bool) -> Option<()> {
+    let mut scan = Scan::new(text)?;
+    view.scan_members(&mut scan, costly)?;
+    scan.end()
 }
 
 #[doc(hidden)]
 pub use serde as __serde;
 
-/// Declares a borrowed view of some fields of a JSON object: a struct of [`Loose`] fields, each
-/// read from the key given, with a [`JsonView`] impl that reads them in one checked pass (a
-/// repeated key keeps its last value, other members are skipped with [`Checked`], so the view
-/// fails exactly where a `serde_json::Value` would).
+/// Declares a borrowed view of some fields of a JSON object: a struct with a field per entry,
+/// each read from the key given, and its [`JsonView`] impl, which reads them in one pass, on
+/// the checked path (a repeated key keeps its last value, other members are skipped with
+/// [`Checked`], so the view fails exactly where a `serde_json::Value` would) and on the fast
+/// path ([`Scan`]), which reads the same.
+///
+/// An entry is `field: "key"`, a [`Loose`] field, then optionally `if costly` (the field is
+/// read only when the view is read with `costly` set, see [`JsonView`]), then at most one of:
+/// - `. "name"`: the member `name` of the value, when that is an object ([`Loose`]);
+/// - `[NAMES]`: the members named in the constant array `NAMES`, in its order, when the value
+///   is an object (`Option<[Loose; N]>`);
+/// - `=> Type`: any [`Member`] type, such as `Option<View>` of another view.
 ///
 /// ```
-/// use harness_agents_core::backend::json::{JsonView, view_of};
+/// use harness_agents_core::backend::json::{JsonView, Loose, scan_into, view_of};
+///
+/// const USAGE: [&str; 2] = ["input", "output"];
 ///
 /// harness_agents_core::json_view! {
 ///     /// A tool call.
@@ -480,40 +670,133 @@ pub use serde as __serde;
 ///         name: "name",
 ///         /// `id`.
 ///         id: "call_id",
+///         /// `error.message`.
+///         error: "error"."message",
+///         /// `usage`.
+///         usage: "usage"[USAGE],
+///         /// `input`, when an object.
+///         input: "input" => Option<Input<'a>>,
+///         /// `output`, read only when costly fields are asked for.
+///         output: "output" if costly,
 ///     }
 /// }
 ///
-/// let call: Call<'_> = view_of(r#"{"name":"read","call_id":"c1","input":{"x":[1]}}"#).unwrap();
+/// harness_agents_core::json_view! {
+///     /// A call's input.
+///     pub struct Input<'a> {
+///         /// `path`.
+///         path: "path",
+///     }
+/// }
+///
+/// let text = r#"{"name":"read","call_id":"c1","input":{"path":"a"},"error":{"message":"m"},"usage":{"output":2},"output":"x"}"#;
+/// let call: Call<'_> = view_of(text).unwrap();
 /// assert_eq!(call.name.as_str(), Some("read"));
 /// assert_eq!(call.id.as_str(), Some("c1"));
+/// assert_eq!(call.error.as_str(), Some("m"));
+/// assert_eq!(call.usage, Some([Loose::Absent, Loose::Number(2.into())]));
+/// assert_eq!(call.input.unwrap().path.as_str(), Some("a"));
+/// assert_eq!(call.output, Loose::Absent);
 /// assert!(view_of::<Call<'_>>("[1]").is_none());
+///
+/// let mut fast = Call::default();
+/// scan_into(text, &mut fast, true).unwrap();
+/// assert_eq!(fast.output.as_str(), Some("x"));
+/// assert_eq!(fast.input.unwrap().path.as_str(), Some("a"));
 /// ```
 #[macro_export]
 macro_rules! json_view {
     (
         $(#[$meta:meta])*
         $vis:vis struct $name:ident<$lt:lifetime> {
-            $( $(#[$fmeta:meta])* $field:ident: $key:literal ),* $(,)?
+            $(
+                $(#[$fmeta:meta])*
+                $field:ident: $key:literal
+                $(if $costly:ident)?
+                $(. $sub:literal)?
+                $([$names:ident])?
+                $(=> $ty:ty)?
+            ),* $(,)?
         }
     ) => {
         $(#[$meta])*
         #[derive(Debug, Default)]
         $vis struct $name<$lt> {
-            $( $(#[$fmeta])* pub $field: $crate::backend::json::Loose<$lt>, )*
+            $(
+                $(#[$fmeta])*
+                pub $field: $crate::json_view!(@type $lt [$($sub)?] [$($names)?] [$($ty)?]),
+            )*
         }
 
-        impl<'de> $crate::backend::json::JsonView<'de> for $name<'de> {
-            fn view<D: $crate::backend::json::__serde::Deserializer<'de>>(
-                deserializer: D,
-            ) -> ::core::result::Result<::core::option::Option<Self>, D::Error> {
-                const KEYS: [&str; 0 $(+ $crate::backend::json::one($key))*] = [$($key),*];
-                let fields = $crate::backend::json::__serde::de::DeserializeSeed::deserialize(
-                    $crate::backend::json::FieldsSeed(&KEYS),
-                    deserializer,
-                )?;
-                ::core::result::Result::Ok(fields.map(|[$($field),*]| $name { $($field),* }))
+        impl<$lt> $crate::backend::json::JsonView<$lt> for $name<$lt> {
+            #[inline]
+            fn read_member<A: $crate::backend::json::__serde::de::MapAccess<$lt>>(
+                &mut self,
+                key: &str,
+                map: &mut A,
+                costly: bool,
+            ) -> ::core::result::Result<bool, A::Error> {
+                match key {
+                    $(
+                        $key $(if $crate::json_view!(@costly costly $costly))? => {
+                            $crate::json_view!(
+                                @read map, costly, self.$field, [$($sub)?] [$($names)?]
+                            )
+                        }
+                    )*
+                    _ => return ::core::result::Result::Ok(false),
+                }
+                ::core::result::Result::Ok(true)
+            }
+
+            #[inline]
+            fn scan_member(
+                &mut self,
+                key: &str,
+                scan: &mut $crate::backend::json::Scan<$lt>,
+                costly: bool,
+            ) -> ::core::option::Option<bool> {
+                match key {
+                    $(
+                        $key $(if $crate::json_view!(@costly costly $costly))? => {
+                            $crate::json_view!(
+                                @scan scan, costly, self.$field, [$($sub)?] [$($names)?]
+                            )
+                        }
+                    )*
+                    _ => return ::core::option::Option::Some(false),
+                }
+                ::core::option::Option::Some(true)
             }
         }
+    };
+    (@type $lt:lifetime [] [] []) => { $crate::backend::json::Loose<$lt> };
+    (@type $lt:lifetime [$sub:literal] [] []) => { $crate::backend::json::Loose<$lt> };
+    (@type $lt:lifetime [] [$names:ident] []) => {
+        ::core::option::Option<[$crate::backend::json::Loose<$lt>; $names.len()]>
+    };
+    (@type $lt:lifetime [] [] [$ty:ty]) => { $ty };
+    (@costly $costly:ident $marker:ident) => { $costly };
+    (@read $map:ident, $costly:ident, $slot:expr, [] []) => {
+        $map.next_value_seed($crate::backend::json::MemberSeed(&mut $slot, $costly))?
+    };
+    (@read $map:ident, $costly:ident, $slot:expr, [$sub:literal] []) => {
+        $slot = $map
+            .next_value_seed($crate::backend::json::FieldsSeed(&[$sub]))?
+            .map(|[value]| value)
+            .unwrap_or_default()
+    };
+    (@read $map:ident, $costly:ident, $slot:expr, [] [$names:ident]) => {
+        $slot = $map.next_value_seed($crate::backend::json::FieldsSeed(&$names))?
+    };
+    (@scan $scan:ident, $costly:ident, $slot:expr, [] []) => {
+        $crate::backend::json::Member::scan(&mut $slot, $scan, $costly)?
+    };
+    (@scan $scan:ident, $costly:ident, $slot:expr, [$sub:literal] []) => {
+        $slot = $scan.fields(&[$sub])?.map(|[value]| value).unwrap_or_default()
+    };
+    (@scan $scan:ident, $costly:ident, $slot:expr, [] [$names:ident]) => {
+        $slot = $scan.fields(&$names)?
     };
 }
 
@@ -747,6 +1030,17 @@ impl<'a> Scan<'a> {
             b'-' | b'0'..=b'9' => self.number(),
             _ => None,
         }
+    }
+
+    /// Reads one value with `read`; returns what it read and the value as written.
+    #[inline]
+    pub fn with_text<T>(
+        &mut self,
+        read: impl FnOnce(&mut Self) -> Option<T>,
+    ) -> Option<(T, &'a str)> {
+        let start = self.peek().map(|_| self.pos)?;
+        let value = read(self)?;
+        Some((value, &self.text[start..self.pos]))
     }
 
     /// Skips one value and returns it as written.
@@ -1061,6 +1355,85 @@ mod scan_tests {
                 let naive = bytes.iter().position(|&b| b == b'"' || b == b'\\');
                 assert_eq!(quote_or_backslash(&bytes, 0), naive, "{len} {at}");
             }
+        }
+    }
+
+    const PAIR: [&str; 2] = ["a", "b"];
+
+    crate::json_view! {
+        /// Every kind of entry.
+        #[derive(PartialEq)]
+        struct Every<'a> {
+            /// `k`.
+            plain: "k",
+            /// `e.m`.
+            picked: "e"."m",
+            /// `p.a`, `p.b`.
+            named: "p"[PAIR],
+            /// `v`, whole.
+            whole: "v" => Option<serde_json::Value>,
+            /// `n`, a view.
+            nested: "n" => Option<Inner<'a>>,
+            /// `c`, only when costly.
+            costly: "c" if costly,
+        }
+    }
+
+    crate::json_view! {
+        /// A nested view.
+        #[derive(PartialEq)]
+        struct Inner<'a> {
+            /// `k`.
+            plain: "k",
+            /// `c`, only when costly.
+            costly: "c" if costly,
+        }
+    }
+
+    /// Both readers of a declared view read the same fields, where the fast one is sure.
+    #[test]
+    fn a_declared_view_reads_alike_on_both_paths() {
+        let lines = [
+            r#"{"k":1,"e":{"m":"x\n","z":[1]},"p":{"b":true,"a":null},"v":{"q":[1,{"r":2}]},"c":"y"}"#,
+            r#"{"k":"a","k":"b","e":"not an object","p":[1],"v":null,"n":{"k":"in","c":"deep"}}"#,
+            r#"{"n":{"k":1},"n":7,"e":{"m":1},"e":{"x":2}}"#,
+            r#"{"n":7,"n":{"k":2,"c":"z"},"c":{"o":[]}}"#,
+        ];
+        for text in lines {
+            for costly in [false, true] {
+                let mut checked = None;
+                let mut reader = serde_json::Deserializer::from_str(text);
+                Member::read(&mut checked, &mut reader, costly).unwrap();
+                let mut fast = Every::default();
+                scan_into(text, &mut fast, costly).unwrap();
+                assert_eq!(checked.as_ref(), Some(&fast), "{text} {costly}");
+            }
+        }
+        let every: Every<'_> = view_of(lines[0]).unwrap();
+        assert_eq!(every.plain, Loose::Number(1.into()));
+        assert_eq!(every.picked.as_str(), Some("x\n"));
+        assert_eq!(every.named, Some([Loose::Null, Loose::Bool(true)]));
+        assert_eq!(every.whole, Some(serde_json::json!({"q": [1, {"r": 2}]})));
+        assert_eq!(every.costly, Loose::Absent);
+        let mut costly = Every::default();
+        scan_into(lines[0], &mut costly, true).unwrap();
+        assert_eq!(costly.costly.as_str(), Some("y"));
+        let second: Every<'_> = view_of(lines[1]).unwrap();
+        assert_eq!(second.plain.as_str(), Some("b"));
+        assert_eq!((second.picked, second.named), (Loose::Absent, None));
+        let nested = second.nested.unwrap();
+        assert_eq!(nested.plain.as_str(), Some("in"));
+        assert_eq!(nested.costly, Loose::Absent);
+        // A repeated key's last value decides: an object, or none.
+        let third: Every<'_> = view_of(lines[2]).unwrap();
+        assert!(third.nested.is_none());
+        assert_eq!(third.picked, Loose::Absent);
+        let fourth: Every<'_> = view_of(lines[3]).unwrap();
+        assert_eq!(fourth.nested.unwrap().plain, Loose::Number(2.into()));
+        // What a `Value` refuses, both refuse.
+        for text in [r#"{"v":[1e400]}"#, r#"{"n":{"x":"\ud800"}}"#, r#"{"e":{"m":1,}}"#] {
+            assert!(view_of::<Every<'_>>(text).is_none(), "{text}");
+            assert!(scan_into(text, &mut Every::default(), false).is_none(), "{text}");
         }
     }
 
