@@ -109,12 +109,21 @@ impl<'de> Member<'de> for ItemField<'de> {
     }
 
     fn scan(&mut self, scan: &mut Scan<'de>, costly: bool) -> Option<()> {
-        let (view, raw) = scan.with_text(|scan| {
-            let mut view = None;
-            view.scan(scan, costly)?;
-            Some(view)
-        })?;
-        *self = ItemField::of(view, raw);
+        if scan.peek()? != b'{' {
+            scan.skip()?;
+            *self = ItemField::Other;
+            return Some(());
+        }
+        // Read in place: moving the view costs more than reading most of it.
+        *self = ItemField::Object(Item {
+            view: ItemView::default(),
+            raw: "",
+        });
+        let ItemField::Object(item) = self else {
+            return None;
+        };
+        let ((), raw) = scan.with_text(|scan| item.view.scan_members(scan, costly))?;
+        item.raw = raw;
         Some(())
     }
 }
