@@ -146,9 +146,14 @@ fn wrapped_script(argv: &[String]) -> Option<&str> {
     let [program, flag, script] = argv else {
         return None;
     };
+    is_wrapper(program, flag).then_some(script.as_str())
+}
+
+/// Whether `[program, flag, script]` is a shell wrapper: bash, zsh or sh (any path) with
+/// `-c` or `-lc` (X4).
+fn is_wrapper(program: &str, flag: &str) -> bool {
     let name = Path::new(program).file_name().and_then(|n| n.to_str());
-    let shell = matches!(name, Some("bash" | "zsh" | "sh"));
-    (shell && (flag == "-c" || flag == "-lc")).then_some(script.as_str())
+    matches!(name, Some("bash" | "zsh" | "sh")) && (flag == "-c" || flag == "-lc")
 }
 
 /// X4: a `command_execution` item: read/search/list events when every part Codex finds is one
@@ -159,14 +164,25 @@ fn command_events(item: &Item<'_>, cwd: Option<&str>) -> Vec<EventBody> {
     let Some(line) = item.view.command.as_str() else {
         return vec![unknown(UnknownReason::MalformedToolUse, item, tool)];
     };
-    let argv = split_command(line);
-    let command = wrapped_script(&argv).unwrap_or(line);
     let exit_code = match &item.view.exit_code {
         Loose::Number(n) if n.is_i64() || n.is_u64() => Some(n.clone()),
         _ => None,
     };
-    let input = ShellInput::Argv(&argv);
-    shell_events(input, command, exit_code, cwd, &status_of(item), &tool)
+    let status = status_of(item);
+    // A wrapper's script is classified on its own, as the classifier would take it out of
+    // the argv; the usual `bash -lc 'SCRIPT'` is not even split into words.
+    if let Some([program, flag, script]) = wrapper_words(line) {
+        if is_wrapper(program, flag) {
+            let input = ShellInput::Script(script);
+            return shell_events(input, script, exit_code, cwd, &status, &tool);
+        }
+    }
+    let argv = split_command(line);
+    let (command, input) = match wrapped_script(&argv) {
+        Some(script) => (script, ShellInput::Script(script)),
+        None => (line, ShellInput::Argv(&argv)),
+    };
+    shell_events(input, command, exit_code, cwd, &status, &tool)
 }
 
 /// A command line's words, as `shlex::split` gives them (the whole line as one word when it
@@ -379,6 +395,34 @@ mod tests {
                 completed: Value::Bool(true),
             }])
         );
+    }
+
+    /// X4: a wrapper's script classified on its own gives the events its argv gives (the
+    /// classifier takes the script out of a `[bash|zsh|sh, -c|-lc, SCRIPT]` argv itself).
+    #[test]
+    fn x4_a_wrapper_script_classifies_as_its_argv() {
+        let ok = ToolStatus {
+            success: true,
+            error: None,
+        };
+        let tool = ToolRef::default();
+        for line in [
+            "/bin/bash -lc 'cat README.md'",
+            "bash -c 'cd src && cat util.py'",
+            "/usr/bin/zsh -lc 'rg -n foo . | head'",
+            "sh -c 'ls -la; make'",
+            "/bin/bash -lc \"sed -n '1,5p' src/app.py\"",
+        ] {
+            let argv = split_command(line);
+            let script = wrapped_script(&argv).unwrap();
+            for cwd in [None, Some("/w")] {
+                assert_eq!(
+                    shell_events(ShellInput::Script(script), script, None, cwd, &ok, &tool),
+                    shell_events(ShellInput::Argv(&argv), script, None, cwd, &ok, &tool),
+                    "{line}"
+                );
+            }
+        }
     }
 
     /// X6: the changes read from the item's text give the events the item as a `Value` gives.
