@@ -1162,7 +1162,8 @@ const SIMPLE_ESCAPES: [bool; 256] = {
     table
 };
 
-/// Whether `bytes` hold a byte below 0x20; eight bytes at a time, in a loop that vectorizes.
+/// Whether `bytes` hold a byte below 0x20; eight bytes at a time, in a loop that vectorizes,
+/// and the last few as the last eight (read again), not one by one.
 fn has_control(bytes: &[u8]) -> bool {
     const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
     const SPACES: u64 = u64::from_ne_bytes([0x20; 8]);
@@ -1175,7 +1176,18 @@ fn has_control(bytes: &[u8]) -> bool {
         // Some byte of `word` is below 0x20 exactly when this is not zero.
         below |= word.wrapping_sub(SPACES) & !word;
     }
-    below & HIGH != 0 || words.remainder().iter().any(|&b| b < 0x20)
+    // The last few bytes as the last eight, read again: no loop over them.
+    let rest = words.remainder().len();
+    if rest > 0 {
+        let Some(last) = bytes.len().checked_sub(8) else {
+            return bytes.iter().any(|&b| b < 0x20);
+        };
+        let mut chunk = [0; 8];
+        chunk.copy_from_slice(&bytes[last..]);
+        let word = u64::from_le_bytes(chunk);
+        below |= word.wrapping_sub(SPACES) & !word;
+    }
+    below & HIGH != 0
 }
 
 /// The position of the closing quote of a string read from `from` (inside the string, not
