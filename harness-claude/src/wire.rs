@@ -14,7 +14,7 @@ use std::borrow::Cow;
 use std::fmt;
 
 use harness_core::backend::json::{
-    Checked, FieldsSeed, JsonView, Key, Loose, ViewSeed, depth_exceeds,
+    Checked, FieldsSeed, JsonView, Key, Loose, ViewSeed, depth_exceeds, view_of,
 };
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
@@ -319,38 +319,18 @@ harness_core::json_view! {
     }
 }
 
+harness_core::json_view! {
+    /// A recorded tool use block, for its `input`.
+    struct ToolUseBlock<'a> {
+        /// `input`, when an object.
+        input: "input" => Option<InputView<'a>>,
+    }
+}
+
 /// The `input` of a recorded tool use block (kept as text), when it is an object. The text was
 /// read as valid JSON when recorded, so `None` also covers what cannot happen.
 pub(crate) fn tool_input(block: &str) -> Option<InputView<'_>> {
-    struct BlockInput;
-    impl<'de> DeserializeSeed<'de> for BlockInput {
-        type Value = Option<InputView<'de>>;
-        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-            struct V;
-            impl<'de> Visitor<'de> for V {
-                type Value = Option<InputView<'de>>;
-                fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                    f.write_str("a tool use block")
-                }
-                other_values!(None);
-                other_seq!(None);
-                fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-                    let mut input = None;
-                    while let Some(Key(key)) = map.next_key()? {
-                        if key == "input" {
-                            input = map.next_value_seed(ViewSeed::<InputView<'de>>::new())?;
-                        } else {
-                            map.next_value::<Checked>()?;
-                        }
-                    }
-                    Ok(input)
-                }
-            }
-            d.deserialize_any(V)
-        }
-    }
-    let mut reader = serde_json::Deserializer::from_str(block);
-    BlockInput.deserialize(&mut reader).ok().flatten()
+    view_of::<ToolUseBlock<'_>>(block)?.input
 }
 
 /// Token figures as a result reports them (O2); `Loose` so that non-numbers are ignored.

@@ -11,7 +11,7 @@ use harness_core::{
 };
 use serde_json::{Number, Value};
 
-use crate::items::{completed, plan_items};
+use crate::items::{completed, plan_items_of};
 use crate::wire::{self, Item, ItemField, LineParts, reparse};
 
 /// An item started or updated but not completed yet (X2).
@@ -179,7 +179,7 @@ impl CodexDecoder {
                     }
                 }
                 if kind == "todo_list" {
-                    self.plan(&item.value(), id, out);
+                    self.plan(item, id, out);
                 }
             }
             Phase::Completed => {
@@ -192,7 +192,7 @@ impl CodexDecoder {
                     self.open.remove(id);
                 }
                 if kind == "todo_list" {
-                    self.plan(&item.value(), id, out);
+                    self.plan(item, id, out);
                     // X5: the last plan of an id is kept only until its item completes (S7).
                     if let Some(id) = id {
                         self.plans.remove(id);
@@ -247,8 +247,8 @@ impl CodexDecoder {
     }
 
     /// X5: a `plan` event, unless the same id's last plan had the same items.
-    fn plan(&mut self, item: &Value, id: Option<&str>, out: &mut Emitter<'_>) {
-        let items = plan_items(item);
+    fn plan(&mut self, item: &Item<'_>, id: Option<&str>, out: &mut Emitter<'_>) {
+        let items = plan_items_of(item);
         if let Some(id) = id {
             if self.plans.get(id) == Some(&items) {
                 return;

@@ -1,7 +1,8 @@
 //! Borrowed, typed views of `codex exec --json` lines: the parse phase of the normalizer.
 //!
-//! A line is read in one pass by [`Scan`], the core's fast reader of text that is surely JSON:
-//! it keeps the fields the X rules use, as [`Loose`] values (a repeated key keeps its last
+//! Each view is declared once with `json_view!`, which makes both of its readers. A line is
+//! read in one pass by [`Scan`], the core's fast reader of text that is surely JSON: it keeps
+//! the fields the X rules use, as [`Loose`] values (a repeated key keeps its last
 //! value, as in a `serde_json::Value`), and the item's JSON text, which a recorded item (X2)
 //! and the rare events that carry raw JSON need; every string it skips (a command's
 //! `aggregated_output` is usually most of the bytes) is checked, escapes and surrogate pairs
@@ -9,12 +10,14 @@
 //! key, a long number, deep nesting, or any error) is read again the checked way: serde
 //! visitors that skip with [`Checked`], so that a line fails exactly where `Value` parsing
 //! fails (S2). Both ways read the same parts, which the tests compare.
-
-use std::fmt;
+//!
+//! [`Loose`]: harness_core::backend::json::Loose
+//! [`Checked`]: harness_core::backend::json::Checked
 
 use harness_core::backend::NotJson;
-use harness_core::backend::json::{Checked, FieldsSeed, JsonView, Key, Loose, Scan, depth_exceeds};
-use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, Visitor};
+use harness_core::backend::json::{JsonView, Member, Scan, depth_exceeds, scan_into, view_of};
+use serde::Deserialize;
+use serde::de::{self, Deserializer};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
@@ -43,47 +46,6 @@ harness_core::json_view! {
         tool: "tool",
         /// `message` of an `error` item.
         message: "message",
-    }
-}
-
-/// The keys of [`ItemView`], in the order of its fields.
-const ITEM_NAMES: [&str; 9] = [
-    "id",
-    "type",
-    "text",
-    "command",
-    "status",
-    "exit_code",
-    "server",
-    "tool",
-    "message",
-];
-
-impl<'a> ItemView<'a> {
-    /// The view of the fields read in the order of [`ITEM_NAMES`].
-    fn of(fields: [Loose<'a>; 9]) -> Self {
-        let [
-            id,
-            kind,
-            text,
-            command,
-            status,
-            exit_code,
-            server,
-            tool,
-            message,
-        ] = fields;
-        ItemView {
-            id,
-            kind,
-            text,
-            command,
-            status,
-            exit_code,
-            server,
-            tool,
-            message,
-        }
     }
 }
 
@@ -131,71 +93,66 @@ pub(crate) const USAGE_NAMES: [&str; 4] = [
     "reasoning_output_tokens",
 ];
 
-/// The fields of a line the X rules read.
-#[derive(Debug, Default)]
-pub(crate) struct LineParts<'a> {
-    /// `type`.
-    pub kind: Loose<'a>,
-    /// `thread_id` (X1).
-    pub thread_id: Loose<'a>,
-    /// `item` (X2).
-    pub item: ItemField<'a>,
-    /// `usage`, in the order of [`USAGE_NAMES`], when an object (O3).
-    pub usage: Option<[Loose<'a>; 4]>,
-    /// `error.message` of `turn.failed`, when `error` is an object (X7).
-    pub error_message: Loose<'a>,
-    /// `message` of a top-level `error` line (X7).
-    pub message: Loose<'a>,
+/// A line's `item` as a field of [`LineParts`]: its view and its text, read in one pass.
+impl<'de> Member<'de> for ItemField<'de> {
+    fn read<D: Deserializer<'de>>(&mut self, deserializer: D, _: bool) -> Result<(), D::Error> {
+        let raw = <&'de RawValue>::deserialize(deserializer)?.get();
+        // Taking the text skips the item unchecked; reading its view checks it, but counts
+        // nesting from the item, which `Value` counts from the line.
+        if depth_exceeds(raw, MAX_ITEM_DEPTH) {
+            return Err(de::Error::custom("recursion limit exceeded"));
+        }
+        let mut reader = serde_json::Deserializer::from_str(raw);
+        let view = ItemView::view(&mut reader).map_err(de::Error::custom)?;
+        *self = ItemField::of(view, raw);
+        Ok(())
+    }
+
+    fn scan(&mut self, scan: &mut Scan<'de>, costly: bool) -> Option<()> {
+        if scan.peek()? != b'{' {
+            scan.skip()?;
+            *self = ItemField::Other;
+            return Some(());
+        }
+        // Read in place: moving the view costs more than reading most of it.
+        *self = ItemField::Object(Item {
+            view: ItemView::default(),
+            raw: "",
+        });
+        let ItemField::Object(item) = self else {
+            return None;
+        };
+        let ((), raw) = scan.with_text(|scan| item.view.scan_members(scan, costly))?;
+        item.raw = raw;
+        Some(())
+    }
 }
 
-struct LineSeed;
-
-impl<'de> DeserializeSeed<'de> for LineSeed {
-    type Value = Option<LineParts<'de>>;
-
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
-        struct LineVisitor;
-        impl<'de> Visitor<'de> for LineVisitor {
-            type Value = Option<LineParts<'de>>;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a JSON object")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-                let mut parts = LineParts::default();
-                while let Some(Key(key)) = map.next_key()? {
-                    match key.as_ref() {
-                        "type" => parts.kind = map.next_value()?,
-                        "thread_id" => parts.thread_id = map.next_value()?,
-                        "message" => parts.message = map.next_value()?,
-                        "usage" => parts.usage = map.next_value_seed(FieldsSeed(&USAGE_NAMES))?,
-                        "error" => {
-                            let fields = map.next_value_seed(FieldsSeed(&["message"]))?;
-                            parts.error_message = fields.map(|[m]| m).unwrap_or_default();
-                        }
-                        "item" => {
-                            let raw = map.next_value::<&'de RawValue>()?.get();
-                            // Taking the text skips the item unchecked; reading its view checks
-                            // it, but counts nesting from the item, which `Value` counts from
-                            // the line.
-                            if depth_exceeds(raw, MAX_ITEM_DEPTH) {
-                                return Err(de::Error::custom("recursion limit exceeded"));
-                            }
-                            let mut reader = serde_json::Deserializer::from_str(raw);
-                            let view = ItemView::view(&mut reader).map_err(de::Error::custom)?;
-                            parts.item = match view {
-                                Some(view) => ItemField::Object(Item { view, raw }),
-                                None => ItemField::Other,
-                            };
-                        }
-                        _ => {
-                            map.next_value::<Checked>()?;
-                        }
-                    }
-                }
-                Ok(Some(parts))
-            }
+impl<'a> ItemField<'a> {
+    /// The field of an item read as `view` (`None` when not an object) from `raw`.
+    fn of(view: Option<ItemView<'a>>, raw: &'a str) -> Self {
+        match view {
+            Some(view) => ItemField::Object(Item { view, raw }),
+            None => ItemField::Other,
         }
-        deserializer.deserialize_map(LineVisitor)
+    }
+}
+
+harness_core::json_view! {
+    /// The fields of a line the X rules read.
+    pub(crate) struct LineParts<'a> {
+        /// `type`.
+        kind: "type",
+        /// `thread_id` (X1).
+        thread_id: "thread_id",
+        /// `item` (X2).
+        item: "item" => ItemField<'a>,
+        /// `usage`, in the order of [`USAGE_NAMES`], when an object (O3).
+        usage: "usage"[USAGE_NAMES],
+        /// `error.message` of `turn.failed`, when `error` is an object (X7).
+        error_message: "error"."message",
+        /// `message` of a top-level `error` line (X7).
+        message: "message",
     }
 }
 
@@ -216,41 +173,13 @@ pub(crate) fn parse<'a>(text: &'a str, parts: &mut LineParts<'a>) -> Result<(), 
 /// partly read. It reads exactly what [`parse_checked`] reads, which
 /// the tests compare.
 fn scan<'a>(text: &'a str, parts: &mut LineParts<'a>) -> Option<()> {
-    let mut scan = Scan::new(text)?;
-    scan.members(|scan, key| {
-        match key {
-            "type" => parts.kind = scan.loose()?,
-            "thread_id" => parts.thread_id = scan.loose()?,
-            "message" => parts.message = scan.loose()?,
-            "usage" => parts.usage = scan.fields(&USAGE_NAMES)?,
-            "error" => {
-                let fields = scan.fields(&["message"])?;
-                parts.error_message = fields.map(|[m]| m).unwrap_or_default();
-            }
-            "item" => {
-                let (fields, raw) = scan.fields_and_text(&ITEM_NAMES)?;
-                parts.item = match fields {
-                    Some(fields) => ItemField::Object(Item {
-                        view: ItemView::of(fields),
-                        raw,
-                    }),
-                    None => ItemField::Other,
-                };
-            }
-            _ => scan.skip()?,
-        }
-        Some(())
-    })?;
-    scan.end()
+    scan_into(text, parts, false)
 }
 
 /// The checked path: reads the parts of a line through `serde_json`; `None` when it is not
 /// valid JSON (S2).
 fn parse_checked(text: &str) -> Option<LineParts<'_>> {
-    let mut reader = serde_json::Deserializer::from_str(text);
-    let parts = LineSeed.deserialize(&mut reader).ok()??;
-    reader.end().ok()?;
-    Some(parts)
+    view_of(text)
 }
 
 /// Parses JSON text the normalizer already knows to be valid; `null` should that ever fail,

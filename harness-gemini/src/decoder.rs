@@ -6,10 +6,9 @@ use harness_core::{
     Event, EventBody, Metrics, NormalizerConfig, PendingToolUse, ToolRef, ToolStatus,
     UnknownReason, WarningSource,
 };
-use std::borrow::Cow;
 use std::sync::Arc;
 
-use harness_core::backend::json::Loose;
+use harness_core::backend::json::{JsonView, Loose};
 use serde_json::{Number, Value};
 
 use crate::tools::{self, Context, Mapping};
@@ -75,38 +74,10 @@ fn tool_raw(tool_use: Value, tool_result: Value) -> Value {
     Value::Object(raw)
 }
 
-/// A field of a `Value` line as a [`Loose`] borrowing from it.
-fn loose<'v>(value: &'v Value, key: &str) -> Loose<'v> {
-    match value.get(key) {
-        None => Loose::Absent,
-        Some(Value::Null) => Loose::Null,
-        Some(Value::Bool(b)) => Loose::Bool(*b),
-        Some(Value::Number(n)) => Loose::Number(n.clone()),
-        Some(Value::String(s)) => Loose::Str(Cow::Borrowed(s)),
-        Some(Value::Array(_)) => Loose::Array,
-        Some(Value::Object(_)) => Loose::Object,
-    }
-}
-
 /// The view of an object line already parsed as a `Value` (the view and the `Value` accept the
 /// same lines, so this path only exists for safety).
 fn view_of(value: &Value) -> LineView<'_> {
-    let object = |key: &str| value.get(key).filter(|v| v.is_object());
-    LineView {
-        kind: loose(value, "type"),
-        session_id: loose(value, "session_id"),
-        role: loose(value, "role"),
-        content: loose(value, "content"),
-        tool_name: loose(value, "tool_name"),
-        tool_id: loose(value, "tool_id"),
-        parameters: value.get("parameters").cloned(),
-        status: loose(value, "status"),
-        output: loose(value, "output"),
-        error_message: object("error").map_or(Loose::Absent, |e| loose(e, "message")),
-        severity: loose(value, "severity"),
-        message: loose(value, "message"),
-        stats: object("stats").map(|s| wire::STATS.map(|key| loose(s, key))),
-    }
+    LineView::view(value).ok().flatten().unwrap_or_default()
 }
 
 impl GeminiDecoder {
@@ -221,7 +192,7 @@ impl GeminiDecoder {
             Self::unknown(out, UnknownReason::MalformedToolUse, raw, tool);
             return;
         };
-        let params = view.parameters.unwrap_or(Value::Null);
+        let params = wire::Params::value(view.parameters);
         let tool_ref = ToolRef {
             tool: tool.clone(),
             tool_use_id: Some(id.clone()),

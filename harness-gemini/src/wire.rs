@@ -13,46 +13,48 @@
 //! the members the tool map reads ([`PARAMS`]); a non-object is `null`, which the tool map
 //! treats as every non-object. A repeated key keeps its last value, as in a `Value`. Lines
 //! whose events need the line itself as `raw` are parsed again into a `Value` when (rarely)
-//! that happens.
+//! that happens. The view is declared once with `json_view!`, which makes both of its readers.
+//!
+//! [`Loose`]: harness_core::backend::json::Loose
+//! [`Checked`]: harness_core::backend::json::Checked
 
-use std::fmt;
-
-use harness_core::backend::json::{Checked, FieldsSeed, Key, Loose, Scan};
-use serde::Deserialize;
-use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use harness_core::backend::json::{JsonView, Scan, scan_into, view_of};
+use serde::de::MapAccess;
 use serde_json::{Map, Value};
 
-/// The top-level fields the rules read; every one absent unless the line has it.
-#[derive(Debug, Default, PartialEq)]
-pub(crate) struct LineView<'a> {
-    /// `type`.
-    pub kind: Loose<'a>,
-    /// `session_id` of `init`.
-    pub session_id: Loose<'a>,
-    /// `role` of `message`.
-    pub role: Loose<'a>,
-    /// `content` of `message`.
-    pub content: Loose<'a>,
-    /// `tool_name` of `tool_use`.
-    pub tool_name: Loose<'a>,
-    /// `tool_id` of `tool_use` and `tool_result`.
-    pub tool_id: Loose<'a>,
-    /// `parameters` of `tool_use`: an object keeps only the members named in [`PARAMS`] (all
-    /// the tool map reads), anything else is `null`; every member is still checked.
-    pub parameters: Option<Value>,
-    /// `status` of `tool_result` and `result`.
-    pub status: Loose<'a>,
-    /// `output` of `tool_result`.
-    pub output: Loose<'a>,
-    /// `error.message` of `tool_result` and `result` (absent when `error` is no object).
-    pub error_message: Loose<'a>,
-    /// `severity` of `error`.
-    pub severity: Loose<'a>,
-    /// `message` of `error`.
-    pub message: Loose<'a>,
-    /// `stats` of `result`, when an object: `input_tokens`, `output_tokens`, `cached`,
-    /// `duration_ms`.
-    pub stats: Option<[Loose<'a>; 4]>,
+harness_core::json_view! {
+    /// The top-level fields the rules read; every one absent unless the line has it.
+    #[derive(PartialEq)]
+    pub(crate) struct LineView<'a> {
+        /// `type`.
+        kind: "type",
+        /// `session_id` of `init`.
+        session_id: "session_id",
+        /// `role` of `message`.
+        role: "role",
+        /// `content` of `message`.
+        content: "content",
+        /// `tool_name` of `tool_use`.
+        tool_name: "tool_name",
+        /// `tool_id` of `tool_use` and `tool_result`.
+        tool_id: "tool_id",
+        /// `parameters` of `tool_use`, when an object: only its members named in [`PARAMS`]
+        /// (all the tool map reads); every member is still checked.
+        parameters: "parameters" => Option<Params>,
+        /// `status` of `tool_result` and `result`.
+        status: "status",
+        /// `output` of `tool_result`.
+        output: "output",
+        /// `error.message` of `tool_result` and `result` (absent when `error` is no object).
+        error_message: "error"."message",
+        /// `severity` of `error`.
+        severity: "severity",
+        /// `message` of `error`.
+        message: "message",
+        /// `stats` of `result`, when an object: `input_tokens`, `output_tokens`, `cached`,
+        /// `duration_ms`.
+        stats: "stats"[STATS],
+    }
 }
 
 /// The members of `parameters` the tool map (G6-G8) reads, whatever the tool; the others
@@ -68,112 +70,47 @@ pub(crate) const PARAMS: [&str; 8] = [
     "todos",
 ];
 
-/// Reads `parameters` as the tool map sees it: an object with only the [`PARAMS`] members
-/// (the last of a repeated key, as in a `Value`), and `null` for any other JSON value, which
-/// the tool map treats as it treats every non-object. Checks everything it drops.
-struct ParamsSeed;
+/// `parameters` as the tool map sees it: the [`PARAMS`] members of the object (the last of a
+/// repeated key, as in a `Value`), each whole.
+#[derive(Debug, Default, PartialEq)]
+pub(crate) struct Params(pub Map<String, Value>);
 
-impl<'de> DeserializeSeed<'de> for ParamsSeed {
-    type Value = Value;
+impl Params {
+    /// The parameters of a `tool_use` as the tool map reads them: an object, or `null` when
+    /// there was none (absent, or not an object), which the tool map treats as every
+    /// non-object.
+    pub(crate) fn value(params: Option<Params>) -> Value {
+        params.map_or(Value::Null, |params| Value::Object(params.0))
+    }
+}
 
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
-        struct ParamsVisitor;
+impl<'de> JsonView<'de> for Params {
+    fn read_member<A: MapAccess<'de>>(
+        &mut self,
+        key: &str,
+        map: &mut A,
+        _: bool,
+    ) -> Result<bool, A::Error> {
+        let Some(name) = PARAMS.iter().find(|name| **name == key) else {
+            return Ok(false);
+        };
+        self.0.insert(name.to_string(), map.next_value()?);
+        Ok(true)
+    }
 
-        impl<'de> Visitor<'de> for ParamsVisitor {
-            type Value = Value;
-
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("any JSON value")
-            }
-            fn visit_bool<E>(self, _: bool) -> Result<Value, E> {
-                Ok(Value::Null)
-            }
-            fn visit_i64<E>(self, _: i64) -> Result<Value, E> {
-                Ok(Value::Null)
-            }
-            fn visit_u64<E>(self, _: u64) -> Result<Value, E> {
-                Ok(Value::Null)
-            }
-            fn visit_f64<E>(self, _: f64) -> Result<Value, E> {
-                Ok(Value::Null)
-            }
-            fn visit_str<E>(self, _: &str) -> Result<Value, E> {
-                Ok(Value::Null)
-            }
-            fn visit_unit<E>(self) -> Result<Value, E> {
-                Ok(Value::Null)
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
-                while seq.next_element::<Checked>()?.is_some() {}
-                Ok(Value::Null)
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
-                let mut kept = Map::new();
-                while let Some(Key(key)) = map.next_key()? {
-                    if PARAMS.contains(&&*key) {
-                        let value: Value = map.next_value()?;
-                        kept.insert(key.into_owned(), value);
-                    } else {
-                        map.next_value::<Checked>()?;
-                    }
-                }
-                Ok(Value::Object(kept))
-            }
-        }
-
-        deserializer.deserialize_any(ParamsVisitor)
+    /// A kept member's text, which [`Scan`] found surely JSON, is parsed on its own.
+    fn scan_member(&mut self, key: &str, scan: &mut Scan<'de>, _: bool) -> Option<bool> {
+        let Some(name) = PARAMS.iter().find(|name| **name == key) else {
+            return Some(false);
+        };
+        let value = serde_json::from_str(scan.raw()?).ok()?;
+        self.0.insert(name.to_string(), value);
+        Some(true)
     }
 }
 
 /// The names [`LineView::stats`] reads, in its order.
 pub(crate) const STATS: [&str; 4] = ["input_tokens", "output_tokens", "cached", "duration_ms"];
-
-impl<'de: 'a, 'a> Deserialize<'de> for LineView<'a> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct LineVisitor;
-
-        impl<'de> Visitor<'de> for LineVisitor {
-            type Value = LineView<'de>;
-
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an object")
-            }
-
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-                let mut view = LineView::default();
-                while let Some(Key(key)) = map.next_key()? {
-                    match &*key {
-                        "type" => view.kind = map.next_value()?,
-                        "session_id" => view.session_id = map.next_value()?,
-                        "role" => view.role = map.next_value()?,
-                        "content" => view.content = map.next_value()?,
-                        "tool_name" => view.tool_name = map.next_value()?,
-                        "tool_id" => view.tool_id = map.next_value()?,
-                        "parameters" => view.parameters = Some(map.next_value_seed(ParamsSeed)?),
-                        "status" => view.status = map.next_value()?,
-                        "output" => view.output = map.next_value()?,
-                        "severity" => view.severity = map.next_value()?,
-                        "message" => view.message = map.next_value()?,
-                        "error" => {
-                            view.error_message =
-                                match map.next_value_seed(FieldsSeed(&["message"]))? {
-                                    Some([message]) => message,
-                                    None => Loose::Absent,
-                                }
-                        }
-                        "stats" => view.stats = map.next_value_seed(FieldsSeed(&STATS))?,
-                        _ => {
-                            map.next_value::<Checked>()?;
-                        }
-                    }
-                }
-                Ok(view)
-            }
-        }
-
-        deserializer.deserialize_map(LineVisitor)
-    }
-}
 
 /// A line's view, when it is a JSON object; `None` when it is anything else (valid JSON or
 /// not: the caller then takes the `Value` path, which tells the two apart).
@@ -194,7 +131,7 @@ pub(crate) fn view(line: &[u8]) -> Option<LineView<'_>> {
 /// The checked path: the view through `serde_json`; `None` when the line is not a JSON
 /// object (S2).
 fn checked(text: &str) -> Option<LineView<'_>> {
-    serde_json::from_str(text).ok()
+    view_of(text)
 }
 
 /// The fast path: the view of a line that is surely JSON ([`Scan`]), in one pass; `None` when
@@ -202,58 +139,15 @@ fn checked(text: &str) -> Option<LineView<'_>> {
 /// compare them).
 fn scan(text: &str) -> Option<LineView<'_>> {
     let mut view = LineView::default();
-    let mut scan = Scan::new(text)?;
-    scan.members(|scan, key| {
-        match key {
-            "type" => view.kind = scan.loose()?,
-            "session_id" => view.session_id = scan.loose()?,
-            "role" => view.role = scan.loose()?,
-            "content" => view.content = scan.loose()?,
-            "tool_name" => view.tool_name = scan.loose()?,
-            "tool_id" => view.tool_id = scan.loose()?,
-            "parameters" => view.parameters = Some(scan_params(scan)?),
-            "status" => view.status = scan.loose()?,
-            "output" => view.output = scan.loose()?,
-            "severity" => view.severity = scan.loose()?,
-            "message" => view.message = scan.loose()?,
-            "error" => {
-                view.error_message = match scan.fields(&["message"])? {
-                    Some([message]) => message,
-                    None => Loose::Absent,
-                }
-            }
-            "stats" => view.stats = scan.fields(&STATS)?,
-            _ => scan.skip()?,
-        }
-        Some(())
-    })?;
-    scan.end()?;
+    scan_into(text, &mut view, false)?;
     Some(view)
-}
-
-/// [`ParamsSeed`] on the fast path: a kept member's text, which [`Scan`] found surely JSON, is
-/// parsed into a `Value` on its own.
-fn scan_params(scan: &mut Scan<'_>) -> Option<Value> {
-    if scan.peek()? != b'{' {
-        scan.skip()?;
-        return Some(Value::Null);
-    }
-    let mut kept = Map::new();
-    scan.members(|scan, key| {
-        if PARAMS.contains(&key) {
-            let value = serde_json::from_str(scan.raw()?).ok()?;
-            kept.insert(key.to_string(), value);
-        } else {
-            scan.skip()?;
-        }
-        Some(())
-    })?;
-    Some(Value::Object(kept))
 }
 
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
+
+    use harness_core::backend::json::Loose;
 
     use super::*;
 
@@ -269,15 +163,14 @@ mod tests {
         assert!(matches!(&stats[2], Loose::Number(n) if n.as_f64() == Some(1.5)));
         assert_eq!(stats[1], Loose::Absent);
         assert_eq!(
-            view.parameters,
-            Some(serde_json::json!({"file_path": "b\n"}))
+            Params::value(view.parameters),
+            serde_json::json!({"file_path": "b\n"})
         );
         for params in [r#""x""#, "[1,{}]", "3", "null", "true"] {
             let line = format!(r#"{{"type":"tool_use","parameters":{params}}}"#);
-            assert_eq!(
-                super::view(line.as_bytes()).unwrap().parameters,
-                Some(Value::Null)
-            );
+            let view = super::view(line.as_bytes()).unwrap();
+            assert_eq!(view.parameters, None);
+            assert_eq!(Params::value(view.parameters), Value::Null);
         }
     }
 
@@ -385,7 +278,7 @@ mod tests {
             };
             let line = format!(r#"{{"type":"tool_use","parameters":{params_text}}}"#);
             let full: Value = serde_json::from_str(&params_text).unwrap();
-            let kept = view(line.as_bytes()).unwrap().parameters.unwrap();
+            let kept = Params::value(view(line.as_bytes()).unwrap().parameters);
             let status = harness_core::ToolStatus {
                 success,
                 error: (!success).then(|| "e".to_string()),
@@ -454,10 +347,12 @@ mod tests {
             agree(line).unwrap();
         }
         assert_eq!(
-            scan(r#"{"type":"tool_use","parameters":{"file_path":"a","content":"x"}}"#)
-                .unwrap()
-                .parameters,
-            Some(serde_json::json!({"file_path": "a"}))
+            Params::value(
+                scan(r#"{"type":"tool_use","parameters":{"file_path":"a","content":"x"}}"#)
+                    .unwrap()
+                    .parameters
+            ),
+            serde_json::json!({"file_path": "a"})
         );
     }
 

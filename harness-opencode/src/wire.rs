@@ -14,337 +14,129 @@
 //! and a `todowrite`'s `todos` (P6d). A tool's `output` is kept only when asked for
 //! ([`parse`] with `output` set), for the few rules that read it (P6a, P6c). The events that
 //! carry the original JSON (`unknown`, J8) parse the whole line again.
-
-use std::fmt;
+//!
+//! Each view is declared once with `json_view!`, which makes its reader; the views are read
+//! in place, nested ones included.
+//!
+//! [`Loose`]: harness_core::backend::json::Loose
+//! [`Checked`]: harness_core::backend::json::Checked
 
 use harness_core::backend::NotJson;
-use harness_core::backend::json::{Checked, FieldsSeed, Key, Loose};
-use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use harness_core::backend::json::Member;
 use serde_json::Value;
 
-/// An object read member by member: [`ObjectSeed`] hands each key to [`Fields::field`], which
-/// reads the value of a key it knows.
-trait Fields<'de>: Default {
-    /// Reads the value of `key` from `map` when it is a field of the view (a later value of
-    /// the same key replaces it); `false` leaves the value unread (it is then skipped).
-    fn field<A: MapAccess<'de>>(
-        &mut self,
-        key: &str,
-        map: &mut A,
-        output: bool,
-    ) -> Result<bool, A::Error>;
-}
-
-/// Reads a view `T` of one JSON value into its slot, in place (views are large, and moving
-/// them costs more than reading most of them): `Some` when the value is an object, `None`
-/// (checked and skipped) otherwise. `output` says whether a tool's `output` is kept.
-struct ObjectSeed<'v, T> {
-    slot: &'v mut Option<T>,
-    output: bool,
-}
-
-impl<'v, T> ObjectSeed<'v, T> {
-    fn new(slot: &'v mut Option<T>, output: bool) -> Self {
-        ObjectSeed { slot, output }
+harness_core::json_view! {
+    /// The fields of a line the rules read.
+    pub(crate) struct Line<'a> {
+        /// `type`.
+        kind: "type",
+        /// `sessionID` (P1).
+        session_id: "sessionID",
+        /// `error`, whole (P13).
+        error: "error" => Option<Value>,
+        /// `part`, when it is an object.
+        part: "part" => Option<Part<'a>>,
     }
 }
 
-impl<'de, T: Fields<'de>> DeserializeSeed<'de> for ObjectSeed<'_, T> {
-    type Value = ();
-
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
-        deserializer.deserialize_any(self)
+harness_core::json_view! {
+    /// The fields of a line's `part` the rules read.
+    pub(crate) struct Part<'a> {
+        /// `text` of a text or reasoning part (P2).
+        text: "text",
+        /// `messageID` (P3, P12).
+        message_id: "messageID",
+        /// `synthetic` of a text part (P2).
+        synthetic: "synthetic",
+        /// `tool` of a tool part (P5).
+        tool: "tool",
+        /// `callID` of a tool part (P5, P7).
+        call_id: "callID",
+        /// `reason` of a `step_finish` (P10).
+        reason: "reason",
+        /// `tokens` of a `step_finish`, when an object (P11).
+        tokens: "tokens" => Option<Tokens<'a>>,
+        /// `cost` of a `step_finish` (P11).
+        cost: "cost",
+        /// `state` of a tool part, when an object (P5-P8).
+        state: "state" => Option<State<'a>>,
     }
 }
 
-impl<'de, T: Fields<'de>> Visitor<'de> for ObjectSeed<'_, T> {
-    type Value = ();
+/// The names of a `step_finish`'s `tokens.cache` (P11), in the order of [`Tokens::cache`].
+const CACHE: [&str; 2] = ["read", "write"];
 
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("any JSON value")
-    }
-
-    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
-        *self.slot = None;
-        Ok(())
-    }
-
-    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
-        *self.slot = None;
-        Ok(())
-    }
-
-    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
-        *self.slot = None;
-        Ok(())
-    }
-
-    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
-        *self.slot = None;
-        Ok(())
-    }
-
-    fn visit_str<E>(self, _: &str) -> Result<(), E> {
-        *self.slot = None;
-        Ok(())
-    }
-
-    fn visit_unit<E>(self) -> Result<(), E> {
-        *self.slot = None;
-        Ok(())
-    }
-
-    fn visit_none<E>(self) -> Result<(), E> {
-        *self.slot = None;
-        Ok(())
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        while seq.next_element::<Checked>()?.is_some() {}
-        *self.slot = None;
-        Ok(())
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        // A repeated key: its last value replaces the whole view.
-        let view = self.slot.insert(T::default());
-        while let Some(Key(key)) = map.next_key()? {
-            if !view.field(&key, &mut map, self.output)? {
-                map.next_value::<Checked>()?;
-            }
-        }
-        Ok(())
+harness_core::json_view! {
+    /// A `step_finish`'s `tokens` (P11).
+    pub(crate) struct Tokens<'a> {
+        /// `input`.
+        input: "input",
+        /// `output`.
+        output: "output",
+        /// `reasoning`.
+        reasoning: "reasoning",
+        /// `cache.read` and `cache.write`, when `cache` is an object.
+        cache: "cache"[CACHE],
     }
 }
 
-/// The fields of a line the rules read.
-#[derive(Debug, Default)]
-pub(crate) struct Line<'a> {
-    /// `type`.
-    pub kind: Loose<'a>,
-    /// `sessionID` (P1).
-    pub session_id: Loose<'a>,
-    /// `error`, whole (P13).
-    pub error: Option<Value>,
-    /// `part`, when it is an object.
-    pub part: Option<Part<'a>>,
-}
-
-impl<'de> Fields<'de> for Line<'de> {
-    fn field<A: MapAccess<'de>>(
-        &mut self,
-        key: &str,
-        map: &mut A,
-        output: bool,
-    ) -> Result<bool, A::Error> {
-        match key {
-            "type" => self.kind = map.next_value()?,
-            "sessionID" => self.session_id = map.next_value()?,
-            "error" => self.error = Some(map.next_value()?),
-            "part" => map.next_value_seed(ObjectSeed::new(&mut self.part, output))?,
-            _ => return Ok(false),
-        }
-        Ok(true)
+harness_core::json_view! {
+    /// A tool part's `state` (P5-P8).
+    pub(crate) struct State<'a> {
+        /// `status`.
+        status: "status",
+        /// `input`, when an object.
+        input: "input" => Option<Input<'a>>,
+        /// `error` (P5).
+        error: "error",
+        /// `output`, read only when [`parse`] is asked for it (P6a, P6c); otherwise absent.
+        output: "output" if costly,
+        /// `metadata`, when an object.
+        metadata: "metadata" => Option<Metadata<'a>>,
     }
 }
 
-/// The fields of a line's `part` the rules read.
-#[derive(Debug, Default)]
-pub(crate) struct Part<'a> {
-    /// `text` of a text or reasoning part (P2).
-    pub text: Loose<'a>,
-    /// `messageID` (P3, P12).
-    pub message_id: Loose<'a>,
-    /// `synthetic` of a text part (P2).
-    pub synthetic: Loose<'a>,
-    /// `tool` of a tool part (P5).
-    pub tool: Loose<'a>,
-    /// `callID` of a tool part (P5, P7).
-    pub call_id: Loose<'a>,
-    /// `reason` of a `step_finish` (P10).
-    pub reason: Loose<'a>,
-    /// `tokens` of a `step_finish`, when an object (P11).
-    pub tokens: Option<Tokens<'a>>,
-    /// `cost` of a `step_finish` (P11).
-    pub cost: Loose<'a>,
-    /// `state` of a tool part, when an object (P5-P8).
-    pub state: Option<State<'a>>,
-}
-
-impl<'de> Fields<'de> for Part<'de> {
-    fn field<A: MapAccess<'de>>(
-        &mut self,
-        key: &str,
-        map: &mut A,
-        output: bool,
-    ) -> Result<bool, A::Error> {
-        match key {
-            "text" => self.text = map.next_value()?,
-            "messageID" => self.message_id = map.next_value()?,
-            "synthetic" => self.synthetic = map.next_value()?,
-            "tool" => self.tool = map.next_value()?,
-            "callID" => self.call_id = map.next_value()?,
-            "reason" => self.reason = map.next_value()?,
-            "tokens" => map.next_value_seed(ObjectSeed::new(&mut self.tokens, output))?,
-            "cost" => self.cost = map.next_value()?,
-            "state" => map.next_value_seed(ObjectSeed::new(&mut self.state, output))?,
-            _ => return Ok(false),
-        }
-        Ok(true)
+harness_core::json_view! {
+    /// A tool's `state.metadata`.
+    pub(crate) struct Metadata<'a> {
+        /// `exit` of a shell command (P6c).
+        exit: "exit",
+        /// `exists` of a `write` (P6b).
+        exists: "exists",
+        /// `dir` of a `skill` (P8).
+        dir: "dir",
+        /// `display.type` of a `read` (P6a); absent when `display` is not an object.
+        display_type: "display"."type",
     }
 }
 
-/// A `step_finish`'s `tokens` (P11).
-#[derive(Debug, Default)]
-pub(crate) struct Tokens<'a> {
-    /// `input`.
-    pub input: Loose<'a>,
-    /// `output`.
-    pub output: Loose<'a>,
-    /// `reasoning`.
-    pub reasoning: Loose<'a>,
-    /// `cache.read` and `cache.write`, when `cache` is an object.
-    pub cache: Option<[Loose<'a>; 2]>,
-}
-
-impl<'de> Fields<'de> for Tokens<'de> {
-    fn field<A: MapAccess<'de>>(
-        &mut self,
-        key: &str,
-        map: &mut A,
-        _: bool,
-    ) -> Result<bool, A::Error> {
-        match key {
-            "input" => self.input = map.next_value()?,
-            "output" => self.output = map.next_value()?,
-            "reasoning" => self.reasoning = map.next_value()?,
-            "cache" => self.cache = map.next_value_seed(FieldsSeed(&["read", "write"]))?,
-            _ => return Ok(false),
-        }
-        Ok(true)
-    }
-}
-
-/// A tool part's `state` (P5-P8).
-#[derive(Debug, Default)]
-pub(crate) struct State<'a> {
-    /// `status`.
-    pub status: Loose<'a>,
-    /// `input`, when an object.
-    pub input: Option<Input<'a>>,
-    /// `error` (P5).
-    pub error: Loose<'a>,
-    /// `output`, read only when [`parse`] is asked for it (P6a, P6c); otherwise absent.
-    pub output: Loose<'a>,
-    /// `metadata`, when an object.
-    pub metadata: Option<Metadata<'a>>,
-}
-
-impl<'de> Fields<'de> for State<'de> {
-    fn field<A: MapAccess<'de>>(
-        &mut self,
-        key: &str,
-        map: &mut A,
-        output: bool,
-    ) -> Result<bool, A::Error> {
-        match key {
-            "status" => self.status = map.next_value()?,
-            "input" => map.next_value_seed(ObjectSeed::new(&mut self.input, output))?,
-            "error" => self.error = map.next_value()?,
-            "output" if output => self.output = map.next_value()?,
-            "metadata" => map.next_value_seed(ObjectSeed::new(&mut self.metadata, output))?,
-            _ => return Ok(false),
-        }
-        Ok(true)
-    }
-}
-
-/// A tool's `state.metadata`.
-#[derive(Debug, Default)]
-pub(crate) struct Metadata<'a> {
-    /// `exit` of a shell command (P6c).
-    pub exit: Loose<'a>,
-    /// `exists` of a `write` (P6b).
-    pub exists: Loose<'a>,
-    /// `dir` of a `skill` (P8).
-    pub dir: Loose<'a>,
-    /// `display.type` of a `read` (P6a); absent when `display` is not an object.
-    pub display_type: Loose<'a>,
-}
-
-impl<'de> Fields<'de> for Metadata<'de> {
-    fn field<A: MapAccess<'de>>(
-        &mut self,
-        key: &str,
-        map: &mut A,
-        _: bool,
-    ) -> Result<bool, A::Error> {
-        match key {
-            "exit" => self.exit = map.next_value()?,
-            "exists" => self.exists = map.next_value()?,
-            "dir" => self.dir = map.next_value()?,
-            "display" => {
-                let display = map.next_value_seed(FieldsSeed(&["type"]))?;
-                self.display_type = display.map(|[kind]| kind).unwrap_or_default();
-            }
-            _ => return Ok(false),
-        }
-        Ok(true)
-    }
-}
-
-/// A tool's `state.input`: the fields the tool map reads (P6).
-#[derive(Debug, Default)]
-pub(crate) struct Input<'a> {
-    /// `filePath` (`read`, `write`, `edit`, `multiedit`).
-    pub file_path: Loose<'a>,
-    /// `offset` (`read`).
-    pub offset: Loose<'a>,
-    /// `limit` (`read`).
-    pub limit: Loose<'a>,
-    /// `content` (`write`).
-    pub content: Loose<'a>,
-    /// `patchText` (`apply_patch`, `patch`).
-    pub patch_text: Loose<'a>,
-    /// `pattern` (`grep`, `glob`).
-    pub pattern: Loose<'a>,
-    /// `path` (`grep`, `glob`, `list`).
-    pub path: Loose<'a>,
-    /// `include` (`grep`).
-    pub include: Loose<'a>,
-    /// `command` (`bash`).
-    pub command: Loose<'a>,
-    /// `workdir` (`bash`).
-    pub workdir: Loose<'a>,
-    /// `name` (`skill`).
-    pub name: Loose<'a>,
-    /// `todos` (`todowrite`), whole.
-    pub todos: Option<Value>,
-}
-
-impl<'de> Fields<'de> for Input<'de> {
-    fn field<A: MapAccess<'de>>(
-        &mut self,
-        key: &str,
-        map: &mut A,
-        _: bool,
-    ) -> Result<bool, A::Error> {
-        match key {
-            "filePath" => self.file_path = map.next_value()?,
-            "offset" => self.offset = map.next_value()?,
-            "limit" => self.limit = map.next_value()?,
-            "content" => self.content = map.next_value()?,
-            "patchText" => self.patch_text = map.next_value()?,
-            "pattern" => self.pattern = map.next_value()?,
-            "path" => self.path = map.next_value()?,
-            "include" => self.include = map.next_value()?,
-            "command" => self.command = map.next_value()?,
-            "workdir" => self.workdir = map.next_value()?,
-            "name" => self.name = map.next_value()?,
-            "todos" => self.todos = Some(map.next_value()?),
-            _ => return Ok(false),
-        }
-        Ok(true)
+harness_core::json_view! {
+    /// A tool's `state.input`: the fields the tool map reads (P6).
+    pub(crate) struct Input<'a> {
+        /// `filePath` (`read`, `write`, `edit`, `multiedit`).
+        file_path: "filePath",
+        /// `offset` (`read`).
+        offset: "offset",
+        /// `limit` (`read`).
+        limit: "limit",
+        /// `content` (`write`).
+        content: "content",
+        /// `patchText` (`apply_patch`, `patch`).
+        patch_text: "patchText",
+        /// `pattern` (`grep`, `glob`).
+        pattern: "pattern",
+        /// `path` (`grep`, `glob`, `list`).
+        path: "path",
+        /// `include` (`grep`).
+        include: "include",
+        /// `command` (`bash`).
+        command: "command",
+        /// `workdir` (`bash`).
+        workdir: "workdir",
+        /// `name` (`skill`).
+        name: "name",
+        /// `todos` (`todowrite`), whole.
+        todos: "todos" => Option<Value>,
     }
 }
 
@@ -366,14 +158,14 @@ pub(crate) fn parse_into<'a>(
     // ASCII, so a line `Value` accepts is UTF-8, and a `str` reader checks no string again.
     let text = std::str::from_utf8(line).map_err(|_| NotJson)?;
     let mut de = serde_json::Deserializer::from_str(text);
-    ObjectSeed::new(view, output)
-        .deserialize(&mut de)
-        .map_err(|_| NotJson)?;
+    view.read(&mut de, output).map_err(|_| NotJson)?;
     de.end().map_err(|_| NotJson)
 }
 
 #[cfg(test)]
 mod tests {
+    use harness_core::backend::json::Loose;
+
     use super::*;
 
     fn full(line: &str) -> Result<Value, NotJson> {

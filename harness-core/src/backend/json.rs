@@ -435,11 +435,187 @@ impl<'de, const N: usize> de::DeserializeSeed<'de> for FieldsSeed<N> {
     }
 }
 
-/// A borrowed view of some fields of a JSON object, made by [`crate::json_view!`].
-pub trait JsonView<'de>: Sized {
+/// A borrowed view of some fields of a JSON object, declared with [`crate::json_view!`]: it
+/// reads its fields member by member, on the checked path (through `serde_json`) and on the
+/// fast path ([`Scan`]), from the same declaration.
+///
+/// Fields marked `if costly` in the declaration are read only when `costly` is set (for values
+/// few lines need and that cost much to keep); otherwise they are skipped like unknown members.
+pub trait JsonView<'de>: Default {
+    /// Reads the value of `key` from `map` into its field when `key` names one (a later value
+    /// of the same key replaces it); `false` leaves the value unread, for the caller to skip.
+    fn read_member<A: MapAccess<'de>>(
+        &mut self,
+        key: &str,
+        map: &mut A,
+        costly: bool,
+    ) -> Result<bool, A::Error>;
+
+    /// [`JsonView::read_member`] on the fast path: `Some(false)` leaves the value unread;
+    /// `None` when unsure.
+    fn scan_member(&mut self, key: &str, scan: &mut Scan<'de>, costly: bool) -> Option<bool>;
+
+    /// Reads the members of the object `scan` is at into the view (fields it does not name
+    /// are skipped); `None` when unsure or when the value is not an object.
+    fn scan_members(&mut self, scan: &mut Scan<'de>, costly: bool) -> Option<()> {
+        scan.members(|scan, key| {
+            if !self.scan_member(key, scan, costly)? {
+                scan.skip()?;
+            }
+            Some(())
+        })
+    }
+
     /// Reads the view from one JSON value in one checked pass; `None` when it is not an
     /// object.
-    fn view<D: Deserializer<'de>>(deserializer: D) -> Result<Option<Self>, D::Error>;
+    fn view<D: Deserializer<'de>>(deserializer: D) -> Result<Option<Self>, D::Error> {
+        let mut view = None;
+        Member::read(&mut view, deserializer, false)?;
+        Ok(view)
+    }
+}
+
+/// The type of a field of a [`JsonView`]: how one member's value is read into the field, in
+/// place, on the checked path and on the fast path. Both must read the same value, and the
+/// checked one must fail exactly where a `serde_json::Value` would (S2).
+///
+/// [`Loose`] keeps any value's scalars; `Option<T>` of a view `T` is `Some` when the value is
+/// an object (read in place, a repeated key's last object replacing the view) and `None`
+/// otherwise; `Option<serde_json::Value>` keeps the value whole.
+pub trait Member<'de>: Default {
+    /// Reads the value from `deserializer`; `costly` is passed on to nested views.
+    fn read<D: Deserializer<'de>>(&mut self, deserializer: D, costly: bool)
+    -> Result<(), D::Error>;
+
+    /// Reads the value with the fast reader; `None` when unsure.
+    fn scan(&mut self, scan: &mut Scan<'de>, costly: bool) -> Option<()>;
+}
+
+impl<'de> Member<'de> for Loose<'de> {
+    #[inline]
+    fn read<D: Deserializer<'de>>(&mut self, deserializer: D, _: bool) -> Result<(), D::Error> {
+        *self = Loose::deserialize(deserializer)?;
+        Ok(())
+    }
+
+    #[inline]
+    fn scan(&mut self, scan: &mut Scan<'de>, _: bool) -> Option<()> {
+        *self = scan.loose()?;
+        Some(())
+    }
+}
+
+impl<'de> Member<'de> for Option<serde_json::Value> {
+    fn read<D: Deserializer<'de>>(&mut self, deserializer: D, _: bool) -> Result<(), D::Error> {
+        *self = Some(serde_json::Value::deserialize(deserializer)?);
+        Ok(())
+    }
+
+    /// The value's text, which [`Scan`] found surely JSON, parsed on its own.
+    fn scan(&mut self, scan: &mut Scan<'de>, _: bool) -> Option<()> {
+        *self = Some(serde_json::from_str(scan.raw()?).ok()?);
+        Some(())
+    }
+}
+
+impl<'de, T: JsonView<'de>> Member<'de> for Option<T> {
+    fn read<D: Deserializer<'de>>(
+        &mut self,
+        deserializer: D,
+        costly: bool,
+    ) -> Result<(), D::Error> {
+        deserializer.deserialize_any(ObjectVisitor { slot: self, costly })
+    }
+
+    fn scan(&mut self, scan: &mut Scan<'de>, costly: bool) -> Option<()> {
+        if scan.peek()? != b'{' {
+            scan.skip()?;
+            *self = None;
+            return Some(());
+        }
+        // A repeated key: its last value replaces the whole view.
+        self.insert(T::default()).scan_members(scan, costly)
+    }
+}
+
+/// Reads a view `T` into its slot, in place (views can be large, and moving them costs more
+/// than reading most of them): `Some` when the value is an object, `None` (checked and
+/// skipped) otherwise.
+struct ObjectVisitor<'v, T> {
+    slot: &'v mut Option<T>,
+    costly: bool,
+}
+
+impl<'v, T> ObjectVisitor<'v, T> {
+    fn other<E>(self) -> Result<(), E> {
+        *self.slot = None;
+        Ok(())
+    }
+}
+
+impl<'de, T: JsonView<'de>> Visitor<'de> for ObjectVisitor<'_, T> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+        self.other()
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+        self.other()
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+        self.other()
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+        self.other()
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<(), E> {
+        self.other()
+    }
+
+    fn visit_unit<E>(self) -> Result<(), E> {
+        self.other()
+    }
+
+    fn visit_none<E>(self) -> Result<(), E> {
+        self.other()
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        while seq.next_element::<Checked>()?.is_some() {}
+        self.other()
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        // A repeated key: its last value replaces the whole view.
+        let view = self.slot.insert(T::default());
+        while let Some(Key(key)) = map.next_key()? {
+            if !view.read_member(&key, &mut map, self.costly)? {
+                map.next_value::<Checked>()?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A [`Member`] read in place as a `DeserializeSeed` (for `next_value_seed`).
+#[doc(hidden)]
+pub struct MemberSeed<'v, M>(pub &'v mut M, pub bool);
+
+impl<'de, M: Member<'de>> de::DeserializeSeed<'de> for MemberSeed<'_, M> {
+    type Value = ();
+
+    #[inline]
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        self.0.read(deserializer, self.1)
+    }
 }
 
 /// A [`JsonView`] as a `DeserializeSeed` (for `next_value_seed` and `next_element_seed`).
@@ -474,21 +650,35 @@ pub fn view_of<'de, T: JsonView<'de>>(text: &'de str) -> Option<T> {
     view
 }
 
-#[doc(hidden)]
-pub const fn one(_: &str) -> usize {
-    1
+/// Reads JSON text that holds an object into `view` with the fast reader ([`Scan`]); `None`
+/// when unsure (`view` then partly read), and the caller reads the text the checked way
+/// ([`view_of`], [`JsonView::view`]), which decides.
+pub fn scan_into<'de, T: JsonView<'de>>(text: &'de str, view: &mut T, costly: bool) -> Option<()> {
+    let mut scan = Scan::new(text)?;
+    view.scan_members(&mut scan, costly)?;
+    scan.end()
 }
 
 #[doc(hidden)]
 pub use serde as __serde;
 
-/// Declares a borrowed view of some fields of a JSON object: a struct of [`Loose`] fields, each
-/// read from the key given, with a [`JsonView`] impl that reads them in one checked pass (a
-/// repeated key keeps its last value, other members are skipped with [`Checked`], so the view
-/// fails exactly where a `serde_json::Value` would).
+/// Declares a borrowed view of some fields of a JSON object: a struct with a field per entry,
+/// each read from the key given, and its [`JsonView`] impl, which reads them in one pass, on
+/// the checked path (a repeated key keeps its last value, other members are skipped with
+/// [`Checked`], so the view fails exactly where a `serde_json::Value` would) and on the fast
+/// path ([`Scan`]), which reads the same.
+///
+/// An entry is `field: "key"`, a [`Loose`] field, then optionally `if costly` (the field is
+/// read only when the view is read with `costly` set, see [`JsonView`]), then at most one of:
+/// - `. "name"`: the member `name` of the value, when that is an object ([`Loose`]);
+/// - `[NAMES]`: the members named in the constant array `NAMES`, in its order, when the value
+///   is an object (`Option<[Loose; N]>`);
+/// - `=> Type`: any [`Member`] type, such as `Option<View>` of another view.
 ///
 /// ```
-/// use harness_agents_core::backend::json::{JsonView, view_of};
+/// use harness_agents_core::backend::json::{JsonView, Loose, scan_into, view_of};
+///
+/// const USAGE: [&str; 2] = ["input", "output"];
 ///
 /// harness_agents_core::json_view! {
 ///     /// A tool call.
@@ -497,40 +687,133 @@ pub use serde as __serde;
 ///         name: "name",
 ///         /// `id`.
 ///         id: "call_id",
+///         /// `error.message`.
+///         error: "error"."message",
+///         /// `usage`.
+///         usage: "usage"[USAGE],
+///         /// `input`, when an object.
+///         input: "input" => Option<Input<'a>>,
+///         /// `output`, read only when costly fields are asked for.
+///         output: "output" if costly,
 ///     }
 /// }
 ///
-/// let call: Call<'_> = view_of(r#"{"name":"read","call_id":"c1","input":{"x":[1]}}"#).unwrap();
+/// harness_agents_core::json_view! {
+///     /// A call's input.
+///     pub struct Input<'a> {
+///         /// `path`.
+///         path: "path",
+///     }
+/// }
+///
+/// let text = r#"{"name":"read","call_id":"c1","input":{"path":"a"},"error":{"message":"m"},"usage":{"output":2},"output":"x"}"#;
+/// let call: Call<'_> = view_of(text).unwrap();
 /// assert_eq!(call.name.as_str(), Some("read"));
 /// assert_eq!(call.id.as_str(), Some("c1"));
+/// assert_eq!(call.error.as_str(), Some("m"));
+/// assert_eq!(call.usage, Some([Loose::Absent, Loose::Number(2.into())]));
+/// assert_eq!(call.input.unwrap().path.as_str(), Some("a"));
+/// assert_eq!(call.output, Loose::Absent);
 /// assert!(view_of::<Call<'_>>("[1]").is_none());
+///
+/// let mut fast = Call::default();
+/// scan_into(text, &mut fast, true).unwrap();
+/// assert_eq!(fast.output.as_str(), Some("x"));
+/// assert_eq!(fast.input.unwrap().path.as_str(), Some("a"));
 /// ```
 #[macro_export]
 macro_rules! json_view {
     (
         $(#[$meta:meta])*
         $vis:vis struct $name:ident<$lt:lifetime> {
-            $( $(#[$fmeta:meta])* $field:ident: $key:literal ),* $(,)?
+            $(
+                $(#[$fmeta:meta])*
+                $field:ident: $key:literal
+                $(if $costly:ident)?
+                $(. $sub:literal)?
+                $([$names:ident])?
+                $(=> $ty:ty)?
+            ),* $(,)?
         }
     ) => {
         $(#[$meta])*
         #[derive(Debug, Default)]
         $vis struct $name<$lt> {
-            $( $(#[$fmeta])* pub $field: $crate::backend::json::Loose<$lt>, )*
+            $(
+                $(#[$fmeta])*
+                pub $field: $crate::json_view!(@type $lt [$($sub)?] [$($names)?] [$($ty)?]),
+            )*
         }
 
-        impl<'de> $crate::backend::json::JsonView<'de> for $name<'de> {
-            fn view<D: $crate::backend::json::__serde::Deserializer<'de>>(
-                deserializer: D,
-            ) -> ::core::result::Result<::core::option::Option<Self>, D::Error> {
-                const KEYS: [&str; 0 $(+ $crate::backend::json::one($key))*] = [$($key),*];
-                let fields = $crate::backend::json::__serde::de::DeserializeSeed::deserialize(
-                    $crate::backend::json::FieldsSeed(&KEYS),
-                    deserializer,
-                )?;
-                ::core::result::Result::Ok(fields.map(|[$($field),*]| $name { $($field),* }))
+        impl<$lt> $crate::backend::json::JsonView<$lt> for $name<$lt> {
+            #[inline]
+            fn read_member<A: $crate::backend::json::__serde::de::MapAccess<$lt>>(
+                &mut self,
+                key: &str,
+                map: &mut A,
+                costly: bool,
+            ) -> ::core::result::Result<bool, A::Error> {
+                match key {
+                    $(
+                        $key $(if $crate::json_view!(@costly costly $costly))? => {
+                            $crate::json_view!(
+                                @read map, costly, self.$field, [$($sub)?] [$($names)?]
+                            )
+                        }
+                    )*
+                    _ => return ::core::result::Result::Ok(false),
+                }
+                ::core::result::Result::Ok(true)
+            }
+
+            #[inline]
+            fn scan_member(
+                &mut self,
+                key: &str,
+                scan: &mut $crate::backend::json::Scan<$lt>,
+                costly: bool,
+            ) -> ::core::option::Option<bool> {
+                match key {
+                    $(
+                        $key $(if $crate::json_view!(@costly costly $costly))? => {
+                            $crate::json_view!(
+                                @scan scan, costly, self.$field, [$($sub)?] [$($names)?]
+                            )
+                        }
+                    )*
+                    _ => return ::core::option::Option::Some(false),
+                }
+                ::core::option::Option::Some(true)
             }
         }
+    };
+    (@type $lt:lifetime [] [] []) => { $crate::backend::json::Loose<$lt> };
+    (@type $lt:lifetime [$sub:literal] [] []) => { $crate::backend::json::Loose<$lt> };
+    (@type $lt:lifetime [] [$names:ident] []) => {
+        ::core::option::Option<[$crate::backend::json::Loose<$lt>; $names.len()]>
+    };
+    (@type $lt:lifetime [] [] [$ty:ty]) => { $ty };
+    (@costly $costly:ident $marker:ident) => { $costly };
+    (@read $map:ident, $costly:ident, $slot:expr, [] []) => {
+        $map.next_value_seed($crate::backend::json::MemberSeed(&mut $slot, $costly))?
+    };
+    (@read $map:ident, $costly:ident, $slot:expr, [$sub:literal] []) => {
+        $slot = $map
+            .next_value_seed($crate::backend::json::FieldsSeed(&[$sub]))?
+            .map(|[value]| value)
+            .unwrap_or_default()
+    };
+    (@read $map:ident, $costly:ident, $slot:expr, [] [$names:ident]) => {
+        $slot = $map.next_value_seed($crate::backend::json::FieldsSeed(&$names))?
+    };
+    (@scan $scan:ident, $costly:ident, $slot:expr, [] []) => {
+        $crate::backend::json::Member::scan(&mut $slot, $scan, $costly)?
+    };
+    (@scan $scan:ident, $costly:ident, $slot:expr, [$sub:literal] []) => {
+        $slot = $scan.fields(&[$sub])?.map(|[value]| value).unwrap_or_default()
+    };
+    (@scan $scan:ident, $costly:ident, $slot:expr, [] [$names:ident]) => {
+        $slot = $scan.fields(&$names)?
     };
 }
 
@@ -627,39 +910,20 @@ impl<'a> Scan<'a> {
         let start = self.pos;
         let mut pos = start;
         let mut escaped = false;
-        loop {
+        // Most strings (keys, short values) end before any escape, or after a few: one search
+        // for each. A string with more escapes is read by blocks.
+        for _ in 0..4 {
             pos = quote_or_backslash(bytes, pos)?;
             if bytes[pos] == b'"' {
                 self.pos = pos + 1;
                 return Some((&self.text[start..pos], escaped));
             }
             escaped = true;
-            let after = *bytes.get(pos + 1)?;
-            // A table rather than a `match`: one well-predicted branch for the common escapes.
-            if SIMPLE_ESCAPES[usize::from(after)] {
-                pos += 2;
-                continue;
-            }
-            match after {
-                b'u' => {
-                    let unit = hex_unit(bytes, pos)?;
-                    pos += 6;
-                    match unit {
-                        // A trailing surrogate must follow a leading one.
-                        0xDC00..=0xDFFF => return None,
-                        0xD800..=0xDBFF => {
-                            let next = hex_unit(bytes, pos)?;
-                            if !(0xDC00..=0xDFFF).contains(&next) {
-                                return None;
-                            }
-                            pos += 6;
-                        }
-                        _ => {}
-                    }
-                }
-                _ => return None,
-            }
+            pos = escape_end(bytes, pos)?;
         }
+        let end = escaped_string_end(bytes, pos)?;
+        self.pos = end + 1;
+        Some((&self.text[start..end], true))
     }
 
     /// The text of a string [`Scan::string`] read, with its escapes decoded.
@@ -764,6 +1028,17 @@ impl<'a> Scan<'a> {
             b'-' | b'0'..=b'9' => self.number(),
             _ => None,
         }
+    }
+
+    /// Reads one value with `read`; returns what it read and the value as written.
+    #[inline]
+    pub fn with_text<T>(
+        &mut self,
+        read: impl FnOnce(&mut Self) -> Option<T>,
+    ) -> Option<(T, &'a str)> {
+        let start = self.peek().map(|_| self.pos)?;
+        let value = read(self)?;
+        Some((value, &self.text[start..self.pos]))
     }
 
     /// Skips one value and returns it as written.
@@ -904,7 +1179,8 @@ const SIMPLE_ESCAPES: [bool; 256] = {
     table
 };
 
-/// Whether `bytes` hold a byte below 0x20; eight bytes at a time, in a loop that vectorizes.
+/// Whether `bytes` hold a byte below 0x20; eight bytes at a time, in a loop that vectorizes,
+/// and the last few as the last eight (read again), not one by one.
 fn has_control(bytes: &[u8]) -> bool {
     const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
     const SPACES: u64 = u64::from_ne_bytes([0x20; 8]);
@@ -917,7 +1193,138 @@ fn has_control(bytes: &[u8]) -> bool {
         // Some byte of `word` is below 0x20 exactly when this is not zero.
         below |= word.wrapping_sub(SPACES) & !word;
     }
-    below & HIGH != 0 || words.remainder().iter().any(|&b| b < 0x20)
+    // The last few bytes as the last eight, read again: no loop over them.
+    let rest = words.remainder().len();
+    if rest > 0 {
+        let Some(last) = bytes.len().checked_sub(8) else {
+            return bytes.iter().any(|&b| b < 0x20);
+        };
+        let mut chunk = [0; 8];
+        chunk.copy_from_slice(&bytes[last..]);
+        let word = u64::from_le_bytes(chunk);
+        below |= word.wrapping_sub(SPACES) & !word;
+    }
+    below & HIGH != 0
+}
+
+/// The position of the closing quote of a string read from `from` (inside the string, not
+/// within an escape), every escape checked (escape syntax, surrogate pairing); `None` when the
+/// string is not valid or has no end.
+///
+/// Text with many escapes (a command's output: one every 15 bytes in the Codex recordings)
+/// is read 64 bytes at a time, without a branch per escape: the block's quotes and backslashes
+/// as bit masks, the escaped characters from the runs of backslashes (an odd run escapes the
+/// character after it, carried into the next block), the string's end at the first quote not
+/// escaped, and only then a look at each escaped character.
+fn escaped_string_end(bytes: &[u8], from: usize) -> Option<usize> {
+    const EVEN: u64 = 0x5555_5555_5555_5555;
+    let mut pos = from;
+    // 1 when the first byte of the block is escaped by a backslash that ends the last one.
+    let mut carry = 0u64;
+    // Escapes before this position were read as the second half of a surrogate pair.
+    let mut read_to = 0usize;
+    loop {
+        let rest = bytes.get(pos..)?;
+        let mut padded = [0u8; 64];
+        let block: &[u8; 64] = match rest.get(..64).and_then(|full| full.try_into().ok()) {
+            Some(full) => full,
+            None => {
+                // Past the end, zeros: neither quotes nor backslashes.
+                padded[..rest.len()].copy_from_slice(rest);
+                &padded
+            }
+        };
+        let (quotes, backslashes) = marks(block);
+        let backslashes = backslashes & !carry;
+        let follows = (backslashes << 1) | carry;
+        // Runs of backslashes that start on an odd bit, then the sum that flips runs starting
+        // on an even bit: the characters after odd runs are escaped.
+        let odd_starts = backslashes & !EVEN & !follows;
+        let (even_starts, overflow) = odd_starts.overflowing_add(backslashes);
+        carry = u64::from(overflow);
+        let escaped = (EVEN ^ (even_starts << 1)) & follows;
+        let ends = quotes & !escaped;
+        let inside = match ends {
+            0 => u64::MAX,
+            _ => (1u64 << ends.trailing_zeros()) - 1,
+        };
+        let mut check = escaped & inside;
+        while check != 0 {
+            let at = check.trailing_zeros() as usize;
+            check &= check - 1;
+            let after = block[at];
+            if SIMPLE_ESCAPES[usize::from(after)] {
+                continue;
+            }
+            let escape = pos + at - 1;
+            if escape < read_to {
+                continue;
+            }
+            if after != b'u' {
+                return None;
+            }
+            read_to = unicode_escape_end(bytes, escape)?;
+        }
+        if ends != 0 {
+            return Some(pos + ends.trailing_zeros() as usize);
+        }
+        if rest.len() <= 64 {
+            return None;
+        }
+        pos += 64;
+    }
+}
+
+/// The position after the escape whose backslash is at `at`, checked; `None` when it is not
+/// valid.
+#[inline]
+fn escape_end(bytes: &[u8], at: usize) -> Option<usize> {
+    let after = *bytes.get(at + 1)?;
+    // A table rather than a `match`: one well-predicted branch for the common escapes.
+    if SIMPLE_ESCAPES[usize::from(after)] {
+        Some(at + 2)
+    } else if after == b'u' {
+        unicode_escape_end(bytes, at)
+    } else {
+        None
+    }
+}
+
+/// The quotes and the backslashes of `block`, as bit masks (bit `i` for byte `i`).
+#[inline(always)]
+fn marks(block: &[u8; 64]) -> (u64, u64) {
+    const LOW: u64 = u64::from_ne_bytes([0x7F; 8]);
+    const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
+    // The high bit of each byte of `word` that equals the byte of `pattern`: exact, as no
+    // carry crosses a byte.
+    let equal = |word: u64, pattern: u64| {
+        let x = word ^ pattern;
+        !(((x & LOW).wrapping_add(LOW)) | x) & HIGH
+    };
+    // The eight high bits of `flags` as the low eight bits.
+    let gather = |flags: u64| ((flags >> 7).wrapping_mul(0x0102_0408_1020_4080)) >> 56;
+    let (mut quotes, mut backslashes) = (0u64, 0u64);
+    for (i, word) in block.chunks_exact(8).enumerate() {
+        let mut chunk = [0; 8];
+        chunk.copy_from_slice(word);
+        let word = u64::from_le_bytes(chunk);
+        quotes |= gather(equal(word, u64::from_ne_bytes([b'"'; 8]))) << (8 * i);
+        backslashes |= gather(equal(word, u64::from_ne_bytes([b'\\'; 8]))) << (8 * i);
+    }
+    (quotes, backslashes)
+}
+
+/// The position after the `\uXXXX` escape at `at`, and after its trailing surrogate when it
+/// is a leading one; `None` when the escape is not valid or a surrogate is unpaired.
+fn unicode_escape_end(bytes: &[u8], at: usize) -> Option<usize> {
+    match hex_unit(bytes, at)? {
+        0xDC00..=0xDFFF => None,
+        0xD800..=0xDBFF => {
+            let next = hex_unit(bytes, at + 6)?;
+            (0xDC00..=0xDFFF).contains(&next).then_some(at + 12)
+        }
+        _ => Some(at + 6),
+    }
 }
 
 /// The code unit of the `\uXXXX` escape at `at` in `bytes`.
@@ -1065,6 +1472,84 @@ mod scan_tests {
         }
     }
 
+    /// The end of a string read one escape at a time (as `Scan` read strings before reading
+    /// escaped ones by blocks): the reference [`escaped_string_end`] must agree with.
+    fn stepwise_string_end(bytes: &[u8], from: usize) -> Option<usize> {
+        let mut pos = from;
+        loop {
+            pos += bytes
+                .get(pos..)?
+                .iter()
+                .position(|&b| b == b'"' || b == b'\\')?;
+            if bytes[pos] == b'"' {
+                return Some(pos);
+            }
+            match *bytes.get(pos + 1)? {
+                b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => pos += 2,
+                b'u' => pos = unicode_escape_end(bytes, pos)?,
+                _ => return None,
+            }
+        }
+    }
+
+    /// Strings full of escapes, at every offset from a 64-byte block's start: the block reader
+    /// finds the end exactly where reading one escape at a time does, or fails where it fails.
+    #[test]
+    fn escaped_strings_end_where_read_one_escape_at_a_time() {
+        let pieces: [&[u8]; 16] = [
+            b"\\",
+            b"\"",
+            b"a",
+            b"u",
+            b"\\u",
+            b"d800",
+            b"dc00",
+            b"D83D",
+            b"DE00",
+            b"00e9",
+            b"n",
+            b"\\\\",
+            b"\\\"",
+            b"x",
+            b"\\n",
+            b"\\ud83d\\ude00",
+        ];
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let mut ends = 0;
+        for _ in 0..20_000 {
+            let pad = 1 + (next() % 70) as usize;
+            let mut text = vec![b'a'; pad - 1];
+            text.push(b'"');
+            text.extend_from_slice(b"\\n");
+            for _ in 0..next() % 60 {
+                text.extend_from_slice(pieces[(next() % 16) as usize]);
+            }
+            let expected = stepwise_string_end(&text, pad);
+            ends += usize::from(expected.is_some());
+            assert_eq!(
+                escaped_string_end(&text, pad),
+                expected,
+                "{}",
+                String::from_utf8_lossy(&text)
+            );
+            // Through `Scan`, which reads the first escapes one at a time, then by blocks.
+            let Ok(quoted) = std::str::from_utf8(&text[pad - 1..]) else {
+                continue;
+            };
+            let mut scan = Scan::new(quoted).unwrap();
+            let read = scan.string().map(|(inside, _)| inside.len() + pad);
+            assert_eq!(read, expected, "{quoted}");
+        }
+        // Both outcomes are exercised.
+        assert!(ends > 1_000 && ends < 19_000, "{ends}");
+    }
+
     #[test]
     fn quote_or_backslash_finds_the_first() {
         for len in 0..90usize {
@@ -1078,6 +1563,92 @@ mod scan_tests {
                 let naive = bytes.iter().position(|&b| b == b'"' || b == b'\\');
                 assert_eq!(quote_or_backslash(&bytes, 0), naive, "{len} {at}");
             }
+        }
+    }
+
+    const PAIR: [&str; 2] = ["a", "b"];
+
+    crate::json_view! {
+        /// Every kind of entry.
+        #[derive(PartialEq)]
+        struct Every<'a> {
+            /// `k`.
+            plain: "k",
+            /// `e.m`.
+            picked: "e"."m",
+            /// `p.a`, `p.b`.
+            named: "p"[PAIR],
+            /// `v`, whole.
+            whole: "v" => Option<serde_json::Value>,
+            /// `n`, a view.
+            nested: "n" => Option<Inner<'a>>,
+            /// `c`, only when costly.
+            costly: "c" if costly,
+        }
+    }
+
+    crate::json_view! {
+        /// A nested view.
+        #[derive(PartialEq)]
+        struct Inner<'a> {
+            /// `k`.
+            plain: "k",
+            /// `c`, only when costly.
+            costly: "c" if costly,
+        }
+    }
+
+    /// Both readers of a declared view read the same fields, where the fast one is sure.
+    #[test]
+    fn a_declared_view_reads_alike_on_both_paths() {
+        let lines = [
+            r#"{"k":1,"e":{"m":"x\n","z":[1]},"p":{"b":true,"a":null},"v":{"q":[1,{"r":2}]},"c":"y"}"#,
+            r#"{"k":"a","k":"b","e":"not an object","p":[1],"v":null,"n":{"k":"in","c":"deep"}}"#,
+            r#"{"n":{"k":1},"n":7,"e":{"m":1},"e":{"x":2}}"#,
+            r#"{"n":7,"n":{"k":2,"c":"z"},"c":{"o":[]}}"#,
+        ];
+        for text in lines {
+            for costly in [false, true] {
+                let mut checked = None;
+                let mut reader = serde_json::Deserializer::from_str(text);
+                Member::read(&mut checked, &mut reader, costly).unwrap();
+                let mut fast = Every::default();
+                scan_into(text, &mut fast, costly).unwrap();
+                assert_eq!(checked.as_ref(), Some(&fast), "{text} {costly}");
+            }
+        }
+        let every: Every<'_> = view_of(lines[0]).unwrap();
+        assert_eq!(every.plain, Loose::Number(1.into()));
+        assert_eq!(every.picked.as_str(), Some("x\n"));
+        assert_eq!(every.named, Some([Loose::Null, Loose::Bool(true)]));
+        assert_eq!(every.whole, Some(serde_json::json!({"q": [1, {"r": 2}]})));
+        assert_eq!(every.costly, Loose::Absent);
+        let mut costly = Every::default();
+        scan_into(lines[0], &mut costly, true).unwrap();
+        assert_eq!(costly.costly.as_str(), Some("y"));
+        let second: Every<'_> = view_of(lines[1]).unwrap();
+        assert_eq!(second.plain.as_str(), Some("b"));
+        assert_eq!((second.picked, second.named), (Loose::Absent, None));
+        let nested = second.nested.unwrap();
+        assert_eq!(nested.plain.as_str(), Some("in"));
+        assert_eq!(nested.costly, Loose::Absent);
+        // A repeated key's last value decides: an object, or none.
+        let third: Every<'_> = view_of(lines[2]).unwrap();
+        assert!(third.nested.is_none());
+        assert_eq!(third.picked, Loose::Absent);
+        let fourth: Every<'_> = view_of(lines[3]).unwrap();
+        assert_eq!(fourth.nested.unwrap().plain, Loose::Number(2.into()));
+        // What a `Value` refuses, both refuse.
+        for text in [
+            r#"{"v":[1e400]}"#,
+            r#"{"n":{"x":"\ud800"}}"#,
+            r#"{"e":{"m":1,}}"#,
+        ] {
+            assert!(view_of::<Every<'_>>(text).is_none(), "{text}");
+            assert!(
+                scan_into(text, &mut Every::default(), false).is_none(),
+                "{text}"
+            );
         }
     }
 
