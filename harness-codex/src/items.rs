@@ -35,15 +35,21 @@ fn status_of(item: &Item<'_>) -> ToolStatus {
 
 /// The events of a completed item of type `kind` (X3-X6). `cwd` resolves relative paths (X9).
 pub(crate) fn completed(item: &Item<'_>, kind: &str, cwd: Option<&str>) -> Vec<EventBody> {
-    let text = || item.view.text.non_empty_str();
     match kind {
-        "agent_message" => text()
-            .map(|text| EventBody::Agent { text: text.into() })
+        // S7: decoded once, into the text the event and the outcome share.
+        "agent_message" => item
+            .view
+            .text
+            .shared()
+            .map(|text| EventBody::Agent { text })
             .into_iter()
             .collect(),
-        "reasoning" => text()
+        "reasoning" => item
+            .view
+            .text
+            .non_empty_str()
             .map(|text| EventBody::Reasoning {
-                text: text.to_string(),
+                text: text.into_owned(),
             })
             .into_iter()
             .collect(),

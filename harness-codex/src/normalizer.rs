@@ -355,8 +355,7 @@ mod tests {
             r#"{"type":"turn.completed","usage":{"input_tokens":1}}"#,
             "not json",
         ];
-        let got = harness_core::testkit::dispositions(&mut normalizer, &lines);
         let expected = "X1 blank X1 deferred emitted X3 X6 outcome emitted";
-        assert_eq!(got, harness_core::testkit::dispositions_of(expected));
+        harness_core::testkit::assert_dispositions(&mut normalizer, &lines, expected);
     }
 }

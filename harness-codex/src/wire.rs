@@ -15,7 +15,9 @@
 //! [`Checked`]: harness_core::backend::json::Checked
 
 use harness_core::backend::NotJson;
-use harness_core::backend::json::{JsonView, Member, Scan, depth_exceeds, scan_into, view_of};
+use harness_core::backend::json::{
+    JsonView, Member, Scan, Text, depth_exceeds, scan_into, view_of,
+};
 use serde::Deserialize;
 use serde::de::{self, Deserializer};
 use serde_json::Value;
@@ -32,8 +34,9 @@ harness_core::json_view! {
         id: "id",
         /// `type`.
         kind: "type",
-        /// `text` of a message or reasoning item.
-        text: "text",
+        /// `text` of a message or reasoning item: an agent message's is decoded straight into
+        /// its event's shared text (S7).
+        text: "text" => Text<'a>,
         /// `command` of a `command_execution`.
         command: "command",
         /// `status`.

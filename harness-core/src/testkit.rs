@@ -405,6 +405,21 @@ pub fn dispositions(normalizer: &mut dyn Normalizer, lines: &[&str]) -> Vec<Disp
         .collect()
 }
 
+/// Asserts the [`Disposition`] of each line through a fresh `normalizer`, written as
+/// [`dispositions_of`] reads them.
+#[track_caller]
+pub fn assert_dispositions(
+    normalizer: &mut dyn Normalizer,
+    lines: &[&str],
+    expected: &'static str,
+) {
+    assert_eq!(
+        dispositions(normalizer, lines),
+        dispositions_of(expected),
+        "{lines:#?}"
+    );
+}
+
 /// Dispositions written one word a line: `blank`, `emitted`, `deferred`, `outcome`, or the id
 /// of the rule that consumed the line (`C1`).
 ///

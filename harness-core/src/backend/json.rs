@@ -505,6 +505,97 @@ impl<'de> Member<'de> for Loose<'de> {
     }
 }
 
+/// A string member an event keeps whole, such as an agent message's text (S7). The fast reader
+/// keeps an escaped string as written, so that [`Text::shared`] decodes it once, straight into
+/// the `Arc<str>` the event holds (a decoded `String` copied into the `Arc` would hold the text
+/// twice beside its line); any other value is a [`Loose`].
+#[derive(Clone, Default)]
+pub struct Text<'a> {
+    loose: Loose<'a>,
+    /// The inside of an escaped string, as written: the fast reader checked it.
+    escaped: Option<&'a str>,
+}
+
+impl<'a> Text<'a> {
+    /// The string, decoded, when it is one and not empty.
+    pub fn non_empty_str(&self) -> Option<Cow<'a, str>> {
+        match self.escaped {
+            Some(inside) => Scan::unescape(inside).map(Cow::Owned),
+            None => match &self.loose {
+                Loose::Str(text) if !text.is_empty() => Some(text.clone()),
+                _ => None,
+            },
+        }
+    }
+
+    /// The string as the `Arc<str>` an event holds, when it is one and not empty: an escaped
+    /// one is decoded into it directly, a plain one copied once.
+    pub fn shared(&self) -> Option<std::sync::Arc<str>> {
+        match self.escaped {
+            // An escape decodes to a character, so the text is not empty.
+            Some(inside) => crate::backend::unescape::shared_text(inside)
+                .or_else(|| Scan::unescape(inside).map(std::sync::Arc::from)),
+            None => self.loose.non_empty_str().map(std::sync::Arc::from),
+        }
+    }
+}
+
+/// Shown as its value (a [`Loose`]), however it was read.
+impl fmt::Debug for Text<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.value().fmt(f)
+    }
+}
+
+/// Equal when they hold the same value, however it was read.
+impl PartialEq for Text<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.value() == other.value()
+    }
+}
+
+impl<'a> Text<'a> {
+    /// The value as a [`Loose`], an escaped string decoded.
+    pub fn value(&self) -> Loose<'a> {
+        match self.escaped {
+            Some(inside) => {
+                Scan::unescape(inside).map_or(Loose::Absent, |text| Loose::Str(Cow::Owned(text)))
+            }
+            None => self.loose.clone(),
+        }
+    }
+}
+
+impl<'de> Member<'de> for Text<'de> {
+    fn read<D: Deserializer<'de>>(&mut self, deserializer: D, _: bool) -> Result<(), D::Error> {
+        *self = Text {
+            loose: Loose::deserialize(deserializer)?,
+            escaped: None,
+        };
+        Ok(())
+    }
+
+    fn scan(&mut self, scan: &mut Scan<'de>, _: bool) -> Option<()> {
+        *self = match scan.peek()? {
+            b'"' => match scan.string()? {
+                (inside, true) => Text {
+                    loose: Loose::Absent,
+                    escaped: Some(inside),
+                },
+                (text, false) => Text {
+                    loose: Loose::Str(Cow::Borrowed(text)),
+                    escaped: None,
+                },
+            },
+            _ => Text {
+                loose: scan.loose()?,
+                escaped: None,
+            },
+        };
+        Some(())
+    }
+}
+
 impl<'de> Member<'de> for Option<serde_json::Value> {
     fn read<D: Deserializer<'de>>(&mut self, deserializer: D, _: bool) -> Result<(), D::Error> {
         *self = Some(serde_json::Value::deserialize(deserializer)?);
@@ -1595,6 +1686,43 @@ mod scan_tests {
             plain: "k",
             /// `c`, only when costly.
             costly: "c" if costly,
+        }
+    }
+
+    crate::json_view! {
+        /// A view with a kept text.
+        #[derive(PartialEq)]
+        struct Said<'a> {
+            /// `t`.
+            text: "t" => Text<'a>,
+        }
+    }
+
+    /// S7: the fast reader keeps an escaped text as written, which decodes as the checked
+    /// reader's; `shared` gives it, and nothing for an empty string or another value.
+    #[test]
+    fn a_kept_text_decodes_as_the_checked_reader_reads_it() {
+        for (text, said) in [
+            (
+                r#"{"t":"a \"b\"\n\u00e9\ud83d\ude00"}"#,
+                Some("a \"b\"\n\u{e9}\u{1f600}"),
+            ),
+            (r#"{"t":"plain"}"#, Some("plain")),
+            (r#"{"t":""}"#, None),
+            (r#"{"t":7}"#, None),
+            (r#"{"u":"x"}"#, None),
+        ] {
+            let mut fast = Said::default();
+            scan_into(text, &mut fast, false).unwrap();
+            let mut checked: Option<Said<'_>> = None;
+            let mut reader = serde_json::Deserializer::from_str(text);
+            Member::read(&mut checked, &mut reader, false).unwrap();
+            let checked = checked.unwrap();
+            assert_eq!(fast, checked, "{text}");
+            for view in [&fast, &checked] {
+                assert_eq!(view.text.shared().as_deref(), said, "{text}");
+                assert_eq!(view.text.non_empty_str().as_deref(), said, "{text}");
+            }
         }
     }
 
