@@ -384,25 +384,8 @@ mod tests {
     /// T1-T9: every line of a transcript has a disposition; bookkeeping is consumed by rule.
     #[test]
     fn every_line_type_is_accounted_for() {
-        let lines = [
-            PROMPT,
-            r#"{"type":"attachment","attachment":{"type":"skill_listing"},"sessionId":"s1"}"#,
-            TEXT,
-            TOOL,
-            RESULT,
-            r#"{"type":"summary","summary":"Reading a file","leafUuid":"u2"}"#,
-            r#"{"type":"file-history-snapshot","messageId":"u1","snapshot":{}}"#,
-            r#"{"type":"cost-state","totalCostUSD":0.5,"sessionId":"s1"}"#,
-            r#"{"type":"system","subtype":"api_error","level":"error","sessionId":"s1"}"#,
-            r#"{"type":"brand-new","sessionId":"s1"}"#,
-            r#"{"type":"result","subtype":"success"}"#,
-            "not json",
-            "[1]",
-        ];
-        let expected =
-            "C5 T6 deferred deferred emitted T6 T6 T7 emitted emitted emitted emitted emitted";
         let mut normalizer = TranscriptNormalizer::new(NormalizerConfig::default());
-        harness_core::testkit::assert_dispositions(&mut normalizer, &lines, expected);
+        fixtures::assert_dispositions("claude-transcript", &mut normalizer);
     }
 
     /// T3: a message split over two lines counts once, with its last usage; T1: `sessionId`

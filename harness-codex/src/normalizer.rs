@@ -344,18 +344,6 @@ mod tests {
     #[test]
     fn every_line_is_accounted_for() {
         let mut normalizer = CodexNormalizer::new(NormalizerConfig::default());
-        let lines = [
-            r#"{"type":"thread.started","thread_id":"t"}"#,
-            "",
-            r#"{"type":"turn.started"}"#,
-            r#"{"type":"item.started","item":{"id":"i1","type":"command_execution","command":"ls","status":"in_progress"}}"#,
-            r#"{"type":"item.completed","item":{"id":"i1","type":"command_execution","command":"ls","status":"completed","exit_code":0}}"#,
-            r#"{"type":"item.completed","item":{"id":"i2","type":"agent_message","text":""}}"#,
-            r#"{"type":"item.completed","item":{"id":"i3","type":"file_change","changes":[],"status":"completed"}}"#,
-            r#"{"type":"turn.completed","usage":{"input_tokens":1}}"#,
-            "not json",
-        ];
-        let expected = "X1 blank X1 deferred emitted X3 X6 outcome emitted";
-        harness_core::testkit::assert_dispositions(&mut normalizer, &lines, expected);
+        fixtures::assert_dispositions("codex", &mut normalizer);
     }
 }

@@ -433,28 +433,8 @@ mod tests {
     /// R1-R9: every line of a rollout has a disposition.
     #[test]
     fn every_line_type_is_accounted_for() {
-        let lines = [
-            META,
-            CONTEXT,
-            STARTED,
-            PROMPT,
-            CALL,
-            COMMAND,
-            COUNT,
-            r#"{"type":"world_state","payload":{}}"#,
-            r#"{"type":"event_msg","payload":{"type":"thread_settings_applied"}}"#,
-            r#"{"type":"compacted","payload":{"message":"summary"}}"#,
-            r#"{"type":"event_msg","payload":{"type":"item_completed","item":{"type":"Hologram","id":"h"}}}"#,
-            r#"{"type":"brand_new","payload":{}}"#,
-            ANSWER,
-            DONE,
-            r#"{"type":"event_msg","payload":{"type":"turn_aborted","reason":"interrupted"}}"#,
-            "[]",
-        ];
-        let expected =
-            "R1 R2 R3 R4 R9 emitted R6 R9 R9 R9 emitted emitted emitted outcome R7 emitted";
         let mut normalizer = RolloutNormalizer::new(NormalizerConfig::default());
-        harness_core::testkit::assert_dispositions(&mut normalizer, &lines, expected);
+        fixtures::assert_dispositions("codex-rollout", &mut normalizer);
     }
 
     /// R1, R4: the command's argv is the live command line, its relative path resolved

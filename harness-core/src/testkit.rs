@@ -405,52 +405,6 @@ pub fn dispositions(normalizer: &mut dyn Normalizer, lines: &[&str]) -> Vec<Disp
         .collect()
 }
 
-/// Asserts the [`Disposition`] of each line through a fresh `normalizer`, written as
-/// [`dispositions_of`] reads them.
-#[track_caller]
-pub fn assert_dispositions(
-    normalizer: &mut dyn Normalizer,
-    lines: &[&str],
-    expected: &'static str,
-) {
-    assert_eq!(
-        dispositions(normalizer, lines),
-        dispositions_of(expected),
-        "{lines:#?}"
-    );
-}
-
-/// Dispositions written one word a line: `blank`, `emitted`, `deferred`, `outcome`, or the id
-/// of the rule that consumed the line (`C1`).
-///
-/// ```
-/// use harness_agents_core::Disposition;
-/// use harness_agents_core::testkit::dispositions_of;
-///
-/// assert_eq!(
-///     dispositions_of("C1 blank deferred emitted outcome"),
-///     [
-///         Disposition::Consumed("C1"),
-///         Disposition::Blank,
-///         Disposition::Deferred,
-///         Disposition::Emitted,
-///         Disposition::Outcome,
-///     ]
-/// );
-/// ```
-pub fn dispositions_of(words: &'static str) -> Vec<Disposition> {
-    words
-        .split_whitespace()
-        .map(|word| match word {
-            "blank" => Disposition::Blank,
-            "emitted" => Disposition::Emitted,
-            "deferred" => Disposition::Deferred,
-            "outcome" => Disposition::Outcome,
-            rule => Disposition::Consumed(rule),
-        })
-        .collect()
-}
-
 /// Instantiates the kit's generic properties for a backend as proptest tests, 128 cases each:
 /// hostile lines in its vocabulary, arbitrary stdout and stderr lines, arbitrary bytes whole and
 /// in chunks, arbitrary JSON values. Each runs [`check_stream`] (every property, `started`

@@ -334,21 +334,8 @@ mod tests {
 
     #[test]
     fn every_line_is_accounted_for() {
-        let got = dispositions(&[
-            r#"{"type":"system","subtype":"init","cwd":"/p","session_id":"s"}"#,
-            "  ",
-            r#"{"type":"stream_event","event":{}}"#,
-            r#"{"type":"assistant","message":{"id":"m","content":[{"type":"thinking","thinking":"hm"}]}}"#,
-            r#"{"type":"assistant","message":{"id":"m","content":[{"type":"redacted_thinking","data":"x"}]}}"#,
-            r#"{"type":"assistant","message":{"id":"m","content":[{"type":"tool_use","id":"t","name":"Read","input":{"file_path":"a"}}]}}"#,
-            r#"{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t","content":"x"}]}}"#,
-            r#"{"type":"user","message":{"content":"echoed prompt"}}"#,
-            r#"{"type":"rate_limit_event","rate_limit_info":{"status":"allowed"}}"#,
-            "banner",
-            r#"{"type":"result","subtype":"success","is_error":false,"result":"ok"}"#,
-        ]);
-        let expected = "C1 blank C8 deferred C2 deferred emitted C5 C6 emitted outcome";
-        assert_eq!(got, harness_core::testkit::dispositions_of(expected));
+        let mut normalizer = ClaudeNormalizer::new(NormalizerConfig::default());
+        fixtures::assert_dispositions("claude", &mut normalizer);
     }
 
     #[test]
