@@ -335,15 +335,3 @@ impl Decoder for CodexDecoder {
             .collect()
     }
 }
-
-#[cfg(test)]
-mod tests {
-
-    use super::*;
-
-    #[test]
-    fn every_line_is_accounted_for() {
-        let mut normalizer = CodexNormalizer::new(NormalizerConfig::default());
-        fixtures::assert_dispositions("codex", &mut normalizer);
-    }
-}

@@ -333,12 +333,6 @@ mod tests {
     }
 
     #[test]
-    fn every_line_is_accounted_for() {
-        let mut normalizer = ClaudeNormalizer::new(NormalizerConfig::default());
-        fixtures::assert_dispositions("claude", &mut normalizer);
-    }
-
-    #[test]
     fn a_flush_caused_by_a_line_is_not_its_own_emission() {
         let got = dispositions(&[
             r#"{"type":"assistant","message":{"id":"m","content":[{"type":"text","text":"hi"}]}}"#,

@@ -1,3 +1,4 @@
 //! The parts of the facade's integration tests.
 
+mod dispositions;
 mod sessions;
