@@ -63,6 +63,8 @@
 //! # Ok(())
 //! # }
 //! ```
+//!
+//! [`Harness`]: harness_core::Harness
 
 mod normalizer;
 mod runner;

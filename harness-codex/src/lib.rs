@@ -82,6 +82,8 @@
 //! # Ok(())
 //! # }
 //! ```
+//!
+//! [`Harness`]: harness_core::Harness
 
 mod items;
 mod normalizer;

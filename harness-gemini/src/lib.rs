@@ -59,6 +59,8 @@
 //! assert_eq!(outcome.session_id.as_deref(), Some("s-1"));
 //! assert_eq!(outcome.final_output.as_deref(), Some("Lines 2 and 3."));
 //! ```
+//!
+//! [`Harness`]: harness_core::Harness
 
 mod decoder;
 mod runner;

@@ -50,6 +50,8 @@
 //! [`OpencodeHarness`] also runs opencode live through the [`Harness`] trait: `opencode run
 //! --format=json --thinking [--model=M] [--agent=A | --auto] [extra args] -- PROMPT`, the
 //! prompt after a `--` so that it is never read as an option.
+//!
+//! [`Harness`]: harness_core::Harness
 
 mod normalizer;
 mod runner;
