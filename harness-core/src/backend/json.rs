@@ -517,10 +517,13 @@ pub struct Text<'a> {
 }
 
 impl<'a> Text<'a> {
-    /// The string, decoded, when it is one and not empty.
+    /// The string, decoded (an escaped one into a `String` of exactly its length), when it is
+    /// one and not empty.
     pub fn non_empty_str(&self) -> Option<Cow<'a, str>> {
         match self.escaped {
-            Some(inside) => Scan::unescape(inside).map(Cow::Owned),
+            Some(inside) => crate::backend::unescape::exact_string(inside)
+                .or_else(|| Scan::unescape(inside))
+                .map(Cow::Owned),
             None => match &self.loose {
                 Loose::Str(text) if !text.is_empty() => Some(text.clone()),
                 _ => None,

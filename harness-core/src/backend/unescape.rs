@@ -32,6 +32,26 @@ pub fn shared_text(inside: &str) -> Option<Arc<str>> {
     into_str(bytes)
 }
 
+/// The text of a JSON string, as [`shared_text`] decodes it, into a `String` of exactly its
+/// length (decoding into a `String` of the escaped length, as usual, holds more than the text
+/// whenever it has escapes: S7).
+///
+/// ```
+/// use harness_agents_core::backend::unescape::exact_string;
+///
+/// let text = exact_string(r#"a \"b\"\n"#).unwrap();
+/// assert_eq!((text.as_str(), text.capacity()), ("a \"b\"\n", 6));
+/// assert_eq!(exact_string(r"\ud83d"), None);
+/// ```
+pub fn exact_string(inside: &str) -> Option<String> {
+    let len = decoded_len(inside.as_bytes())?;
+    let mut bytes = vec![0u8; len];
+    if decode_into(inside.as_bytes(), &mut bytes)? != len {
+        return None;
+    }
+    String::from_utf8(bytes).ok()
+}
+
 /// The decoded length in bytes, checking every escape; `None` when the text is not a valid
 /// JSON string's inside.
 fn decoded_len(s: &[u8]) -> Option<usize> {
