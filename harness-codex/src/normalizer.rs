@@ -182,30 +182,42 @@ impl CodexDecoder {
                     self.plan(item, id, out);
                 }
             }
-            Phase::Completed => {
-                out.consumed_by(match kind {
-                    "agent_message" | "reasoning" => "X3",
-                    "todo_list" => "X5",
-                    _ => "X6",
-                });
-                if let Some(id) = id {
-                    self.open.remove(id);
-                }
-                if kind == "todo_list" {
-                    self.plan(item, id, out);
-                    // X5: the last plan of an id is kept only until its item completes (S7).
-                    if let Some(id) = id {
-                        self.plans.remove(id);
-                    }
-                    return;
-                }
-                for body in completed(item, kind, self.cwd.as_deref()) {
-                    if let EventBody::Agent { text } = &body {
-                        self.answer = Some(Arc::clone(text));
-                    }
-                    self.emit_here(out, body);
-                }
+            Phase::Completed => self.complete(item, kind, id, out),
+        }
+    }
+
+    /// An `item.completed` line's item, its `type` a string, read by the caller: what
+    /// [`Decoder::line`] does for such a line, without the line. A stored rollout (R4) hands
+    /// its items here as it reads them, not as text to read again (S7).
+    pub(crate) fn item_completed(&mut self, item: &Item<'_>, out: &mut Emitter<'_>) {
+        out.consumed_by("X2");
+        let kind = item.view.kind.as_str().unwrap_or_default();
+        self.complete(item, kind, item.view.id.as_str(), out);
+    }
+
+    /// X3-X6: a completed item's events; the item is no longer open.
+    fn complete(&mut self, item: &Item<'_>, kind: &str, id: Option<&str>, out: &mut Emitter<'_>) {
+        out.consumed_by(match kind {
+            "agent_message" | "reasoning" => "X3",
+            "todo_list" => "X5",
+            _ => "X6",
+        });
+        if let Some(id) = id {
+            self.open.remove(id);
+        }
+        if kind == "todo_list" {
+            self.plan(item, id, out);
+            // X5: the last plan of an id is kept only until its item completes (S7).
+            if let Some(id) = id {
+                self.plans.remove(id);
             }
+            return;
+        }
+        for body in completed(item, kind, self.cwd.as_deref()) {
+            if let EventBody::Agent { text } = &body {
+                self.answer = Some(Arc::clone(text));
+            }
+            self.emit_here(out, body);
         }
     }
 

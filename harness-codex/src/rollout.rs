@@ -9,6 +9,13 @@
 //! the events of the live stream of the same run; `task_complete` is the turn's terminal line,
 //! with the running token total of the last `token_count`.
 //!
+//! The usual `item_completed` line of a message, a reasoning summary or a command is read
+//! with the core's fast reader ([`Scan`]) straight into the live decoder's view of the item,
+//! never built as a `Value` nor written out again: a huge message or summary is decoded once,
+//! into its event, and a command's output is checked but never copied (S7). Any other line,
+//! and any such line the fast reader is unsure of or that has an unusual shape (several text
+//! parts, an argv that is not a list), is read as a `Value`, which decides what is JSON (S2).
+//!
 //! ```
 //! use harness_agents_codex::RolloutNormalizer;
 //! use harness_core::{Normalizer, NormalizerConfig, Status};
@@ -33,13 +40,18 @@
 //! assert_eq!(normalizer.decoder().accounting().models["gpt-5"].input, 60);
 //! ```
 
+use std::borrow::Cow;
+
+use harness_core::backend::json::{self, Loose, Member, Scan, Text, scan_into};
 use harness_core::backend::{Decoder, Driver, Emitter, NotJson, Summary, parse_value};
 use harness_core::prices::Tokens;
 use harness_core::stored::Accounting;
 use harness_core::{EventBody, NormalizerConfig, PendingToolUse, ToolRef, UnknownReason};
+use serde::de::{self, Deserializer};
 use serde_json::{Map, Value, json};
 
 use crate::normalizer::CodexDecoder;
+use crate::wire::{Item, ItemView};
 
 /// A stored Codex rollout's normalizer: the core's [`Driver`] around a [`RolloutDecoder`].
 pub type RolloutNormalizer = Driver<RolloutDecoder>;
@@ -227,6 +239,29 @@ impl RolloutDecoder {
         self.accounting.reported_tokens = true;
     }
 
+    /// A line read as a `Value` (S2 decides here), every R rule.
+    fn value_line(&mut self, line: &[u8], out: &mut Emitter<'_>) -> Result<(), NotJson> {
+        match parse_value(line)? {
+            Value::Object(map) => self.on_line(map, out),
+            other => self.unknown(UnknownReason::NotAnEvent, other, out),
+        }
+        Ok(())
+    }
+
+    /// R4 for a line the fast reader read: what [`RolloutDecoder::on_line`] does with it.
+    fn on_fast(&mut self, fast: Fast<'_>, out: &mut Emitter<'_>) {
+        if let Some(at) = fast.timestamp.as_str() {
+            self.accounting.timestamp(at);
+        }
+        let item = Item {
+            view: fast.view,
+            // Not read: a message's and a summary's events come from the view, and so do a
+            // command's when its command line is a string, which it always is here.
+            raw: "",
+        };
+        self.inner.item_completed(&item, out);
+    }
+
     fn on_line(&mut self, line: Map<String, Value>, out: &mut Emitter<'_>) {
         if let Some(at) = line.get("timestamp").and_then(Value::as_str) {
             self.accounting.timestamp(at);
@@ -364,11 +399,11 @@ impl Decoder for RolloutDecoder {
     }
 
     fn line(&mut self, line: &[u8], out: &mut Emitter<'_>) -> Result<(), NotJson> {
-        match parse_value(line)? {
-            Value::Object(map) => self.on_line(map, out),
-            other => self.unknown(UnknownReason::NotAnEvent, other, out),
+        if let Some(fast) = json::object_text(line).and_then(Fast::read) {
+            self.on_fast(fast, out);
+            return Ok(());
         }
-        Ok(())
+        self.value_line(line, out)
     }
 
     fn end(&mut self, out: &mut Emitter<'_>) {
@@ -381,6 +416,217 @@ impl Decoder for RolloutDecoder {
 
     fn pending_tool_uses(&self) -> Vec<PendingToolUse> {
         self.inner.pending_tool_uses()
+    }
+}
+
+harness_core::json_view! {
+    /// The parts of a rollout line the fast path reads (R4).
+    struct StoredLine<'a> {
+        /// `timestamp`.
+        timestamp: "timestamp",
+        /// `type`.
+        kind: "type",
+        /// `payload`, when an object.
+        payload: "payload" => Option<StoredPayload<'a>>,
+    }
+}
+
+harness_core::json_view! {
+    /// The parts of an `event_msg`'s payload the fast path reads.
+    struct StoredPayload<'a> {
+        /// `type`.
+        kind: "type",
+        /// `item`, when an object.
+        item: "item" => Option<StoredItem<'a>>,
+    }
+}
+
+harness_core::json_view! {
+    /// The parts of a stored item the fast path reads, as [`RolloutDecoder::item`] reads them.
+    struct StoredItem<'a> {
+        /// `id`.
+        id: "id",
+        /// `type`.
+        kind: "type",
+        /// `content` of an `AgentMessage`.
+        content: "content" => Parts<'a>,
+        /// `summary_text` of a `Reasoning`.
+        summary: "summary_text" => Parts<'a>,
+        /// `command` of a `CommandExecution`.
+        command: "command" => Argv<'a>,
+        /// `exit_code` of a `CommandExecution`.
+        exit_code: "exit_code",
+        /// `status` of a `CommandExecution`.
+        status: "status",
+    }
+}
+
+/// The text parts of a list, as `text_of` in [`RolloutDecoder::item`] takes them: each
+/// string element, and each object element's `text` when a string; none when not a list.
+#[derive(Debug, Default)]
+struct Parts<'a> {
+    texts: Vec<Text<'a>>,
+}
+
+/// A string read as a [`Text`]: borrowed from the line, an escaped one decoded only when used.
+fn text_member<'a>(scan: &mut Scan<'a>) -> Option<Text<'a>> {
+    let mut text = Text::default();
+    text.scan(scan, false)?;
+    Some(text)
+}
+
+impl<'de> Member<'de> for Parts<'de> {
+    /// Read by the fast reader only: a line it is unsure of is read as a `Value`.
+    fn read<D: Deserializer<'de>>(&mut self, _: D, _: bool) -> Result<(), D::Error> {
+        Err(de::Error::custom("read by the fast reader only"))
+    }
+
+    fn scan(&mut self, scan: &mut Scan<'de>, _: bool) -> Option<()> {
+        // A repeated key keeps its last value, as in a `Value`.
+        self.texts.clear();
+        if scan.peek()? != b'[' {
+            return scan.skip();
+        }
+        let texts = &mut self.texts;
+        scan.elements(|scan| match scan.peek()? {
+            b'"' => {
+                texts.push(text_member(scan)?);
+                Some(())
+            }
+            b'{' => {
+                let mut text = None;
+                scan.members(|scan, key| {
+                    if key != "text" {
+                        return scan.skip();
+                    }
+                    text = None;
+                    if scan.peek()? == b'"' {
+                        text = Some(text_member(scan)?);
+                        return Some(());
+                    }
+                    scan.skip()
+                })?;
+                texts.extend(text);
+                Some(())
+            }
+            _ => scan.skip(),
+        })
+    }
+}
+
+impl<'a> Parts<'a> {
+    /// The one text of the list (none is an empty text); `None` for several, which are
+    /// joined on the `Value` path.
+    fn one(mut self) -> Option<Text<'a>> {
+        match self.texts.len() {
+            0 => Some(Text::default()),
+            1 => self.texts.pop(),
+            _ => None,
+        }
+    }
+}
+
+/// A `CommandExecution`'s `command`: an argv (its strings; other elements are dropped, as
+/// the `Value` path drops them) or any other value.
+#[derive(Debug, Default)]
+enum Argv<'a> {
+    #[default]
+    Absent,
+    Words(Vec<Cow<'a, str>>),
+    Other(Loose<'a>),
+}
+
+impl<'de> Member<'de> for Argv<'de> {
+    /// Read by the fast reader only: a line it is unsure of is read as a `Value`.
+    fn read<D: Deserializer<'de>>(&mut self, _: D, _: bool) -> Result<(), D::Error> {
+        Err(de::Error::custom("read by the fast reader only"))
+    }
+
+    fn scan(&mut self, scan: &mut Scan<'de>, _: bool) -> Option<()> {
+        if scan.peek()? != b'[' {
+            *self = Argv::Other(scan.loose()?);
+            return Some(());
+        }
+        let mut words = Vec::new();
+        scan.elements(|scan| {
+            if let Loose::Str(word) = scan.loose()? {
+                words.push(word);
+            }
+            Some(())
+        })?;
+        *self = Argv::Words(words);
+        Some(())
+    }
+}
+
+impl<'a> Argv<'a> {
+    /// The live command line (R4): the argv joined as a shell would read it; `None` when the
+    /// command is not a list or a string (the live item is then kept whole: the `Value` path).
+    fn line(self) -> Option<Loose<'a>> {
+        match self {
+            Argv::Words(words) => {
+                let line =
+                    shlex::try_join(words.iter().map(|w| &**w)).unwrap_or_else(|_| words.join(" "));
+                Some(Loose::Str(Cow::Owned(line)))
+            }
+            Argv::Other(line @ Loose::Str(_)) => Some(line),
+            Argv::Absent | Argv::Other(_) => None,
+        }
+    }
+}
+
+/// An `item_completed` line of an `AgentMessage` (one text part), a `Reasoning` (one summary
+/// part) or a `CommandExecution` (an argv or a string command), read by the fast reader as
+/// the live decoder's view of the live item (R4).
+#[derive(Debug)]
+struct Fast<'a> {
+    timestamp: Loose<'a>,
+    /// The live item's view, its `type` the live one.
+    view: ItemView<'a>,
+}
+
+impl<'a> Fast<'a> {
+    /// The line, when it is surely JSON ([`Scan`]) and of one of the usual shapes; `None`
+    /// otherwise, and the `Value` path reads it.
+    fn read(text: &'a str) -> Option<Self> {
+        // Most lines are not items: not scanned twice.
+        if !text.contains("item_completed") {
+            return None;
+        }
+        let mut line = StoredLine::default();
+        scan_into(text, &mut line, false)?;
+        let payload = line
+            .payload
+            .filter(|_| line.kind.as_str() == Some("event_msg"))?;
+        let item = payload
+            .item
+            .filter(|_| payload.kind.as_str() == Some("item_completed"))?;
+        let mut view = ItemView {
+            id: item.id,
+            ..ItemView::default()
+        };
+        let kind = match item.kind.as_str()? {
+            "AgentMessage" => {
+                view.text = item.content.one()?;
+                "agent_message"
+            }
+            "Reasoning" => {
+                view.text = item.summary.one()?;
+                "reasoning"
+            }
+            "CommandExecution" => {
+                view.command = item.command.line()?;
+                view.exit_code = item.exit_code;
+                view.status = item.status;
+                "command_execution"
+            }
+            _ => return None,
+        };
+        view.kind = Loose::Str(Cow::Borrowed(kind));
+        Some(Fast {
+            timestamp: line.timestamp,
+            view,
+        })
     }
 }
 
@@ -531,6 +777,187 @@ mod tests {
         paginated.extend(lines);
         let (events, _, _) = run(&paginated);
         assert!(events.is_empty(), "{events:?}");
+    }
+
+    /// The `Value` path alone, every line read as a `Value`: what the fast path must agree with.
+    #[derive(Debug, Default)]
+    struct ValueOnly(RolloutDecoder);
+
+    impl Decoder for ValueOnly {
+        fn configure(&mut self, config: &NormalizerConfig) {
+            self.0.configure(config);
+        }
+
+        fn line(&mut self, line: &[u8], out: &mut Emitter<'_>) -> Result<(), NotJson> {
+            self.0.value_line(line, out)
+        }
+
+        fn end(&mut self, out: &mut Emitter<'_>) {
+            self.0.end(out);
+        }
+
+        fn summary(&self) -> Summary {
+            self.0.summary()
+        }
+
+        fn pending_tool_uses(&self) -> Vec<PendingToolUse> {
+            self.0.pending_tool_uses()
+        }
+    }
+
+    /// Pushes `lines` through the normalizer and through the `Value` path alone, asserting the
+    /// same disposition for each line, then the same events, outcome and accounting; returns
+    /// how many lines the fast path read.
+    fn agree(name: &str, lines: &[&str]) -> usize {
+        use harness_core::Normalizer;
+
+        let config = NormalizerConfig::with_cwd("/w");
+        let mut fast = RolloutNormalizer::new(config.clone());
+        let mut slow = Driver::<ValueOnly>::new(config.clone());
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        let mut read = 0;
+        for line in lines {
+            let bytes = line.as_bytes();
+            read += usize::from(json::object_text(bytes).and_then(Fast::read).is_some());
+            fast.push_line(bytes, &mut a);
+            slow.push_line(bytes, &mut b);
+            assert_eq!(
+                fast.last_disposition(),
+                slow.last_disposition(),
+                "{name}: {line}"
+            );
+        }
+        let (fast_outcome, slow_outcome) = (fast.finish(&mut a), slow.finish(&mut b));
+        assert_eq!(format!("{a:?}"), format!("{b:?}"), "{name}");
+        assert_eq!(
+            format!("{fast_outcome:?}"),
+            format!("{slow_outcome:?}"),
+            "{name}"
+        );
+        assert_eq!(
+            fast.decoder().accounting(),
+            slow.decoder().0.accounting(),
+            "{name}"
+        );
+        read
+    }
+
+    /// Every stored rollout under `dir`.
+    fn rollouts(dir: &std::path::Path, found: &mut Vec<std::path::PathBuf>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                rollouts(&path, found);
+            } else if path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("rollout-") && n.ends_with(".jsonl"))
+            {
+                found.push(path);
+            }
+        }
+    }
+
+    /// S7, R4: the fast path reads every stored rollout's lines as the `Value` path does:
+    /// the same dispositions, events, outcome and accounting.
+    #[test]
+    fn r4_the_fast_path_agrees_with_the_value_path_on_every_stored_rollout() {
+        let mut files = Vec::new();
+        rollouts(&fixtures::root().join("sessions/codex"), &mut files);
+        assert!(files.len() > 40, "{} rollouts", files.len());
+        let mut read = 0;
+        for path in &files {
+            let text = std::fs::read_to_string(path).unwrap_or_default();
+            let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+            read += agree(&path.display().to_string(), &lines);
+        }
+        // Every message, one-part summary and command line of the rollouts: 66 such lines, one
+        // of them a two-part summary, which the `Value` path joins.
+        assert_eq!(read, 65, "lines read by the fast path");
+    }
+
+    /// S2, S7, R4: unusual `item_completed` lines (repeated keys, escaped keys, several or odd
+    /// parts, odd commands, lines that are not JSON) read alike on both paths.
+    #[test]
+    fn r4_edge_lines_read_alike_on_both_paths() {
+        let item = |item: &str| {
+            format!(
+                r#"{{"timestamp":"2026-01-01T00:00:02Z","type":"event_msg","payload":{{"type":"item_completed","item":{item}}}}}"#
+            )
+        };
+        let mut lines: Vec<String> = [
+            r#"{"type":"AgentMessage","id":"m","content":[{"type":"Text","text":"a\n\"b\"\u00e9\ud83d\ude00"}]}"#,
+            r#"{"type":"AgentMessage","id":"m","content":[{"type":"Text","text":"a"},{"type":"Text","text":"b"}]}"#,
+            r#"{"type":"AgentMessage","id":"m","content":["plain",{"text":5},{"x":"y"},7,null]}"#,
+            r#"{"type":"AgentMessage","id":"m","content":[{"text":"a","text":5}]}"#,
+            r#"{"type":"AgentMessage","id":"m","content":[{"text":5,"text":"a"}]}"#,
+            r#"{"type":"AgentMessage","id":"m","content":[{"t\u0065xt":"a"}]}"#,
+            r#"{"type":"AgentMessage","id":"m","content":[{"text":"a"}],"content":"b"}"#,
+            r#"{"type":"AgentMessage","id":"m","content":{"text":"a"}}"#,
+            r#"{"type":"AgentMessage","id":"m","content":[]}"#,
+            r#"{"type":"AgentMessage","id":"m","content":[{"text":""}]}"#,
+            r#"{"type":"AgentMessage","id":7}"#,
+            r#"{"type":"AgentM\u0065ssage","id":"m","content":[{"text":"a"}]}"#,
+            r#"{"type":"Reasoning","id":"r","summary_text":["one"],"raw_content":[]}"#,
+            r#"{"type":"Reasoning","id":"r","summary_text":["one","two"]}"#,
+            r#"{"type":"Reasoning","id":"r","summary_text":[{"text":"t\tab"}]}"#,
+            r#"{"type":"Reasoning","id":"r","summary_text":"one"}"#,
+            r#"{"type":"Reasoning","id":"r","summary_text":[]}"#,
+            r#"{"type":"CommandExecution","id":"c","command":["/bin/bash","-lc","cat a.py"],"aggregated_output":"x","exit_code":0,"status":"completed"}"#,
+            r#"{"type":"CommandExecution","id":"c","command":["ls",7,"a b","it's",null],"exit_code":2,"status":"failed"}"#,
+            r#"{"type":"CommandExecution","id":"c","command":[],"exit_code":-1}"#,
+            r#"{"type":"CommandExecution","id":"c","command":"rg -n foo src","exit_code":1.5,"status":"completed"}"#,
+            r#"{"type":"CommandExecution","id":"c","command":7,"aggregated_output":"x"}"#,
+            r#"{"type":"CommandExecution","id":"c","aggregated_output":"x"}"#,
+            r#"{"type":"CommandExecution","id":"c","command":["cat","a"],"command":"ls","exit_code":0,"exit_code":"0"}"#,
+            r#"{"type":"CommandExecution","id":"c","command":["cat","a\u0000b"],"exit_code":12345678901234567890}"#,
+            r#"{"type":"UserMessage","id":"u","content":[{"type":"text","text":"hi"}]}"#,
+            r#"{"type":"FileChange","id":"f","changes":{"a.rs":{"type":"add"}},"status":"completed"}"#,
+            r#"{"type":"Other","id":"o"}"#,
+            r#"{"id":"o"}"#,
+            r#"7"#,
+        ]
+        .iter()
+        .map(|i| item(i))
+        .collect();
+        lines.extend(
+            [
+                r#"{"type":"event_msg","payload":{"type":"item_completed","item":{"type":"AgentMessage","content":[{"text":"a"}]}},"payload":5}"#,
+                r#"{"type":"event_msg","payload":5,"payload":{"type":"item_completed","item":{"type":"AgentMessage","content":[{"text":"a"}]}}}"#,
+                r#"{"type":"event_msg","type":"response_item","payload":{"type":"item_completed","item":{"type":"AgentMessage","content":[{"text":"a"}]}}}"#,
+                r#"{"timestamp":7,"type":"event_msg","payload":{"type":"item_completed","item":{"type":"AgentMessage","content":[{"text":"b"}]}}}"#,
+                r#"{"timestamp":"2026-01-01T00:00:0\u0033Z","type":"event_msg","payload":{"type":"item_completed","item":{"type":"Reasoning","summary_text":["c"]}}}"#,
+                r#"{"type":"event_msg","payload":{"type":"agent_message","message":"item_completed"}}"#,
+                r#"{"type":"event_msg","payload":{"type":"item_completed","item":{"type":"AgentMessage","content":[{"text":"\ud800"}]}}}"#,
+                r#"{"type":"event_msg","payload":{"type":"item_completed","item":{"type":"AgentMessage","content":[{"text":"a"}]}}"#,
+                r#"{"type":"event_msg","payload":{"type":"item_completed","item":{"type":"AgentMessage","content":[{"text":"a"}]}}} x"#,
+                r#"{"type":"event_msg","payload":{"type":"item_completed","item":{"type":"CommandExecution","command":["ls"],"exit_code":1e400}}}"#,
+                "{\"type\":\"event_msg\",\"payload\":{\"type\":\"item_completed\",\"item\":{\"type\":\"AgentMessage\",\"content\":[{\"text\":\"a\tb\"}]}}}",
+                "{\"type\":\"event_msg\",\t\"payload\":{\"type\":\"item_completed\",\"item\":{\"type\":\"AgentMessage\",\"content\":[{\"text\":\"a\"}]}}}",
+                r#" {"type" : "event_msg" , "payload" : {"type":"item_completed","item":{"type":"Reasoning","summary_text":["d"]}} } "#,
+            ]
+            .map(str::to_string),
+        );
+        let deep = format!(
+            r#"{{"type":"event_msg","payload":{{"type":"item_completed","item":{{"type":"AgentMessage","content":[{{"text":"a"}}],"x":{}0{}}}}}}}"#,
+            "[".repeat(124),
+            "]".repeat(124)
+        );
+        lines.push(deep);
+        // Each line on its own after the session's first line, then all of them together.
+        let mut read = 0;
+        for line in &lines {
+            read += agree(line, &[META, line.as_str()]);
+        }
+        let mut all = vec![META];
+        all.extend(lines.iter().map(String::as_str));
+        agree("all", &all);
+        // The others have several parts, no usable command, another item type, or are not
+        // surely JSON (an escaped key, a control character, a long number, deep nesting).
+        assert_eq!(read, 23, "edge lines read by the fast path");
     }
 
     /// R7: an aborted turn has no terminal line: S9 gives its error, and the run is incomplete.
