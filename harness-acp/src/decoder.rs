@@ -653,6 +653,11 @@ impl Decoder for AcpDecoder {
         self.exact(line, out)
     }
 
+    /// Every line read into a `Value` (the fast path's reference, S2).
+    fn exact_line(&mut self, line: &[u8], out: &mut Emitter<'_>) -> Result<(), NotJson> {
+        self.exact(line, out)
+    }
+
     fn end(&mut self, out: &mut Emitter<'_>) {
         self.flush(out);
         while let Some((id, call)) = self.calls.pop_first() {
@@ -710,31 +715,6 @@ mod tests {
 
     use super::*;
 
-    /// The decoder with the fast path turned off: every line read into a `Value`.
-    #[derive(Default)]
-    struct Exact(AcpDecoder);
-
-    impl Decoder for Exact {
-        fn configure(&mut self, config: &NormalizerConfig) {
-            self.0.configure(config);
-        }
-        fn line(&mut self, line: &[u8], out: &mut Emitter<'_>) -> Result<(), NotJson> {
-            self.0.exact(line, out)
-        }
-        fn end(&mut self, out: &mut Emitter<'_>) {
-            self.0.end(out);
-        }
-        fn summary(&self) -> Summary {
-            self.0.summary()
-        }
-        fn cwd(&self) -> Option<&str> {
-            self.0.cwd()
-        }
-        fn pending_tool_uses(&self) -> Vec<PendingToolUse> {
-            self.0.pending_tool_uses()
-        }
-    }
-
     fn run(mut normalizer: impl Normalizer, lines: &[&[u8]]) -> (Vec<Event>, Outcome) {
         let mut events = Vec::new();
         for line in lines {
@@ -752,7 +732,10 @@ mod tests {
             config.started = started;
             config.cwd = cwd.map(str::to_string);
             let fast = run(AcpNormalizer::new(config.clone()), lines);
-            let exact = run(Driver::<Exact>::new(config), lines);
+            let exact = run(
+                Driver::<harness_core::backend::ExactOnly<AcpDecoder>>::new(config),
+                lines,
+            );
             assert_eq!(
                 fast,
                 exact,

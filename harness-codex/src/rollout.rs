@@ -406,6 +406,11 @@ impl Decoder for RolloutDecoder {
         self.value_line(line, out)
     }
 
+    /// Every line read as a `Value` (the fast path's reference, S2).
+    fn exact_line(&mut self, line: &[u8], out: &mut Emitter<'_>) -> Result<(), NotJson> {
+        self.value_line(line, out)
+    }
+
     fn end(&mut self, out: &mut Emitter<'_>) {
         self.inner.end(out);
     }
@@ -779,32 +784,6 @@ mod tests {
         assert!(events.is_empty(), "{events:?}");
     }
 
-    /// The `Value` path alone, every line read as a `Value`: what the fast path must agree with.
-    #[derive(Debug, Default)]
-    struct ValueOnly(RolloutDecoder);
-
-    impl Decoder for ValueOnly {
-        fn configure(&mut self, config: &NormalizerConfig) {
-            self.0.configure(config);
-        }
-
-        fn line(&mut self, line: &[u8], out: &mut Emitter<'_>) -> Result<(), NotJson> {
-            self.0.value_line(line, out)
-        }
-
-        fn end(&mut self, out: &mut Emitter<'_>) {
-            self.0.end(out);
-        }
-
-        fn summary(&self) -> Summary {
-            self.0.summary()
-        }
-
-        fn pending_tool_uses(&self) -> Vec<PendingToolUse> {
-            self.0.pending_tool_uses()
-        }
-    }
-
     /// Pushes `lines` through the normalizer and through the `Value` path alone, asserting the
     /// same disposition for each line, then the same events, outcome and accounting; returns
     /// how many lines the fast path read.
@@ -813,7 +792,8 @@ mod tests {
 
         let config = NormalizerConfig::with_cwd("/w");
         let mut fast = RolloutNormalizer::new(config.clone());
-        let mut slow = Driver::<ValueOnly>::new(config.clone());
+        let mut slow =
+            Driver::<harness_core::backend::ExactOnly<RolloutDecoder>>::new(config.clone());
         let (mut a, mut b) = (Vec::new(), Vec::new());
         let mut read = 0;
         for line in lines {

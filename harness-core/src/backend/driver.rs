@@ -143,6 +143,13 @@ pub trait Decoder: Default + Send + Sized + 'static {
     /// through `out`; a line that is not JSON returns [`NotJson`] (S2) and emits nothing.
     fn line(&mut self, line: &[u8], out: &mut Emitter<'_>) -> Result<(), NotJson>;
 
+    /// Decodes one line the exact way alone, without the decoder's fast path: what its fast
+    /// path must agree with (S2). [`Decoder::line`] by default; a decoder with a fast path
+    /// gives its reference path here, and [`ExactOnly`] makes a decoder of it for tests.
+    fn exact_line(&mut self, line: &[u8], out: &mut Emitter<'_>) -> Result<(), NotJson> {
+        self.line(line, out)
+    }
+
     /// End of input (S9): emits what is still pending (messages being assembled, tool uses
     /// without a result as `unresolved_tool_use`), one event at a time, freeing each as it goes.
     /// Called once. The driver then adds the S9 error when no terminal line arrived.
@@ -165,6 +172,64 @@ pub trait Decoder: Default + Send + Sized + 'static {
     /// The tool uses still waiting for their results, in the order they were recorded (O4).
     fn pending_tool_uses(&self) -> Vec<PendingToolUse> {
         Vec::new()
+    }
+}
+
+/// A decoder that reads every line through `D`'s [`Decoder::exact_line`], its fast path
+/// turned off, and is `D` in everything else: the reference a fast path is tested against.
+///
+/// ```
+/// use harness_agents_core::backend::{Decoder, Driver, Emitter, ExactOnly, NotJson};
+/// use harness_agents_core::{EventBody, Normalizer, NormalizerConfig};
+///
+/// #[derive(Default)]
+/// struct Shouts;
+/// impl Decoder for Shouts {
+///     fn line(&mut self, line: &[u8], out: &mut Emitter<'_>) -> Result<(), NotJson> {
+///         let text = String::from_utf8_lossy(line).to_uppercase();
+///         out.emit(EventBody::Agent { text: text.into() });
+///         Ok(())
+///     }
+///     fn exact_line(&mut self, line: &[u8], out: &mut Emitter<'_>) -> Result<(), NotJson> {
+///         let text = String::from_utf8_lossy(line).to_string();
+///         out.emit(EventBody::Agent { text: text.into() });
+///         Ok(())
+///     }
+/// }
+///
+/// let mut exact = Driver::<ExactOnly<Shouts>>::new(NormalizerConfig::default());
+/// let mut events = Vec::new();
+/// exact.push_line(b"hi", &mut events);
+/// assert!(matches!(&events[0].body, EventBody::Agent { text } if &**text == "hi"));
+/// ```
+#[derive(Debug, Default)]
+pub struct ExactOnly<D>(pub D);
+
+impl<D: Decoder> Decoder for ExactOnly<D> {
+    const EXPECTS_TERMINAL: bool = D::EXPECTS_TERMINAL;
+
+    fn configure(&mut self, config: &NormalizerConfig) {
+        self.0.configure(config);
+    }
+
+    fn line(&mut self, line: &[u8], out: &mut Emitter<'_>) -> Result<(), NotJson> {
+        self.0.exact_line(line, out)
+    }
+
+    fn end(&mut self, out: &mut Emitter<'_>) {
+        self.0.end(out);
+    }
+
+    fn summary(&self) -> Summary {
+        self.0.summary()
+    }
+
+    fn cwd(&self) -> Option<&str> {
+        self.0.cwd()
+    }
+
+    fn pending_tool_uses(&self) -> Vec<PendingToolUse> {
+        self.0.pending_tool_uses()
     }
 }
 

@@ -18,7 +18,7 @@ mod spec;
 pub mod text;
 pub mod unescape;
 
-pub use driver::{Decoder, Driver, Emitter, NotJson, Summary, parse_value};
+pub use driver::{Decoder, Driver, Emitter, ExactOnly, NotJson, Summary, parse_value};
 pub use ledger::MAX_WARNING_TEXT;
 pub use recorded::Recorded;
 pub use spec::{Backend, Spec};
