@@ -1028,31 +1028,9 @@ impl<'a> Scan<'a> {
         while let Some(at) = memchr::memchr(b'\\', &bytes[pos..]) {
             text.push_str(raw.get(pos..pos + at)?);
             pos += at;
-            let decoded = match *bytes.get(pos + 1)? {
-                b'"' => '"',
-                b'\\' => '\\',
-                b'/' => '/',
-                b'b' => '\u{8}',
-                b'f' => '\u{c}',
-                b'n' => '\n',
-                b'r' => '\r',
-                b't' => '\t',
-                b'u' => {
-                    let unit = u32::from(hex_unit(bytes, pos)?);
-                    if (0xD800..=0xDBFF).contains(&unit) {
-                        pos += 6;
-                        let low = u32::from(hex_unit(bytes, pos)?);
-                        char::from_u32(
-                            0x10000 + ((unit - 0xD800) << 10) + (low.checked_sub(0xDC00)?),
-                        )?
-                    } else {
-                        char::from_u32(unit)?
-                    }
-                }
-                _ => return None,
-            };
-            pos += if bytes[pos + 1] == b'u' { 6 } else { 2 };
+            let (decoded, used) = super::unescape::escape(bytes, pos)?;
             text.push(decoded);
+            pos += used;
         }
         text.push_str(raw.get(pos..)?);
         Some(text)
@@ -1422,7 +1400,7 @@ fn unicode_escape_end(bytes: &[u8], at: usize) -> Option<usize> {
 }
 
 /// The code unit of the `\uXXXX` escape at `at` in `bytes`.
-fn hex_unit(bytes: &[u8], at: usize) -> Option<u16> {
+pub(super) fn hex_unit(bytes: &[u8], at: usize) -> Option<u16> {
     let escape = bytes.get(at..at + 6)?;
     if escape[..2] != *b"\\u" {
         return None;

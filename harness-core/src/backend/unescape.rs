@@ -7,6 +7,8 @@
 
 use std::sync::Arc;
 
+use super::json::hex_unit;
+
 /// The text of a JSON string, given the part of the line between its quotes, decoded into one
 /// shared allocation of exactly its length; `None` when that part is not the inside of a JSON
 /// string that decodes to valid text (a raw control character, a bad or unfinished escape, an
@@ -96,8 +98,10 @@ fn decode_into(s: &[u8], out: &mut [u8]) -> Option<usize> {
     Some(at)
 }
 
-/// The character of the escape at `s[i]` (a backslash) and how many bytes it takes.
-fn escape(s: &[u8], i: usize) -> Option<(char, usize)> {
+/// The character of the escape at `s[i]` (a backslash) and how many bytes it takes; `None`
+/// when it is no valid JSON escape (an unpaired surrogate included). The one decoder of
+/// escapes: [`Scan`](super::json::Scan) uses it too.
+pub(super) fn escape(s: &[u8], i: usize) -> Option<(char, usize)> {
     let c = match *s.get(i + 1)? {
         b'"' => '"',
         b'\\' => '\\',
@@ -108,14 +112,11 @@ fn escape(s: &[u8], i: usize) -> Option<(char, usize)> {
         b'r' => '\r',
         b't' => '\t',
         b'u' => {
-            let first = hex4(s, i + 2)?;
+            let first = u32::from(hex_unit(s, i)?);
             return match first {
                 0xd800..=0xdbff => {
                     // A leading surrogate needs its trailing one right after it.
-                    if s.get(i + 6..i + 8)? != b"\\u" {
-                        return None;
-                    }
-                    let second = hex4(s, i + 8)?;
+                    let second = u32::from(hex_unit(s, i + 6)?);
                     if !(0xdc00..=0xdfff).contains(&second) {
                         return None;
                     }
@@ -128,15 +129,6 @@ fn escape(s: &[u8], i: usize) -> Option<(char, usize)> {
         _ => return None,
     };
     Some((c, 2))
-}
-
-/// The four hex digits at `s[at..at + 4]`.
-fn hex4(s: &[u8], at: usize) -> Option<u32> {
-    let digits = s.get(at..at + 4)?;
-    digits.iter().try_fold(0u32, |n, &d| {
-        let v = (d as char).to_digit(16)?;
-        Some(n * 16 + v)
-    })
 }
 
 /// The bytes as a shared `str`, without copying them; `None` when they are not UTF-8.
