@@ -155,6 +155,26 @@ impl<'a> Counting<'a> {
         Ok(())
     }
 
+    /// Writes `head`, then `unit` repeated (in blocks of 16,384 units, then `x`s) until the
+    /// line holds `size` bytes, then `tail`: one huge line of generated text.
+    fn put_line_body(
+        &mut self,
+        head: &[u8],
+        unit: &[u8],
+        tail: &[u8],
+        size: u64,
+    ) -> std::io::Result<()> {
+        self.put(head)?;
+        let block: Vec<u8> = unit.repeat(16_384);
+        let mut left = size.saturating_sub((head.len() + tail.len()) as u64);
+        while left >= block.len() as u64 {
+            self.put(&block)?;
+            left -= block.len() as u64;
+        }
+        self.put(&vec![b'x'; usize::try_from(left).unwrap_or(0)])?;
+        self.put(tail)
+    }
+
     fn done(self) -> (u64, u64) {
         (self.bytes, self.longest.max(self.line))
     }
@@ -170,18 +190,9 @@ fn long_line(size: u64) -> Generator {
         w.put(b"\n")?;
         let head = br#"{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":""#;
         let tail = br#""}]},"parent_tool_use_id":null}"#;
-        w.put(head)?;
         // Source text as Claude Code prints it: JSON-escaped quotes and newlines.
         let unit: &[u8] = br#"    let s = format!(\"{x}\"); // some source text here\n"#;
-        let body = size.saturating_sub((head.len() + tail.len()) as u64);
-        let block: Vec<u8> = unit.repeat(16_384);
-        let mut left = body;
-        while left >= block.len() as u64 {
-            w.put(&block)?;
-            left -= block.len() as u64;
-        }
-        w.put(&vec![b'x'; usize::try_from(left).unwrap_or(0)])?;
-        w.put(tail)?;
+        w.put_line_body(head, unit, tail, size)?;
         w.put(b"\n")?;
         w.put(br#"{"type":"result","subtype":"success","is_error":false,"result":"ok"}"#)?;
         w.put(b"\n")?;
@@ -191,7 +202,7 @@ fn long_line(size: u64) -> Generator {
 
 /// One Codex turn whose agent message is a `size`-byte line: its text held by the event and
 /// the outcome's `final_output` (issue 18 item 8). `escaped`: prose with JSON-escaped quotes and
-/// newlines, which is unescaped into a string of its own before it is shared. `first`: the
+/// newlines, decoded straight into the shared text. `first`: the
 /// message is the stream's first line, read while the backend is being detected
 /// (`--backend auto`).
 fn codex_message(size: u64, escaped: bool, first: bool) -> Generator {
@@ -206,21 +217,12 @@ fn codex_message(size: u64, escaped: bool, first: bool) -> Generator {
         let head =
             br#"{"type":"item.completed","item":{"id":"item_0","type":"agent_message","text":""#;
         let tail = br#""}}"#;
-        w.put(head)?;
         let unit: &[u8] = if escaped {
             br#"The agent says \"done\" and goes on about the code it read.\n"#
         } else {
             b"The agent goes on and on about the code it read, in one long paragraph. "
         };
-        let body = size.saturating_sub((head.len() + tail.len()) as u64);
-        let block: Vec<u8> = unit.repeat(16_384);
-        let mut left = body;
-        while left >= block.len() as u64 {
-            w.put(&block)?;
-            left -= block.len() as u64;
-        }
-        w.put(&vec![b'x'; usize::try_from(left).unwrap_or(0)])?;
-        w.put(tail)?;
+        w.put_line_body(head, unit, tail, size)?;
         w.put(b"\n")?;
         w.put(br#"{"type":"turn.completed","usage":{"input_tokens":1,"output_tokens":1}}"#)?;
         w.put(b"\n")?;
