@@ -297,15 +297,10 @@ mod tests {
 
     /// Every line of the Gemini recordings (expected files excluded).
     fn recorded() -> Vec<String> {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/gemini");
         let mut lines = Vec::new();
-        for entry in std::fs::read_dir(dir).unwrap() {
-            let path = entry.unwrap().path();
-            let name = path.to_string_lossy().into_owned();
-            if name.ends_with(".jsonl") && !name.ends_with(".expected.jsonl") {
-                let text = std::fs::read_to_string(&path).unwrap();
-                lines.extend(text.lines().map(str::to_string));
-            }
+        for (_, bytes) in fixtures::recordings("gemini") {
+            let text = String::from_utf8(bytes).unwrap();
+            lines.extend(text.lines().map(str::to_string));
         }
         lines
     }

@@ -237,15 +237,9 @@ mod tests {
     /// replaced by a byte that often breaks JSON, and each cut short.
     #[test]
     fn recorded_lines_and_their_broken_copies_are_json_exactly_when_value_says_so() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/opencode");
         let mut lines = Vec::new();
-        for entry in std::fs::read_dir(dir).unwrap() {
-            let path = entry.unwrap().path();
-            let name = path.to_string_lossy();
-            if name.ends_with(".jsonl") && !name.ends_with(".expected.jsonl") {
-                let text = std::fs::read(&path).unwrap();
-                lines.extend(text.split(|b| *b == b'\n').map(<[u8]>::to_vec));
-            }
+        for (_, bytes) in fixtures::recordings("opencode") {
+            lines.extend(bytes.split(|b| *b == b'\n').map(<[u8]>::to_vec));
         }
         assert!(lines.len() > 200, "{}", lines.len());
         let check = |line: &[u8]| {
