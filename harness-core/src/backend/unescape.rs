@@ -101,6 +101,7 @@ fn decode_into(s: &[u8], out: &mut [u8]) -> Option<usize> {
 /// The character of the escape at `s[i]` (a backslash) and how many bytes it takes; `None`
 /// when it is no valid JSON escape (an unpaired surrogate included). The one decoder of
 /// escapes: [`Scan`](super::json::Scan) uses it too.
+#[inline]
 pub(super) fn escape(s: &[u8], i: usize) -> Option<(char, usize)> {
     let c = match *s.get(i + 1)? {
         b'"' => '"',
