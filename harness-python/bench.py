@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Events per second of `harness_normalize.normalize` against the floor a Python user would
+"""Events per second of `harness_agents.normalize` against the floor a Python user would
 otherwise pay: `json.loads` on every line of the same file.
 
 The corpus is the one the Rust benches use (`harness/benches/backends.rs`): the recordings in
@@ -26,7 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
-import harness_normalize as hn
+import harness_agents as hn
 
 CORPUS_BYTES = 100 * 1024 * 1024
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"

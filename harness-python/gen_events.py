@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generates ``python/harness_normalize/_events.py`` from the JSON Schema ``harness schema`` prints.
+"""Generates ``python/harness_agents/_events.py`` from the JSON Schema ``harness schema`` prints.
 
 The event and outcome classes of the Python package are never written by hand: this script
 reads the schema (derived in Rust from the serde types that write the lines) and writes one
@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-OUTPUT = Path(__file__).resolve().parent / "python" / "harness_normalize" / "_events.py"
+OUTPUT = Path(__file__).resolve().parent / "python" / "harness_agents" / "_events.py"
 
 # The event fields every kind carries: the schema states them once on `Event`, beside the
 # `oneOf` of kinds.

@@ -3,7 +3,7 @@
 
 #![no_main]
 
-use harness_codex_shell::{classify, classify_script, parse_command};
+use harness_agents_codex_shell::{classify, classify_script, parse_command};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -8,5 +8,5 @@ mod common;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    common::check(&harness_claude::ClaudeHarness, "/work", data);
+    common::check(&harness_agents_claude::ClaudeHarness, "/work", data);
 });

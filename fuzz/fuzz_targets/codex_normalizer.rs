@@ -9,5 +9,5 @@ mod common;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    common::check(&harness_codex::CodexHarness, "/home/dev2/project", data);
+    common::check(&harness_agents_codex::CodexHarness, "/home/dev2/project", data);
 });

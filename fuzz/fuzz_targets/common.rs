@@ -9,7 +9,7 @@
 
 use std::collections::BTreeMap;
 
-use harness_core::{Event, Harness, Kind, LineSplitter, NormalizerConfig, Outcome};
+use harness_agents_core::{Event, Harness, Kind, LineSplitter, NormalizerConfig, Outcome};
 
 fn normalize(
     harness: &dyn Harness,

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use harness_core::process::{Conversation, Reply};
+use harness_agents_core::process::{Conversation, Reply};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 

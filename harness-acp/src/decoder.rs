@@ -4,12 +4,12 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use harness_core::backend::json::Loose;
-use harness_core::backend::text::{Joined, truncate_chars};
-use harness_core::backend::{
+use harness_agents_core::backend::json::Loose;
+use harness_agents_core::backend::text::{Joined, truncate_chars};
+use harness_agents_core::backend::{
     Decoder, Driver, Emitter, MAX_WARNING_TEXT, NotJson, Recorded, Summary,
 };
-use harness_core::{
+use harness_agents_core::{
     EventBody, Metrics, NormalizerConfig, PendingToolUse, PlanItem, ToolRef, UnknownReason,
     WarningSource, add_numbers,
 };
@@ -85,7 +85,7 @@ impl AcpDecoder {
 
     /// An assembled message's event, on the last line that added to it (J2).
     fn assembled(out: &mut Emitter<'_>, body: EventBody, line: Option<u64>) {
-        let mut event = harness_core::Event::new(body);
+        let mut event = harness_agents_core::Event::new(body);
         if let Some(line) = line {
             event = event.at_line(line);
         }
@@ -409,7 +409,7 @@ impl AcpDecoder {
 
     /// The exact path: the line read into a `Value` (S2), every rule applied to it.
     fn exact(&mut self, line: &[u8], out: &mut Emitter<'_>) -> Result<(), NotJson> {
-        let value = harness_core::backend::parse_value(line)?;
+        let value = harness_agents_core::backend::parse_value(line)?;
         let from = value.get("from").and_then(From::parse);
         let Value::Object(mut wrapper) = value else {
             Self::unknown(out, UnknownReason::NotAnEvent, value, ToolRef::default());
@@ -711,7 +711,7 @@ fn loose_key(id: &Loose<'_>) -> Option<String> {
 mod tests {
     #![allow(clippy::unwrap_used)]
 
-    use harness_core::{Event, Normalizer, Outcome};
+    use harness_agents_core::{Event, Normalizer, Outcome};
 
     use super::*;
 
@@ -733,7 +733,7 @@ mod tests {
             config.cwd = cwd.map(str::to_string);
             let fast = run(AcpNormalizer::new(config.clone()), lines);
             let exact = run(
-                Driver::<harness_core::backend::ExactOnly<AcpDecoder>>::new(config),
+                Driver::<harness_agents_core::backend::ExactOnly<AcpDecoder>>::new(config),
                 lines,
             );
             assert_eq!(

@@ -21,7 +21,7 @@
 //!   the status and its usage the metrics (A4, A10).
 //!
 //! ```
-//! use harness_core::{EventBody, Normalizer, NormalizerConfig, Status};
+//! use harness_agents_core::{EventBody, Normalizer, NormalizerConfig, Status};
 //! use harness_agents_acp::AcpNormalizer;
 //!
 //! let mut normalizer = AcpNormalizer::new(NormalizerConfig::default());
@@ -48,6 +48,11 @@
 //! assert_eq!(outcome.session_id.as_deref(), Some("s-1"));
 //! ```
 
+/// This crate's README, whose example runs as a doc test.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeExample;
+
 mod client;
 mod decoder;
 mod tools;
@@ -56,15 +61,17 @@ mod wire;
 
 use std::path::PathBuf;
 
-use harness_core::backend::Spec;
-use harness_core::process::{self, ProcessSpec};
-use harness_core::{Capabilities, Harness, OrchestrationSource, RunError, RunRequest, RunStream};
+use harness_agents_core::backend::Spec;
+use harness_agents_core::process::{self, ProcessSpec};
+use harness_agents_core::{
+    Capabilities, Harness, OrchestrationSource, RunError, RunRequest, RunStream,
+};
 use serde_json::Value;
 
 pub use client::{AcpClient, CANCEL_GRACE, Permission};
 pub use decoder::{AcpDecoder, AcpNormalizer};
 
-harness_core::declare_backend! {
+harness_agents_core::declare_backend! {
     /// The ACP backend, registered as `"acp"`.
     ///
     /// [`Harness::run`] starts the agent command of [`RunRequest::agent`] (then
@@ -75,7 +82,7 @@ harness_core::declare_backend! {
     /// flags choose it). [`RunRequest::transcript`] saves the messages of both directions.
     ///
     /// ```
-    /// use harness_core::{Harness, OrchestrationSource};
+    /// use harness_agents_core::{Harness, OrchestrationSource};
     ///
     /// let acp = harness_agents_acp::AcpHarness;
     /// assert_eq!(acp.name(), "acp");
@@ -105,7 +112,7 @@ fn command_line(request: &RunRequest) -> Option<(PathBuf, Vec<String>)> {
 /// A transcript line (A1): `from` `client` or `agent` with a JSON-RPC 2.0 `message`.
 ///
 /// ```
-/// use harness_core::Harness;
+/// use harness_agents_core::Harness;
 /// use serde_json::json;
 ///
 /// let acp = harness_agents_acp::AcpHarness;

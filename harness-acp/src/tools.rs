@@ -1,9 +1,9 @@
 //! A7: the events of a finished tool call, by its `kind`.
 
-use harness_core::backend::paths::resolve;
-use harness_core::backend::reclassify::{ShellInput, shell_events};
-use harness_core::backend::text::truncate_chars;
-use harness_core::{EventBody, ToolRef, ToolStatus, UnknownReason};
+use harness_agents_core::backend::paths::resolve;
+use harness_agents_core::backend::reclassify::{ShellInput, shell_events};
+use harness_agents_core::backend::text::truncate_chars;
+use harness_agents_core::{EventBody, ToolRef, ToolStatus, UnknownReason};
 use serde_json::{Map, Value};
 
 use crate::wire::{ContentBlock, ToolCallContent, ToolCallLocation, ToolCallStatus, ToolKind};

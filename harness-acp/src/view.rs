@@ -7,7 +7,7 @@
 //! for any line whose events need the message itself (`unknown`'s `raw`) or whose fields have
 //! unusual types; the view only decides the lines whose events it can give the same.
 
-use harness_core::backend::json::{Loose, Scan};
+use harness_agents_core::backend::json::{Loose, Scan};
 
 /// The members of `result.usage` the prompt's answer reads (A10), in this order.
 pub(crate) const USAGE: [&str; 5] = [

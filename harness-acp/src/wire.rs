@@ -56,7 +56,7 @@ pub(crate) fn wrap(from: From, message: &[u8]) -> Vec<u8> {
 /// The transcript line of one line of the agent's standard output: the message itself when the
 /// line is JSON, else its text (A1); `None` for a blank line (S1).
 pub(crate) fn agent_line(line: &[u8]) -> Option<Vec<u8>> {
-    if harness_core::backend::text::is_blank(line) {
+    if harness_agents_core::backend::text::is_blank(line) {
         return None;
     }
     if serde_json::from_slice::<IgnoredAny>(line).is_ok() {

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use harness_agents_claude::ClaudeNormalizer;
-use harness_core::{LineSplitter, Normalizer, NormalizerConfig};
+use harness_agents_core::{LineSplitter, Normalizer, NormalizerConfig};
 
 fn corpus_dir() -> PathBuf {
     match std::env::var_os("HARNESS_CORPUS_DIR") {

@@ -12,7 +12,7 @@
 //!
 //! ```
 //! use harness_agents_claude::ClaudeNormalizer;
-//! use harness_core::{EventBody, Normalizer, NormalizerConfig, Status};
+//! use harness_agents_core::{EventBody, Normalizer, NormalizerConfig, Status};
 //!
 //! let mut normalizer = ClaudeNormalizer::new(NormalizerConfig::default());
 //! let mut events = Vec::new();
@@ -41,10 +41,10 @@
 //! ```no_run
 //! use futures::StreamExt;
 //! use harness_agents_claude::ClaudeHarness;
-//! use harness_core::{Registry, RunItem, RunRequest};
+//! use harness_agents_core::{Registry, RunItem, RunRequest};
 //! use std::time::Duration;
 //!
-//! # async fn example() -> Result<(), harness_core::RunError> {
+//! # async fn example() -> Result<(), harness_agents_core::RunError> {
 //! // Callers pick the backend by name at run time.
 //! let mut registry = Registry::new();
 //! registry.register(Box::new(ClaudeHarness));
@@ -64,7 +64,12 @@
 //! # }
 //! ```
 //!
-//! [`Harness`]: harness_core::Harness
+//! [`Harness`]: harness_agents_core::Harness
+
+/// This crate's README, whose example runs as a doc test.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeExample;
 
 mod normalizer;
 mod runner;
@@ -72,18 +77,18 @@ mod tools;
 mod transcript;
 mod wire;
 
-use harness_core::backend::Spec;
+use harness_agents_core::backend::Spec;
 
 pub use normalizer::{ClaudeDecoder, ClaudeNormalizer};
 pub use runner::LAUNCH;
 pub use transcript::{BOOKKEEPING, TranscriptDecoder, TranscriptNormalizer};
 
-harness_core::declare_backend! {
+harness_agents_core::declare_backend! {
     /// The Claude Code backend, registered as `"claude"`.
     ///
     /// [`Harness::run`] starts `claude --print --output-format stream-json --verbose [--model M]
     /// [--permission-mode P] [extra args]` (the binary is the request's, else `$CLAUDE_BIN`, else
-    /// `claude` on `PATH`) and writes the prompt to its standard input; see [`harness_core::process`]
+    /// `claude` on `PATH`) and writes the prompt to its standard input; see [`harness_agents_core::process`]
     /// for how the process is driven, timed out and stopped.
     ///
     /// It recognizes a line (for `harness normalize`'s detection) by a top-level `type` only
@@ -91,7 +96,7 @@ harness_core::declare_backend! {
     /// `rate_limit_event` (C1-C8).
     ///
     /// ```
-    /// use harness_core::Harness;
+    /// use harness_agents_core::Harness;
     /// use serde_json::json;
     ///
     /// let claude = harness_agents_claude::ClaudeHarness;

@@ -1,7 +1,7 @@
 //! The live runner: builds Claude Code's command line from a `RunRequest` and hands it to the
 //! shared process driver of `harness-core`.
 
-use harness_core::{Launch, option};
+use harness_agents_core::{Launch, option};
 
 /// How Claude Code is started live: the request's binary, else `$CLAUDE_BIN`, else `claude`,
 /// installed by `npm install -g @anthropic-ai/claude-code`; `--print --output-format

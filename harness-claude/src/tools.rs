@@ -1,9 +1,9 @@
 //! The tool map (C13, C14, C15): what one resolved tool use becomes.
 
-use harness_core::backend::json::Loose;
-use harness_core::backend::paths::resolve;
-use harness_core::backend::reclassify::{ShellInput, shell_events};
-use harness_core::{EventBody, LineRange, ToolRef, ToolStatus};
+use harness_agents_core::backend::json::Loose;
+use harness_agents_core::backend::paths::resolve;
+use harness_agents_core::backend::reclassify::{ShellInput, shell_events};
+use harness_agents_core::{EventBody, LineRange, ToolRef, ToolStatus};
 
 use crate::wire::InputView;
 

@@ -11,7 +11,7 @@
 //!
 //! ```
 //! use harness_agents_claude::TranscriptNormalizer;
-//! use harness_core::{Normalizer, NormalizerConfig};
+//! use harness_agents_core::{Normalizer, NormalizerConfig};
 //!
 //! let lines = [
 //!     r#"{"parentUuid":null,"isSidechain":false,"type":"user","message":{"role":"user","content":"hi"},"sessionId":"s1","timestamp":"2026-01-01T00:00:00Z","cwd":"/p"}"#,
@@ -35,12 +35,12 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 
-use harness_core::backend::json::{self, Loose};
-use harness_core::backend::text::Joined;
-use harness_core::backend::{Decoder, Driver, Emitter, NotJson, Summary, parse_value};
-use harness_core::prices::Tokens;
-use harness_core::stored::Accounting;
-use harness_core::{Metrics, NormalizerConfig, PendingToolUse, UnknownReason};
+use harness_agents_core::backend::json::{self, Loose};
+use harness_agents_core::backend::text::Joined;
+use harness_agents_core::backend::{Decoder, Driver, Emitter, NotJson, Summary, parse_value};
+use harness_agents_core::prices::Tokens;
+use harness_agents_core::stored::Accounting;
+use harness_agents_core::{Metrics, NormalizerConfig, PendingToolUse, UnknownReason};
 use serde_json::{Number, Value};
 
 use crate::normalizer::ClaudeDecoder;
@@ -258,10 +258,10 @@ impl TranscriptDecoder {
             // A `result` has no place in a transcript: keep it as an unknown line rather than
             // end the session (T9).
             Some("result") => {
-                let body = harness_core::EventBody::Unknown {
+                let body = harness_agents_core::EventBody::Unknown {
                     reason: UnknownReason::UnknownType,
                     raw: parse_value(text.as_bytes()).unwrap_or(Value::Null),
-                    tool: harness_core::ToolRef::default(),
+                    tool: harness_agents_core::ToolRef::default(),
                 };
                 out.emit_in(body, self.thread.clone());
             }
@@ -304,10 +304,10 @@ impl Decoder for TranscriptDecoder {
         match wire::parse_in(&text, Dialect::Transcript) {
             Some(parts) => self.on_parts(parts, &text, out),
             None => {
-                let body = harness_core::EventBody::Unknown {
+                let body = harness_agents_core::EventBody::Unknown {
                     reason: UnknownReason::NotAnEvent,
                     raw: value,
-                    tool: harness_core::ToolRef::default(),
+                    tool: harness_agents_core::ToolRef::default(),
                 };
                 out.emit_in(body, self.thread.clone());
             }
@@ -356,19 +356,19 @@ impl Decoder for TranscriptDecoder {
 
 #[cfg(test)]
 mod tests {
-    use harness_core::{EventBody, Kind, Outcome, Status};
+    use harness_agents_core::{EventBody, Kind, Outcome, Status};
 
     use super::*;
 
     fn run(
         decoder: TranscriptDecoder,
         lines: &[&str],
-    ) -> (Vec<harness_core::Event>, Outcome, Accounting) {
+    ) -> (Vec<harness_agents_core::Event>, Outcome, Accounting) {
         let mut normalizer =
             TranscriptNormalizer::with_decoder(decoder, NormalizerConfig::default());
         let lines: Vec<&[u8]> = lines.iter().map(|line| line.as_bytes()).collect();
         let (events, outcome) =
-            harness_core::testkit::normalize_lines(&mut normalizer, &lines, &[]);
+            harness_agents_core::testkit::normalize_lines(&mut normalizer, &lines, &[]);
         (events, outcome, normalizer.decoder().accounting())
     }
 

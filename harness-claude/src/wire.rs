@@ -13,7 +13,7 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use harness_core::backend::json::{
+use harness_agents_core::backend::json::{
     Checked, FieldsSeed, JsonView, Key, Loose, ViewSeed, depth_exceeds, view_of,
 };
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
@@ -92,7 +92,7 @@ macro_rules! other_map {
     };
 }
 
-harness_core::json_view! {
+harness_agents_core::json_view! {
     /// The fields of a content block that rules read.
     pub(crate) struct BlockView<'a> {
         /// `type`.
@@ -297,7 +297,7 @@ impl<'de> DeserializeSeed<'de> for ToolUseResultSeed {
     }
 }
 
-harness_core::json_view! {
+harness_agents_core::json_view! {
     /// The fields of a tool use's `input` that the tool map reads (C13, C14).
     pub(crate) struct InputView<'a> {
         /// `file_path`.
@@ -319,7 +319,7 @@ harness_core::json_view! {
     }
 }
 
-harness_core::json_view! {
+harness_agents_core::json_view! {
     /// A recorded tool use block, for its `input`.
     struct ToolUseBlock<'a> {
         /// `input`, when an object.
@@ -833,7 +833,7 @@ impl<'de, S: DeserializeSeed<'de, Value = String> + Copy> DeserializeSeed<'de> f
 
 /// Appends up to `room` characters of `text` to `out`; returns the room left.
 fn append_capped(out: &mut String, text: &str, room: usize) -> usize {
-    let cut = harness_core::backend::text::truncate_chars(text, room);
+    let cut = harness_agents_core::backend::text::truncate_chars(text, room);
     out.push_str(cut);
     room - cut.chars().count()
 }
@@ -893,7 +893,7 @@ impl<'de> DeserializeSeed<'de> for ContentText {
     }
 }
 
-harness_core::json_view! {
+harness_agents_core::json_view! {
     /// A block of a result's `content`.
     struct TextBlock<'a> {
         /// `type`.

@@ -1,4 +1,4 @@
-//! `harness classify`: prints how Codex classifies shell commands (SPEC B1a, issue 3).
+//! `harness classify`: prints how Codex classifies shell commands (SPEC B1a).
 //!
 //! Three modes, each printing one JSON array per input (the parts, tagged `"type"`, absent
 //! values as `null`, exactly as Codex serializes them):
@@ -11,7 +11,7 @@
 
 use std::io::{self, BufRead, Write};
 
-use harness_codex_shell::{ParsedCommand, parse_command};
+use harness_agents_codex_shell::{ParsedCommand, parse_command};
 use serde_json::Value;
 
 /// Runs `harness classify`: `script` and `argv` are the command-line inputs (at most one of

@@ -5,7 +5,7 @@
 //! `$ cargo build  (exit 101)`), reasoning dimmed, warnings and errors marked, and a closing
 //! summary of the outcome. Colour is hand-written ANSI, only when asked for.
 //!
-//! The human format is safe to print on a terminal whatever the agent wrote (issue 18 item 2):
+//! The human format is safe to print on a terminal whatever the agent wrote:
 //! every control character of the input (C0 but tab and newline, DEL, C1 such as U+009B, and
 //! the bidirectional overrides) is shown as a visible escape ([`visible`]); text that is
 //! multi-line by nature (agent text, reasoning, commands, warnings, errors) keeps its line
@@ -24,7 +24,7 @@ use std::fmt::Write as _;
 use std::io::{self, IsTerminal, Write};
 
 use clap::ValueEnum;
-use harness_core::{
+use harness_agents_core::{
     Event, EventBody, Expected, Kind, LineRange, Outcome, OutcomeLine, Status, ToolRef, ToolStatus,
 };
 use serde_json::{Number, Value};
@@ -845,10 +845,12 @@ pub fn human_summary(outcome: &Outcome, color: bool) -> String {
 
 #[cfg(test)]
 mod tests {
-    //! The human printer on hand-made events: running tools (L1, issue 18 item 1) and the
+    //! The human printer on hand-made events: running tools (L1) and the
     //! visible escapes (item 2). The binary's tests cover the rest through real streams.
 
-    use harness_core::{Event, EventBody, Expected, Kind, LineRange, Outcome, ToolRef, ToolStatus};
+    use harness_agents_core::{
+        Event, EventBody, Expected, Kind, LineRange, Outcome, ToolRef, ToolStatus,
+    };
 
     use super::{Breaks, Format, Printer, human_event, visible, write_said};
 
@@ -1137,7 +1139,7 @@ mod tests {
 
     #[test]
     fn s7_a_message_is_written_piece_by_piece_exactly_as_its_line_is_drawn() {
-        // Issue 18 item 8: the human view built a 200 MB message's line three times over
+        // The human view built a 200 MB message's line three times over
         // (label and text, indented lines, prefix); it now writes the pieces.
         let texts = [
             "one line",

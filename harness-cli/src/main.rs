@@ -24,7 +24,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
-use harness_core::{NormalizerConfig, Registry, RunRequest};
+use harness_agents_core::{NormalizerConfig, Registry, RunRequest};
 
 use crate::format::{Color, Format, Printer, choose_color, choose_format, live_width};
 
@@ -265,7 +265,7 @@ fn parse_env(text: &str) -> Result<(String, String), String> {
 
 /// Every backend this binary knows: those of the `harness` facade.
 fn registry() -> Registry {
-    harness::registry()
+    harness_agents::registry()
 }
 
 /// Says that `backend` is not known, naming those that are (`auto` first when `auto` may be
@@ -421,7 +421,7 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Command::Schema => {
-            let schema = harness_core::Event::lines_schema();
+            let schema = harness_agents_core::Event::lines_schema();
             let mut out = io::stdout().lock();
             let written = serde_json::to_writer_pretty(&mut out, &schema)
                 .map_err(io::Error::from)
@@ -459,7 +459,7 @@ mod tests {
     use super::parse_timeout;
 
     #[test]
-    fn issue18_12_timeouts_in_seconds_or_with_units() {
+    fn timeouts_in_seconds_or_with_units() {
         let table = [
             ("90", 90_000),
             ("1.5", 1_500),

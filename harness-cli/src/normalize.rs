@@ -12,7 +12,7 @@ use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 
-use harness_core::{Event, Harness, Normalizer, NormalizerConfig};
+use harness_agents_core::{Event, Harness, Normalizer, NormalizerConfig};
 
 use crate::format::Printer;
 
@@ -358,8 +358,8 @@ mod tests {
 
     #[test]
     fn s7_the_line_that_decides_is_not_copied_to_be_replayed() {
-        // Issue 18 item 8: a stream that starts with a 200 MB line held a copy of it.
-        let registry = harness::registry();
+        // A stream that starts with a 200 MB line held a copy of it.
+        let registry = harness_agents::registry();
         let candidates = || registry.names().filter_map(|n| registry.get(n)).collect();
         let claude = registry.get("claude").unwrap();
         let mut detector = Detector::new(candidates(), claude);

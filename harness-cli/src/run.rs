@@ -14,7 +14,7 @@ use std::io::{self, Write};
 use std::process::ExitCode;
 
 use futures::StreamExt;
-use harness_core::{Harness, RunError, RunItem, RunRequest, Status, StopSignal};
+use harness_agents_core::{Harness, RunError, RunItem, RunRequest, Status, StopSignal};
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::{mpsc, oneshot, watch};
 

@@ -1,4 +1,4 @@
-//! `harness sessions`: the sessions Claude Code and Codex stored on disk (issue 16).
+//! `harness sessions`: the sessions Claude Code and Codex stored on disk.
 //!
 //! `list` prints one row per session, `show ID` a session's events then its outcome, `stats
 //! --by day|week|model|project|tool` a usage report. Rows are JSON Lines (one object per line,
@@ -10,8 +10,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand, ValueEnum};
-use harness::prices::PriceTable;
-use harness::sessions::{self, GroupBy, Locations, Session, SessionFiles, StatsRow};
+use harness_agents::prices::PriceTable;
+use harness_agents::sessions::{self, GroupBy, Locations, Session, SessionFiles, StatsRow};
 
 use crate::Output;
 

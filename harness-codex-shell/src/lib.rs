@@ -69,6 +69,11 @@
 //! answer itself: each read after `cd a && cd a && ...` carries the whole directory, as
 //! Codex's does.
 
+/// This crate's README, whose example runs as a doc test.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeExample;
+
 mod grammar;
 mod lexer;
 mod programs;
@@ -691,7 +696,7 @@ mod tests {
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(2048))]
 
-        /// Issue 18 item 7: the linear walk gives exactly what one removal at a time gives.
+        /// The linear walk gives exactly what one removal at a time gives.
         #[test]
         fn survivors_match_one_removal_at_a_time(shapes in prop::collection::vec(shape(), 0..16)) {
             prop_assert_eq!(survivors(&shapes), survivors_one_at_a_time(&shapes));

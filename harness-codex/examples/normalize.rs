@@ -7,7 +7,7 @@ use std::io::{BufWriter, Write};
 use std::process::ExitCode;
 
 use harness_agents_codex::CodexNormalizer;
-use harness_core::{Event, LineSplitter, Normalizer, NormalizerConfig, OutcomeLine};
+use harness_agents_core::{Event, LineSplitter, Normalizer, NormalizerConfig, OutcomeLine};
 
 fn main() -> ExitCode {
     let mut args: Vec<String> = std::env::args().skip(1).collect();

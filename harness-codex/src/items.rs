@@ -2,10 +2,10 @@
 
 use std::path::Path;
 
-use harness_core::backend::json::{Loose, Scan};
-use harness_core::backend::paths::resolve;
-use harness_core::backend::reclassify::{ShellInput, shell_events};
-use harness_core::{EventBody, PlanItem, ToolRef, ToolStatus, UnknownReason, WarningSource};
+use harness_agents_core::backend::json::{Loose, Scan};
+use harness_agents_core::backend::paths::resolve;
+use harness_agents_core::backend::reclassify::{ShellInput, shell_events};
+use harness_agents_core::{EventBody, PlanItem, ToolRef, ToolStatus, UnknownReason, WarningSource};
 use serde_json::Value;
 
 use crate::wire::Item;

@@ -24,7 +24,7 @@
 //!
 //! ```
 //! use harness_agents_codex::CodexNormalizer;
-//! use harness_core::{EventBody, Normalizer, NormalizerConfig, Status};
+//! use harness_agents_core::{EventBody, Normalizer, NormalizerConfig, Status};
 //!
 //! let mut config = NormalizerConfig::default();
 //! config.cwd = Some("/repo".into());
@@ -58,10 +58,10 @@
 //!
 //! ```no_run
 //! use futures::StreamExt;
-//! use harness_core::{Registry, RunItem, RunRequest};
+//! use harness_agents_core::{Registry, RunItem, RunRequest};
 //! use std::time::Duration;
 //!
-//! # async fn example() -> Result<(), harness_core::RunError> {
+//! # async fn example() -> Result<(), harness_agents_core::RunError> {
 //! // Callers pick the backend by name at run time.
 //! let mut registry = Registry::new();
 //! registry.register(Box::new(harness_agents_codex::CodexHarness));
@@ -83,7 +83,12 @@
 //! # }
 //! ```
 //!
-//! [`Harness`]: harness_core::Harness
+//! [`Harness`]: harness_agents_core::Harness
+
+/// This crate's README, whose example runs as a doc test.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeExample;
 
 mod items;
 mod normalizer;
@@ -91,14 +96,14 @@ mod rollout;
 mod runner;
 mod wire;
 
-use harness_core::backend::Spec;
-use harness_core::{Capabilities, OrchestrationSource};
+use harness_agents_core::backend::Spec;
+use harness_agents_core::{Capabilities, OrchestrationSource};
 
 pub use normalizer::{CodexDecoder, CodexNormalizer};
 pub use rollout::{BOOKKEEPING, RolloutDecoder, RolloutNormalizer};
 pub use runner::LAUNCH;
 
-harness_core::declare_backend! {
+harness_agents_core::declare_backend! {
     /// The Codex backend, registered as `"codex"`.
     ///
     /// [`Harness::run`] starts `codex exec --json --skip-git-repo-check --cd=DIR [--model=MODEL]
@@ -106,7 +111,7 @@ harness_core::declare_backend! {
     /// makes Codex read it there). `DIR` is the request's `cwd` (made absolute), else the caller's
     /// current directory; the agent is also started in it, and the normalizer resolves relative
     /// paths against it (X9). The binary is the request's, else `$CODEX_BIN`, else `codex` on
-    /// `PATH`; see [`harness_core::process`] for how the process is driven, timed out and stopped.
+    /// `PATH`; see [`harness_agents_core::process`] for how the process is driven, timed out and stopped.
     ///
     /// `permission_mode` chooses Codex's sandbox. Claude Code's mode names are translated, so the
     /// same request can go to either backend; any other value is passed to `--sandbox` as given:
@@ -124,7 +129,7 @@ harness_core::declare_backend! {
     /// `extra_args`.
     ///
     /// ```
-    /// use harness_core::{Harness, OrchestrationSource, Registry};
+    /// use harness_agents_core::{Harness, OrchestrationSource, Registry};
     ///
     /// let mut registry = Registry::new();
     /// registry.register(Box::new(harness_agents_codex::CodexHarness));
@@ -139,7 +144,7 @@ harness_core::declare_backend! {
     /// lines are not a signature: other streams have `error` types too.
     ///
     /// ```
-    /// use harness_core::Harness;
+    /// use harness_agents_core::Harness;
     /// use serde_json::json;
     ///
     /// let codex = harness_agents_codex::CodexHarness;

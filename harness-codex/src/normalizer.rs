@@ -3,9 +3,11 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use harness_core::backend::json::{self, Loose};
-use harness_core::backend::{Decoder, Driver, Emitter, NotJson, Recorded, Summary, parse_value};
-use harness_core::{
+use harness_agents_core::backend::json::{self, Loose};
+use harness_agents_core::backend::{
+    Decoder, Driver, Emitter, NotJson, Recorded, Summary, parse_value,
+};
+use harness_agents_core::{
     EventBody, Metrics, NormalizerConfig, PendingToolUse, PlanItem, ToolRef, UnknownReason,
     WarningSource,
 };

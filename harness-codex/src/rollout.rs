@@ -18,7 +18,7 @@
 //!
 //! ```
 //! use harness_agents_codex::RolloutNormalizer;
-//! use harness_core::{Normalizer, NormalizerConfig, Status};
+//! use harness_agents_core::{Normalizer, NormalizerConfig, Status};
 //!
 //! let lines = [
 //!     r#"{"timestamp":"2026-01-01T00:00:00Z","type":"session_meta","payload":{"id":"t1","cwd":"/p"}}"#,
@@ -42,11 +42,11 @@
 
 use std::borrow::Cow;
 
-use harness_core::backend::json::{self, Loose, Member, Scan, Text, scan_into};
-use harness_core::backend::{Decoder, Driver, Emitter, NotJson, Summary, parse_value};
-use harness_core::prices::Tokens;
-use harness_core::stored::Accounting;
-use harness_core::{EventBody, NormalizerConfig, PendingToolUse, ToolRef, UnknownReason};
+use harness_agents_core::backend::json::{self, Loose, Member, Scan, Text, scan_into};
+use harness_agents_core::backend::{Decoder, Driver, Emitter, NotJson, Summary, parse_value};
+use harness_agents_core::prices::Tokens;
+use harness_agents_core::stored::Accounting;
+use harness_agents_core::{EventBody, NormalizerConfig, PendingToolUse, ToolRef, UnknownReason};
 use serde::de::{self, Deserializer};
 use serde_json::{Map, Value, json};
 
@@ -424,7 +424,7 @@ impl Decoder for RolloutDecoder {
     }
 }
 
-harness_core::json_view! {
+harness_agents_core::json_view! {
     /// The parts of a rollout line the fast path reads (R4).
     struct StoredLine<'a> {
         /// `timestamp`.
@@ -436,7 +436,7 @@ harness_core::json_view! {
     }
 }
 
-harness_core::json_view! {
+harness_agents_core::json_view! {
     /// The parts of an `event_msg`'s payload the fast path reads.
     struct StoredPayload<'a> {
         /// `type`.
@@ -446,7 +446,7 @@ harness_core::json_view! {
     }
 }
 
-harness_core::json_view! {
+harness_agents_core::json_view! {
     /// The parts of a stored item the fast path reads, as [`RolloutDecoder::item`] reads them.
     struct StoredItem<'a> {
         /// `id`.
@@ -659,7 +659,7 @@ fn legacy_unknown(
 
 #[cfg(test)]
 mod tests {
-    use harness_core::{Event, Kind, Outcome, Status};
+    use harness_agents_core::{Event, Kind, Outcome, Status};
 
     use super::*;
 
@@ -677,7 +677,7 @@ mod tests {
         let mut normalizer = RolloutNormalizer::new(NormalizerConfig::default());
         let lines: Vec<&[u8]> = lines.iter().map(|line| line.as_bytes()).collect();
         let (events, outcome) =
-            harness_core::testkit::normalize_lines(&mut normalizer, &lines, &[]);
+            harness_agents_core::testkit::normalize_lines(&mut normalizer, &lines, &[]);
         (events, outcome, normalizer.decoder().accounting())
     }
 
@@ -788,12 +788,12 @@ mod tests {
     /// same disposition for each line, then the same events, outcome and accounting; returns
     /// how many lines the fast path read.
     fn agree(name: &str, lines: &[&str]) -> usize {
-        use harness_core::Normalizer;
+        use harness_agents_core::Normalizer;
 
         let config = NormalizerConfig::with_cwd("/w");
         let mut fast = RolloutNormalizer::new(config.clone());
         let mut slow =
-            Driver::<harness_core::backend::ExactOnly<RolloutDecoder>>::new(config.clone());
+            Driver::<harness_agents_core::backend::ExactOnly<RolloutDecoder>>::new(config.clone());
         let (mut a, mut b) = (Vec::new(), Vec::new());
         let mut read = 0;
         for line in lines {

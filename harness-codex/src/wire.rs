@@ -11,11 +11,11 @@
 //! visitors that skip with [`Checked`], so that a line fails exactly where `Value` parsing
 //! fails (S2). Both ways read the same parts, which the tests compare.
 //!
-//! [`Loose`]: harness_core::backend::json::Loose
-//! [`Checked`]: harness_core::backend::json::Checked
+//! [`Loose`]: harness_agents_core::backend::json::Loose
+//! [`Checked`]: harness_agents_core::backend::json::Checked
 
-use harness_core::backend::NotJson;
-use harness_core::backend::json::{
+use harness_agents_core::backend::NotJson;
+use harness_agents_core::backend::json::{
     JsonView, Member, Scan, Text, depth_exceeds, scan_into, view_of,
 };
 use serde::Deserialize;
@@ -27,7 +27,7 @@ use serde_json::value::RawValue;
 /// second (line, item).
 const MAX_ITEM_DEPTH: usize = 127 - 1;
 
-harness_core::json_view! {
+harness_agents_core::json_view! {
     /// The fields of an item that the X rules read.
     pub(crate) struct ItemView<'a> {
         /// `id`.
@@ -141,7 +141,7 @@ impl<'a> ItemField<'a> {
     }
 }
 
-harness_core::json_view! {
+harness_agents_core::json_view! {
     /// The fields of a line the X rules read.
     pub(crate) struct LineParts<'a> {
         /// `type`.

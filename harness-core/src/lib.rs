@@ -30,6 +30,11 @@
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+/// This crate's README, whose example runs as a doc test.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeExample;
+
 pub mod backend;
 mod error;
 mod event;

@@ -1,4 +1,4 @@
-//! Model prices, to put a cost on a stored session whose agent did not report one (issue 16).
+//! Model prices, to put a cost on a stored session whose agent did not report one.
 //!
 //! A price is US dollars per million tokens, for each kind of token a model bills: input,
 //! output, input read from the prompt cache, input written to it. The bundled table

@@ -1071,7 +1071,7 @@ mod tests {
         })
     }
 
-    /// Issue 18 item 12: a path that does not exist says so, with no install hint.
+    /// A path that does not exist says so, with no install hint.
     #[test]
     fn a_missing_path_is_binary_not_found_saying_it_does_not_exist() {
         let missing = PathBuf::from("/nonexistent/harness-agent");
@@ -1146,7 +1146,7 @@ mod tests {
         assert_eq!(source.kind(), io::ErrorKind::NotFound);
     }
 
-    /// Issue 18 item 4: a caller that died before the death signal was set would never send
+    /// A caller that died before the death signal was set would never send
     /// it, so a child whose parent is not the caller does not start.
     #[cfg(any(target_os = "linux", target_os = "android"))]
     #[test]
@@ -1164,7 +1164,7 @@ mod tests {
         });
     }
 
-    /// Issue 18 item 4: the death signal is tied to the thread that forks, so a run started
+    /// The death signal is tied to the thread that forks, so a run started
     /// from a thread that then ends must go on (the driver forks on a thread of its own).
     #[test]
     fn the_agent_outlives_the_thread_that_started_it() {
@@ -1192,7 +1192,7 @@ mod tests {
         assert_eq!(outcome.exit_code, Some(Some(0)));
     }
 
-    /// Issue 18 item 5: a consumer that stops reading must not hold back the timeout.
+    /// A consumer that stops reading must not hold back the timeout.
     #[test]
     fn a_timeout_kills_the_agent_while_the_consumer_is_not_reading() {
         unread_consumer(|spec| {
@@ -1201,7 +1201,7 @@ mod tests {
         });
     }
 
-    /// Issue 18 item 5: nor the stop signal.
+    /// Nor the stop signal.
     #[test]
     fn a_stop_signal_kills_the_agent_while_the_consumer_is_not_reading() {
         unread_consumer(|spec| {
@@ -1253,7 +1253,7 @@ mod tests {
         });
     }
 
-    /// Issue 18 item 6: a timeout after the agent's terminal line keeps the status that line
+    /// A timeout after the agent's terminal line keeps the status that line
     /// gave (O1): the answer is known; the timeout is an `error` event and a null exit code.
     #[test]
     fn a_timeout_after_the_terminal_line_keeps_its_status() {
@@ -1520,7 +1520,7 @@ mod tests {
         }
     }
 
-    /// Issue 15 item 2: a conversation answers the agent's lines as they come, the normalizer
+    /// A conversation answers the agent's lines as they come, the normalizer
     /// reads what it records (both directions, in order), the transcript saves exactly that,
     /// and closing the agent's input lets it end.
     #[test]
@@ -1562,7 +1562,7 @@ mod tests {
         });
     }
 
-    /// Issue 15 item 2: a timeout asks the conversation what to write (a cancel), and an
+    /// A timeout asks the conversation what to write (a cancel), and an
     /// agent that ends by itself within the time given is not killed.
     #[test]
     fn a_timeout_in_a_conversation_writes_its_cancel_and_the_agent_may_end_by_itself() {
@@ -1593,7 +1593,7 @@ mod tests {
         });
     }
 
-    /// Issue 15 item 2: an agent that ignores the cancel is killed when the time given ends.
+    /// An agent that ignores the cancel is killed when the time given ends.
     #[test]
     fn an_agent_that_ignores_the_cancel_is_killed_when_its_time_is_up() {
         let dir = Dir::new("conversation-ignore");
@@ -1634,7 +1634,7 @@ mod tests {
         });
     }
 
-    /// Issue 15 item 2: a transcript that cannot be created stops the run before it starts.
+    /// A transcript that cannot be created stops the run before it starts.
     #[test]
     fn a_transcript_that_cannot_be_created_is_an_error() {
         runtime().block_on(async {
@@ -1652,7 +1652,7 @@ mod tests {
         });
     }
 
-    /// Issue 15 item 4: without a conversation, the transcript holds the agent's standard
+    /// Without a conversation, the transcript holds the agent's standard
     /// output lines, as the normalizer read them.
     #[test]
     fn the_transcript_of_a_plain_run_holds_its_stdout_lines() {

@@ -1,5 +1,5 @@
 //! What a stored session's decoder gathers beyond the events and the outcome: the figures of
-//! `harness sessions` (issue 16, `docs/sessions.md`).
+//! `harness sessions` (`docs/sessions.md`).
 //!
 //! A transcript or rollout decoder fills an [`Accounting`] as it reads; the scanner merges the
 //! accountings of a session's files and prices them with a [`crate::prices::PriceTable`].

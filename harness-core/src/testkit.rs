@@ -336,12 +336,12 @@ pub fn check_recording(
 /// classifier (an oracle for generated streams, independent of the backends' mapping): one per
 /// part when every part is a read, search or listing, else one `command`.
 pub fn shell_kinds(argv: &[String]) -> Vec<Kind> {
-    use harness_codex_shell::ParsedCommand;
+    use harness_agents_codex_shell::ParsedCommand;
 
     if argv.is_empty() {
         return vec![Kind::Command];
     }
-    let parts = harness_codex_shell::classify(argv);
+    let parts = harness_agents_codex_shell::classify(argv);
     let kinds: Vec<Kind> = parts
         .iter()
         .filter_map(|part| match part.parsed {

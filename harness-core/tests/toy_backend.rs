@@ -104,7 +104,7 @@ impl<const KEEP_ALL: bool> Decoder for Toy<KEEP_ALL> {
 }
 
 /// The toy backend: its facts as data; the core implements `Harness` from them. A backend
-/// crate declares its unit struct and this impl in one `harness_core::declare_backend!`; the
+/// crate declares its unit struct and this impl in one `harness_agents_core::declare_backend!`; the
 /// toy's two variants take the impl by hand.
 struct ToyHarness<const KEEP_ALL: bool>;
 

@@ -1,14 +1,14 @@
 //! The incremental normalizer for `gemini --output-format stream-json` (S and G rules, O1).
 
-use harness_core::backend::text::{Joined, truncate_chars};
-use harness_core::backend::{Decoder, Driver, Emitter, NotJson, Summary, parse_value};
-use harness_core::{
+use harness_agents_core::backend::text::{Joined, truncate_chars};
+use harness_agents_core::backend::{Decoder, Driver, Emitter, NotJson, Summary, parse_value};
+use harness_agents_core::{
     Event, EventBody, Metrics, NormalizerConfig, PendingToolUse, ToolRef, ToolStatus,
     UnknownReason, WarningSource,
 };
 use std::sync::Arc;
 
-use harness_core::backend::json::{JsonView, Loose};
+use harness_agents_core::backend::json::{JsonView, Loose};
 use serde_json::{Number, Value};
 
 use crate::tools::{self, Context, Mapping};

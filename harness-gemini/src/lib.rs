@@ -29,7 +29,7 @@
 //! exit status.
 //!
 //! ```
-//! use harness_core::{EventBody, Normalizer, NormalizerConfig, Status};
+//! use harness_agents_core::{EventBody, Normalizer, NormalizerConfig, Status};
 //! use harness_agents_gemini::GeminiNormalizer;
 //!
 //! let mut config = NormalizerConfig::default();
@@ -60,21 +60,26 @@
 //! assert_eq!(outcome.final_output.as_deref(), Some("Lines 2 and 3."));
 //! ```
 //!
-//! [`Harness`]: harness_core::Harness
+//! [`Harness`]: harness_agents_core::Harness
+
+/// This crate's README, whose example runs as a doc test.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeExample;
 
 mod decoder;
 mod runner;
 mod tools;
 mod wire;
 
-use harness_core::backend::Spec;
-use harness_core::{Capabilities, OrchestrationSource};
+use harness_agents_core::backend::Spec;
+use harness_agents_core::{Capabilities, OrchestrationSource};
 use serde_json::Value;
 
 pub use decoder::{GeminiDecoder, GeminiNormalizer};
 pub use runner::LAUNCH;
 
-harness_core::declare_backend! {
+harness_agents_core::declare_backend! {
     /// The Gemini CLI backend, registered as `"gemini"`.
     ///
     /// [`Harness::run`] starts `gemini --output-format=stream-json --skip-trust [--model=MODEL]
@@ -97,7 +102,7 @@ harness_core::declare_backend! {
     /// are missing.
     ///
     /// ```
-    /// use harness_core::{Harness, OrchestrationSource};
+    /// use harness_agents_core::{Harness, OrchestrationSource};
     ///
     /// let gemini = harness_agents_gemini::GeminiHarness;
     /// assert_eq!(gemini.name(), "gemini");
@@ -122,7 +127,7 @@ harness_core::declare_backend! {
 /// its `error` lines are no signature.
 ///
 /// ```
-/// use harness_core::Harness;
+/// use harness_agents_core::Harness;
 /// use serde_json::json;
 ///
 /// let gemini = harness_agents_gemini::GeminiHarness;

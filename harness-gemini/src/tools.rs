@@ -1,9 +1,9 @@
 //! The tool map (G6-G8): what one resolved Gemini CLI tool use becomes. Pure functions of the
 //! tool name, its `parameters` and its result's status.
 
-use harness_core::backend::paths::resolve;
-use harness_core::backend::reclassify::{ShellInput, shell_events};
-use harness_core::{EventBody, LineRange, PlanItem, ToolRef, ToolStatus};
+use harness_agents_core::backend::paths::resolve;
+use harness_agents_core::backend::reclassify::{ShellInput, shell_events};
+use harness_agents_core::{EventBody, LineRange, PlanItem, ToolRef, ToolStatus};
 use serde_json::{Map, Value};
 
 /// What resolves relative paths and where skills live (G8).

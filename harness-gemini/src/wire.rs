@@ -15,14 +15,14 @@
 //! whose events need the line itself as `raw` are parsed again into a `Value` when (rarely)
 //! that happens. The view is declared once with `json_view!`, which makes both of its readers.
 //!
-//! [`Loose`]: harness_core::backend::json::Loose
-//! [`Checked`]: harness_core::backend::json::Checked
+//! [`Loose`]: harness_agents_core::backend::json::Loose
+//! [`Checked`]: harness_agents_core::backend::json::Checked
 
-use harness_core::backend::json::{JsonView, Scan, scan_into, view_of};
+use harness_agents_core::backend::json::{JsonView, Scan, scan_into, view_of};
 use serde::de::MapAccess;
 use serde_json::{Map, Value};
 
-harness_core::json_view! {
+harness_agents_core::json_view! {
     /// The top-level fields the rules read; every one absent unless the line has it.
     #[derive(PartialEq)]
     pub(crate) struct LineView<'a> {
@@ -147,7 +147,7 @@ fn scan(text: &str) -> Option<LineView<'_>> {
 mod tests {
     #![allow(clippy::unwrap_used)]
 
-    use harness_core::backend::json::Loose;
+    use harness_agents_core::backend::json::Loose;
 
     use super::*;
 
@@ -279,11 +279,11 @@ mod tests {
             let line = format!(r#"{{"type":"tool_use","parameters":{params_text}}}"#);
             let full: Value = serde_json::from_str(&params_text).unwrap();
             let kept = Params::value(view(line.as_bytes()).unwrap().parameters);
-            let status = harness_core::ToolStatus {
+            let status = harness_agents_core::ToolStatus {
                 success,
                 error: (!success).then(|| "e".to_string()),
             };
-            let tool = harness_core::ToolRef::default();
+            let tool = harness_agents_core::ToolRef::default();
             let cx = crate::tools::Context { cwd: Some("/p"), workspace: None };
             for name in NAMES {
                 proptest::prop_assert_eq!(

@@ -18,7 +18,7 @@
 //!   it (P10, P13); the tokens and costs of every step are summed into the outcome (P11).
 //!
 //! ```
-//! use harness_core::{EventBody, Normalizer, NormalizerConfig, Status};
+//! use harness_agents_core::{EventBody, Normalizer, NormalizerConfig, Status};
 //! use harness_agents_opencode::OpencodeNormalizer;
 //!
 //! let mut config = NormalizerConfig::default();
@@ -51,20 +51,25 @@
 //! --format=json --thinking [--model=M] [--agent=A | --auto] [extra args] -- PROMPT`, the
 //! prompt after a `--` so that it is never read as an option.
 //!
-//! [`Harness`]: harness_core::Harness
+//! [`Harness`]: harness_agents_core::Harness
+
+/// This crate's README, whose example runs as a doc test.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeExample;
 
 mod normalizer;
 mod runner;
 mod tools;
 mod wire;
 
-use harness_core::backend::Spec;
-use harness_core::{Capabilities, OrchestrationSource};
+use harness_agents_core::backend::Spec;
+use harness_agents_core::{Capabilities, OrchestrationSource};
 
 pub use normalizer::{OpencodeDecoder, OpencodeNormalizer};
 pub use runner::LAUNCH;
 
-harness_core::declare_backend! {
+harness_agents_core::declare_backend! {
     /// The opencode backend, registered as `"opencode"`.
     ///
     /// [`Harness::run`] starts `opencode run --format=json --thinking [--model=MODEL] [permission
@@ -85,7 +90,7 @@ harness_core::declare_backend! {
     /// (the tool's event then fails with opencode's rejection text, and the run stops).
     ///
     /// ```
-    /// use harness_core::{Harness, OrchestrationSource, Registry};
+    /// use harness_agents_core::{Harness, OrchestrationSource, Registry};
     ///
     /// let mut registry = Registry::new();
     /// registry.register(Box::new(harness_agents_opencode::OpencodeHarness));
@@ -106,7 +111,7 @@ harness_core::declare_backend! {
 /// `{"type":"text"}` is recognized by no backend.
 ///
 /// ```
-/// use harness_core::Harness;
+/// use harness_agents_core::Harness;
 /// use serde_json::json;
 ///
 /// let opencode = harness_agents_opencode::OpencodeHarness;

@@ -3,10 +3,10 @@
 
 use std::sync::Arc;
 
-use harness_core::backend::json::Loose;
-use harness_core::backend::text::Joined;
-use harness_core::backend::{Decoder, Driver, Emitter, NotJson, Summary, parse_value};
-use harness_core::{
+use harness_agents_core::backend::json::Loose;
+use harness_agents_core::backend::text::Joined;
+use harness_agents_core::backend::{Decoder, Driver, Emitter, NotJson, Summary, parse_value};
+use harness_agents_core::{
     Event, EventBody, Metrics, NormalizerConfig, PendingToolUse, ToolRef, UnknownReason,
 };
 use serde_json::{Number, Value};
@@ -64,7 +64,7 @@ struct Usage {
 fn add(sum: &mut Option<Number>, value: Option<&Loose<'_>>) {
     if let Some(Loose::Number(n)) = value {
         *sum = Some(match sum {
-            Some(s) => harness_core::add_numbers(s, n),
+            Some(s) => harness_agents_core::add_numbers(s, n),
             None => n.clone(),
         });
     }

@@ -1,11 +1,11 @@
 //! The tool map (P5-P9 of `docs/opencode.md`): one finished tool part to its events. Pure
 //! functions of the part's view.
 
-use harness_core::backend::json::Loose;
-use harness_core::backend::paths::resolve;
-use harness_core::backend::reclassify::{ShellInput, shell_events};
-use harness_core::backend::text::truncate_chars;
-use harness_core::{
+use harness_agents_core::backend::json::Loose;
+use harness_agents_core::backend::paths::resolve;
+use harness_agents_core::backend::reclassify::{ShellInput, shell_events};
+use harness_agents_core::backend::text::truncate_chars;
+use harness_agents_core::{
     EventBody, LineRange, NormalizerConfig, PlanItem, ToolRef, ToolStatus, UnknownReason,
     WarningSource,
 };

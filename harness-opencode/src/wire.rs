@@ -18,14 +18,14 @@
 //! Each view is declared once with `json_view!`, which makes its reader; the views are read
 //! in place, nested ones included.
 //!
-//! [`Loose`]: harness_core::backend::json::Loose
-//! [`Checked`]: harness_core::backend::json::Checked
+//! [`Loose`]: harness_agents_core::backend::json::Loose
+//! [`Checked`]: harness_agents_core::backend::json::Checked
 
-use harness_core::backend::NotJson;
-use harness_core::backend::json::Member;
+use harness_agents_core::backend::NotJson;
+use harness_agents_core::backend::json::Member;
 use serde_json::Value;
 
-harness_core::json_view! {
+harness_agents_core::json_view! {
     /// The fields of a line the rules read.
     pub(crate) struct Line<'a> {
         /// `type`.
@@ -39,7 +39,7 @@ harness_core::json_view! {
     }
 }
 
-harness_core::json_view! {
+harness_agents_core::json_view! {
     /// The fields of a line's `part` the rules read.
     pub(crate) struct Part<'a> {
         /// `text` of a text or reasoning part (P2).
@@ -66,7 +66,7 @@ harness_core::json_view! {
 /// The names of a `step_finish`'s `tokens.cache` (P11), in the order of [`Tokens::cache`].
 const CACHE: [&str; 2] = ["read", "write"];
 
-harness_core::json_view! {
+harness_agents_core::json_view! {
     /// A `step_finish`'s `tokens` (P11).
     pub(crate) struct Tokens<'a> {
         /// `input`.
@@ -80,7 +80,7 @@ harness_core::json_view! {
     }
 }
 
-harness_core::json_view! {
+harness_agents_core::json_view! {
     /// A tool part's `state` (P5-P8).
     pub(crate) struct State<'a> {
         /// `status`.
@@ -96,7 +96,7 @@ harness_core::json_view! {
     }
 }
 
-harness_core::json_view! {
+harness_agents_core::json_view! {
     /// A tool's `state.metadata`.
     pub(crate) struct Metadata<'a> {
         /// `exit` of a shell command (P6c).
@@ -110,7 +110,7 @@ harness_core::json_view! {
     }
 }
 
-harness_core::json_view! {
+harness_agents_core::json_view! {
     /// A tool's `state.input`: the fields the tool map reads (P6).
     pub(crate) struct Input<'a> {
         /// `filePath` (`read`, `write`, `edit`, `multiedit`).
@@ -164,12 +164,12 @@ pub(crate) fn parse_into<'a>(
 
 #[cfg(test)]
 mod tests {
-    use harness_core::backend::json::Loose;
+    use harness_agents_core::backend::json::Loose;
 
     use super::*;
 
     fn full(line: &str) -> Result<Value, NotJson> {
-        harness_core::backend::parse_value(line.as_bytes())
+        harness_agents_core::backend::parse_value(line.as_bytes())
     }
 
     #[test]
@@ -205,7 +205,7 @@ mod tests {
             b"{\"type\":\"x\"}\xff",
             b"{\"type\":\"x\",\"id\":\"\xc3\xa9\"}",
         ] {
-            let value = harness_core::backend::parse_value(case).is_ok();
+            let value = harness_agents_core::backend::parse_value(case).is_ok();
             assert_eq!(parse(case, false).is_ok(), value, "{case:?}");
             assert_eq!(parse(case, true).is_ok(), value, "{case:?}");
         }
@@ -243,7 +243,7 @@ mod tests {
         }
         assert!(lines.len() > 200, "{}", lines.len());
         let check = |line: &[u8]| {
-            let value = harness_core::backend::parse_value(line).is_ok();
+            let value = harness_agents_core::backend::parse_value(line).is_ok();
             assert_eq!(
                 parse(line, false).is_ok(),
                 value,

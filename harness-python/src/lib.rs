@@ -1,5 +1,5 @@
-//! The Python extension of `harness`: the module `harness_normalize._native`, which the
-//! pure-Python package `harness_normalize` (in `python/`) wraps.
+//! The Python extension of `harness`: the module `harness_agents._native`, which the
+//! pure-Python package `harness_agents` (in `python/`) wraps.
 //!
 //! It holds no decoding of its own: every event comes from the facade crate `harness`
 //! (`registry()`, each backend's `Normalizer`, `Harness::run`) and every classification from
@@ -7,14 +7,14 @@
 //!
 //! - events and outcomes leave Rust as their JSON objects (the same serde serialization the
 //!   CLI prints, J1-J10), built directly as Python dicts, and become the generated dataclasses
-//!   of `harness_normalize._events` through that module's `FROM_JSON` table, looked up once;
+//!   of `harness_agents._events` through that module's `FROM_JSON` table, looked up once;
 //! - `normalize(path)` reads the file in 64 KiB chunks with the GIL released, so memory holds
 //!   one chunk and one partial line, never the file;
 //! - a live run is driven on one tokio runtime kept for the life of the process (one worker
 //!   thread); the sync iterator waits on it in short slices so Ctrl-C reaches Python, the async
 //!   iterator resolves an asyncio future from the runtime with `call_soon_threadsafe`, and
 //!   closing or dropping the run fires its stop signal and drops the stream, which kills the
-//!   agent's process group (`harness_core::process`).
+//!   agent's process group (`harness_agents_core::process`).
 //!
 //! No `unsafe` here: PyO3's macros and safe API only.
 
@@ -26,7 +26,7 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
 use futures::StreamExt;
-use harness::{Event, Harness, LineSplitter, NormalizerConfig, Outcome, RunItem, RunStream};
+use harness_agents::{Event, Harness, LineSplitter, NormalizerConfig, Outcome, RunItem, RunStream};
 use pyo3::exceptions::{PyException, PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -48,9 +48,9 @@ const CHUNK: usize = 64 * 1024;
 const SIGNAL_SLICE: Duration = Duration::from_millis(50);
 
 /// Every backend this build has, built once.
-fn registry() -> &'static harness::Registry {
-    static REGISTRY: OnceLock<harness::Registry> = OnceLock::new();
-    REGISTRY.get_or_init(harness::registry)
+fn registry() -> &'static harness_agents::Registry {
+    static REGISTRY: OnceLock<harness_agents::Registry> = OnceLock::new();
+    REGISTRY.get_or_init(harness_agents::registry)
 }
 
 /// The backend named `name`, or a `ValueError` that lists the known names.
@@ -90,11 +90,11 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// `harness_normalize._events.FROM_JSON`: kind to the function that builds its dataclass.
+/// `harness_agents._events.FROM_JSON`: kind to the function that builds its dataclass.
 fn from_json_table(py: Python<'_>) -> PyResult<&Bound<'_, PyDict>> {
     static TABLE: PyOnceLock<Py<PyDict>> = PyOnceLock::new();
     let table = TABLE.get_or_try_init(py, || -> PyResult<Py<PyDict>> {
-        let module = py.import("harness_normalize._events")?;
+        let module = py.import("harness_agents._events")?;
         Ok(module.getattr("FROM_JSON")?.cast_into::<PyDict>()?.unbind())
     })?;
     Ok(table.bind(py))
@@ -104,7 +104,7 @@ fn from_json_table(py: Python<'_>) -> PyResult<&Bound<'_, PyDict>> {
 fn typed<'py>(py: Python<'py>, kind: &str, data: Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
     let Some(build) = from_json_table(py)?.get_item(kind)? else {
         return Err(PyRuntimeError::new_err(format!(
-            "harness_normalize._events has no class for kind {kind:?}: the generated module \
+            "harness_agents._events has no class for kind {kind:?}: the generated module \
              is older than the extension (regenerate it with gen_events.py)"
         )));
     };
@@ -127,7 +127,7 @@ fn outcome_to_py<'py>(py: Python<'py>, outcome: &Outcome) -> PyResult<Bound<'py,
     typed(
         py,
         "outcome",
-        serialize(py, &harness::OutcomeLine::new(outcome))?,
+        serialize(py, &harness_agents::OutcomeLine::new(outcome))?,
     )
 }
 
@@ -173,7 +173,7 @@ fn one_line(line: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
 }
 
 struct NormalizerState {
-    normalizer: Box<dyn harness::Normalizer>,
+    normalizer: Box<dyn harness_agents::Normalizer>,
     splitter: LineSplitter,
     /// Whether `push` left a partial line in the splitter.
     partial: bool,
@@ -181,7 +181,7 @@ struct NormalizerState {
 }
 
 /// An incremental normalizer: bytes or lines in, events out, then the outcome.
-#[pyclass(module = "harness_normalize._native")]
+#[pyclass(module = "harness_agents._native")]
 struct Normalizer {
     state: Mutex<NormalizerState>,
 }
@@ -306,7 +306,7 @@ impl Normalizer {
 
 struct FileState {
     file: File,
-    normalizer: Box<dyn harness::Normalizer>,
+    normalizer: Box<dyn harness_agents::Normalizer>,
     splitter: LineSplitter,
     buffer: Vec<u8>,
     outcome: Option<Outcome>,
@@ -344,7 +344,7 @@ fn next_events(state: &mut FileState) -> std::io::Result<Option<Vec<Event>>> {
 }
 
 /// The events of a file, a chunk's worth at a time (`normalize`).
-#[pyclass(module = "harness_normalize._native")]
+#[pyclass(module = "harness_agents._native")]
 struct FileEvents {
     state: Mutex<FileState>,
 }
@@ -403,7 +403,7 @@ fn classify<'py>(py: Python<'py>, command: &Bound<'py, PyAny>) -> PyResult<Bound
             PyValueError::new_err("expected a script (str) or an argv (a sequence of str)")
         })?
     };
-    serialize(py, &harness_codex_shell::parse_command(&argv))
+    serialize(py, &harness_agents_codex_shell::parse_command(&argv))
 }
 
 /// The names of the backends this build has.
@@ -415,7 +415,7 @@ fn backends() -> Vec<&'static str> {
 /// The JSON Schema of the events and the outcome (`harness schema`), as text.
 #[pyfunction]
 fn schema() -> PyResult<String> {
-    serde_json::to_string_pretty(&harness::Event::lines_schema())
+    serde_json::to_string_pretty(&harness_agents::Event::lines_schema())
         .map_err(|e| PyRuntimeError::new_err(e.to_string()))
 }
 
@@ -464,7 +464,7 @@ fn item_to_py<'py>(py: Python<'py>, item: Option<RunItem>) -> PyResult<Bound<'py
 
 /// A live run: its events as they happen, then its outcome; closing or dropping it kills the
 /// agent.
-#[pyclass(module = "harness_normalize._native")]
+#[pyclass(module = "harness_agents._native")]
 struct Run {
     shared: Arc<Shared>,
 }
@@ -565,7 +565,7 @@ fn start_run(
         })
         .transpose()?;
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let mut request = harness::RunRequest::new(prompt);
+    let mut request = harness_agents::RunRequest::new(prompt);
     request.cwd = cwd;
     request.model = model;
     request.permission_mode = permission_mode;
@@ -575,7 +575,7 @@ fn start_run(
     request.agent = agent;
     request.env = env.unwrap_or_default();
     request.normalizer = config(normalizer_cwd, workspace, started);
-    request.stop = Some(harness::StopSignal::new(async move {
+    request.stop = Some(harness_agents::StopSignal::new(async move {
         let _ = stopped.await;
     }));
     let runtime = runtime()?;
@@ -591,7 +591,7 @@ fn start_run(
     })
 }
 
-/// The module `harness_normalize._native`.
+/// The module `harness_agents._native`.
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Normalizer>()?;

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-import harness_normalize as hn
+import harness_agents as hn
 from conftest import FIXTURES, FOLDERS, expected_rows, stderr_path, streams
 
 
@@ -252,7 +252,7 @@ def test_the_generated_module_matches_the_schema() -> None:
     them from the schema this build carries gives the committed file byte for byte."""
     import importlib.util
 
-    from harness_normalize import _events, _native
+    from harness_agents import _events, _native
 
     root = Path(__file__).resolve().parents[1]
     spec = importlib.util.spec_from_file_location("gen_events", root / "gen_events.py")
@@ -260,7 +260,7 @@ def test_the_generated_module_matches_the_schema() -> None:
     gen = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(gen)
     generated = gen.render(json.loads(_native.schema()))
-    assert generated == (root / "python" / "harness_normalize" / "_events.py").read_text()
+    assert generated == (root / "python" / "harness_agents" / "_events.py").read_text()
     assert Path(_events.__file__).read_text() == generated
 
 

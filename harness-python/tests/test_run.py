@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-import harness_normalize as hn
+import harness_agents as hn
 from conftest import FAKE_AGENT, FIXTURES, expected_rows, gone, wait_for_file
 
 PLAIN = FIXTURES / "claude" / "a_plain_text.jsonl"
@@ -175,7 +175,7 @@ def test_ctrl_c_in_a_sync_loop_kills_the_agent(tmp_path: Path) -> None:
         f"""
         import time
         from pathlib import Path
-        import harness_normalize as hn
+        import harness_agents as hn
         run = hn.run("claude", "hi", binary={str(fake())!r}, env={{"FAKE_PIDS": {str(pids)!r}}})
         try:
             for item in run:

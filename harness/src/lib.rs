@@ -62,14 +62,19 @@ use std::io::Read;
 #[doc = include_str!("../README.md")]
 struct ReadmeExample;
 
-pub use harness_core::{
+/// The workspace README's library examples, compiled as doc tests of the facade they use.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+struct WorkspaceReadme;
+
+pub use harness_agents_core::{
     Capabilities, Event, EventBody, Expected, Harness, Kind, LineRange, LineSplitter, Metrics,
     Normalized, Normalizer, NormalizerConfig, OrchestrationSource, Outcome, OutcomeLine,
     PendingToolUse, PlanItem, Registry, RunError, RunItem, RunRequest, RunStream, Status,
     StopSignal, Stream, ToolRef, ToolStatus, UnknownReason, WarningSource,
 };
 
-pub use harness_core::{prices, stored};
+pub use harness_agents_core::{prices, stored};
 
 #[cfg(feature = "sessions")]
 #[cfg_attr(docsrs, doc(cfg(feature = "sessions")))]
@@ -77,19 +82,19 @@ pub mod sessions;
 
 #[cfg(feature = "acp")]
 #[cfg_attr(docsrs, doc(cfg(feature = "acp")))]
-pub use harness_acp::AcpHarness;
+pub use harness_agents_acp::AcpHarness;
 #[cfg(feature = "claude")]
 #[cfg_attr(docsrs, doc(cfg(feature = "claude")))]
-pub use harness_claude::ClaudeHarness;
+pub use harness_agents_claude::ClaudeHarness;
 #[cfg(feature = "codex")]
 #[cfg_attr(docsrs, doc(cfg(feature = "codex")))]
-pub use harness_codex::CodexHarness;
+pub use harness_agents_codex::CodexHarness;
 #[cfg(feature = "gemini")]
 #[cfg_attr(docsrs, doc(cfg(feature = "gemini")))]
-pub use harness_gemini::GeminiHarness;
+pub use harness_agents_gemini::GeminiHarness;
 #[cfg(feature = "opencode")]
 #[cfg_attr(docsrs, doc(cfg(feature = "opencode")))]
-pub use harness_opencode::OpencodeHarness;
+pub use harness_agents_opencode::OpencodeHarness;
 
 /// A registry of every backend this build enables, in a fixed order (`claude`, `codex`,
 /// `opencode`, `gemini`, `acp`).

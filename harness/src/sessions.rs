@@ -1,5 +1,5 @@
 //! Stored sessions: Claude Code's transcripts and Codex's rollouts, found on disk, decoded in
-//! parallel, summed up (issue 16; rules in `docs/sessions.md`).
+//! parallel, summed up (rules in `docs/sessions.md`).
 //!
 //! ```no_run
 //! use harness_agents::sessions::{Locations, discover, scan};
@@ -23,12 +23,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use harness_claude::{TranscriptDecoder, TranscriptNormalizer};
-use harness_codex::RolloutNormalizer;
-use harness_core::backend::Driver;
-use harness_core::prices::{PriceTable, Tokens};
-use harness_core::stored::Accounting;
-use harness_core::{Event, Normalizer, NormalizerConfig, Outcome};
+use harness_agents_claude::{TranscriptDecoder, TranscriptNormalizer};
+use harness_agents_codex::RolloutNormalizer;
+use harness_agents_core::backend::Driver;
+use harness_agents_core::prices::{PriceTable, Tokens};
+use harness_agents_core::stored::Accounting;
+use harness_agents_core::{Event, Normalizer, NormalizerConfig, Outcome};
 use serde::{Deserialize, Serialize};
 
 /// Where each agent keeps its sessions.
@@ -229,7 +229,7 @@ impl Usage {
             usage.add_tokens(tokens);
             if *tokens != Tokens::default() {
                 usage.cost_usd = match (usage.cost_usd, prices.cost(model, tokens)) {
-                    (Some(a), Some(b)) => Some(harness_core::prices::round_cost(a + b)),
+                    (Some(a), Some(b)) => Some(harness_agents_core::prices::round_cost(a + b)),
                     _ => None,
                 };
             }
@@ -251,7 +251,7 @@ impl Usage {
         self.cache_read_input_tokens += other.cache_read_input_tokens;
         self.cache_creation_input_tokens += other.cache_creation_input_tokens;
         self.cost_usd = match (self.cost_usd, other.cost_usd) {
-            (Some(a), Some(b)) => Some(harness_core::prices::round_cost(a + b)),
+            (Some(a), Some(b)) => Some(harness_agents_core::prices::round_cost(a + b)),
             _ => None,
         };
     }

@@ -14,7 +14,7 @@
 use std::path::Path;
 
 use harness_agents::RunRequest;
-use harness_core::PromptInput;
+use harness_agents_core::PromptInput;
 
 /// The arguments `backend` gives `request` run in `/work/project`.
 fn args(backend: &str, request: &RunRequest) -> Vec<String> {

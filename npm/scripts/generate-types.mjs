@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Writes src/schema.ts, the TypeScript types of the lines `harness run` and `harness normalize`
-// print, from the JSON Schema that `harness schema` prints (issue 17 item 2): the types are
+// print, from the JSON Schema that `harness schema` prints: the types are
 // never written by hand. `--check` writes nothing and exits 1 when src/schema.ts differs from
 // what the schema gives (CI runs it). The binary is $HARNESS_BINARY, else the workspace's
 // debug build (`cargo build -p harness-cli`).

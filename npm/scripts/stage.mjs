@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Lays out the packages to publish, the layout `@openai/codex` uses (issue 17 item 2):
+// Lays out the packages to publish, the layout `@openai/codex` uses:
 //
 //   OUT/harness-agents/                the main package: the client (dist/src), the `harness`
 //                                      launcher (bin/harness.js), and one optional dependency

@@ -1,4 +1,4 @@
-// The README's first example, run as written (issue 17 item 4), against a fake `claude` that
+// The README's first example, run as written, against a fake `claude` that
 // replays a recorded run: the only difference from a user's machine is which agent answers.
 
 import assert from "node:assert/strict";

@@ -1,5 +1,5 @@
 //! `cargo xtask sessions-bench`: `harness sessions list` over a generated history, against the
-//! floor of a plain `serde_json::Value` pass over the same files (issue 16 item 3).
+//! floor of a plain `serde_json::Value` pass over the same files.
 //!
 //! The history is made of the real transcripts and rollouts of `fixtures/sessions/` (what
 //! Claude Code 2.1.332 and Codex 0.171.0 wrote), each file repeated with fresh message, tool

@@ -201,7 +201,7 @@ fn long_line(size: u64) -> Generator {
 }
 
 /// One Codex turn whose agent message is a `size`-byte line: its text held by the event and
-/// the outcome's `final_output` (issue 18 item 8). `escaped`: prose with JSON-escaped quotes and
+/// the outcome's `final_output`. `escaped`: prose with JSON-escaped quotes and
 /// newlines, decoded straight into the shared text. `first`: the
 /// message is the stream's first line, read while the backend is being detected
 /// (`--backend auto`).

@@ -1,4 +1,4 @@
-//! Issue 18 item 8 (S7): a huge agent text is held once. A message's single chunk is its
+//! S7: a huge agent text is held once. A message's single chunk is its
 //! event's text, and the outcome's `final_output` shares it. A counting allocator (per thread)
 //! measures the peak of live heap bytes.
 

@@ -5,7 +5,7 @@
 
 use fixtures::check_folder;
 use harness_agents_acp::{AcpHarness, AcpNormalizer};
-use harness_core::{Normalizer, NormalizerConfig};
+use harness_agents_core::{Normalizer, NormalizerConfig};
 
 use super::config;
 
@@ -32,7 +32,7 @@ fn every_acp_recording_passes_the_kit() {
             .map(|p| std::fs::read(p).unwrap())
             .unwrap_or_default();
         for config in [config(), NormalizerConfig::default()] {
-            harness_core::testkit::check_recording(&AcpHarness, &config, &stdout, &stderr)
+            harness_agents_core::testkit::check_recording(&AcpHarness, &config, &stdout, &stderr)
                 .unwrap_or_else(|e| panic!("{}: {e}", fixture.name));
         }
     }

@@ -1,4 +1,4 @@
-//! The conformance kit (`harness_core::testkit`) on the ACP backend: hostile and generated
+//! The conformance kit (`harness_agents_core::testkit`) on the ACP backend: hostile and generated
 //! lines in its vocabulary (no panic, chunk invariance, line numbers, order, accounting,
 //! settling, counts, L1).
 
@@ -27,4 +27,4 @@ const KEYS: &[&str] = &[
     "stopReason",
 ];
 
-harness_core::conformance_kit!(AcpHarness, config(), types: TYPES, keys: KEYS);
+harness_agents_core::conformance_kit!(AcpHarness, config(), types: TYPES, keys: KEYS);

@@ -1,5 +1,5 @@
 //! Live runs of the fake ACP agent (`fixtures/fake-agent/acp`): the client's side of the
-//! protocol and the faults of issue 15 item 5. Every run also saves its transcript, which must
+//! protocol and the faults a live run must survive. Every run also saves its transcript, which must
 //! normalize offline to exactly the events and outcome of the live run (A1).
 
 use std::path::Path;
@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use fixtures::live::{Fake, collect, runtime};
 use harness_agents_acp::AcpHarness;
-use harness_core::{
+use harness_agents_core::{
     Event, Harness, NormalizerConfig, Outcome, OutcomeLine, RunError, RunRequest, Status,
 };
 

@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 
 use harness_agents_acp::{AcpClient, Permission};
-use harness_core::process::{Conversation, Reply};
+use harness_agents_core::process::{Conversation, Reply};
 
 /// Where the client's messages are kept for the schema check.
 fn path() -> PathBuf {

@@ -8,7 +8,7 @@ mod messages;
 mod rules;
 
 use harness_agents_acp::AcpNormalizer;
-use harness_core::NormalizerConfig;
+use harness_agents_core::NormalizerConfig;
 use serde_json::{Value, json};
 
 /// The `--cwd` the hand-written transcripts assume.

@@ -1,6 +1,6 @@
 //! The A rules of `docs/acp.md`, one test or more each, on hand-written transcripts.
 
-use harness_core::NormalizerConfig;
+use harness_agents_core::NormalizerConfig;
 use serde_json::{Value, json};
 
 use super::{agent, answer, client, end_turn, request, run, run_with, start, update};

@@ -1,6 +1,6 @@
 //! Message assembly (C3) and its flush points (C4).
 
-use harness_core::backend::text::Joined;
+use harness_agents_core::backend::text::Joined;
 
 use super::*;
 

@@ -2,9 +2,9 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use harness_core::backend::json::{self, Loose};
-use harness_core::backend::{Decoder, Driver, Emitter, NotJson, Summary, parse_value};
-use harness_core::{
+use harness_agents_core::backend::json::{self, Loose};
+use harness_agents_core::backend::{Decoder, Driver, Emitter, NotJson, Summary, parse_value};
+use harness_agents_core::{
     Event, EventBody, LineRange, Metrics, NormalizerConfig, PendingToolUse, ToolRef, ToolStatus,
     UnknownReason, WarningSource, add_numbers,
 };
@@ -322,14 +322,14 @@ impl Decoder for ClaudeDecoder {
 
 #[cfg(test)]
 mod tests {
-    use harness_core::{Disposition, Normalizer, Outcome};
+    use harness_agents_core::{Disposition, Normalizer, Outcome};
 
     use super::*;
 
     /// The disposition of each line of a small session, in order.
     fn dispositions(lines: &[&str]) -> Vec<Disposition> {
         let mut normalizer = ClaudeNormalizer::new(NormalizerConfig::default());
-        harness_core::testkit::dispositions(&mut normalizer, lines)
+        harness_agents_core::testkit::dispositions(&mut normalizer, lines)
     }
 
     #[test]

@@ -272,7 +272,7 @@ impl ClaudeDecoder {
                     _ => None,
                 };
                 EventBody::Read {
-                    path: harness_core::backend::paths::resolve(path, self.current_cwd()),
+                    path: harness_agents_core::backend::paths::resolve(path, self.current_cwd()),
                     range,
                     command: None,
                     status,

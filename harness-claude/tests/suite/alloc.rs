@@ -1,4 +1,4 @@
-//! Issue 6: the common lines are read without heap allocation; issue 18 item 8: a huge line
+//! The common lines are read without heap allocation; a huge line
 //! costs a bounded multiple of itself (S7). A counting allocator (per thread, so parallel tests
 //! do not disturb each other) measures what pushing lines costs.
 
@@ -6,7 +6,7 @@ use fixtures::alloc::{
     PeakAlloc, allocations, assert_within, decode, decode_answer, largest_allocation,
 };
 use harness_agents_claude::{ClaudeNormalizer, TranscriptNormalizer};
-use harness_core::{EventBody, Normalizer, NormalizerConfig};
+use harness_agents_core::{EventBody, Normalizer, NormalizerConfig};
 
 #[global_allocator]
 static PEAK: PeakAlloc = PeakAlloc;
@@ -58,14 +58,14 @@ fn a_blank_or_echoed_prompt_line_allocates_nothing() {
 
 #[test]
 fn s2_a_huge_non_json_line_is_not_decoded_whole_for_its_1000_character_warning() {
-    // Issue 18 item 8: 8 MB of invalid UTF-8 decoded whole is 24 MB of U+FFFD, for a message
+    // 8 MB of invalid UTF-8 decoded whole is 24 MB of U+FFFD, for a message
     // that keeps 1,000 characters.
     let line = vec![0xff_u8; 8 << 20];
     let mut normalizer = ClaudeNormalizer::new(NormalizerConfig::default());
     let mut out = Vec::new();
     let largest = largest_allocation(|| normalizer.push_line(&line, &mut out));
     assert!(largest < 64 * 1024, "largest allocation {largest} bytes");
-    let harness_core::EventBody::Warning { message, .. } = &out[0].body else {
+    let harness_agents_core::EventBody::Warning { message, .. } = &out[0].body else {
         panic!("{:?}", out[0]);
     };
     assert_eq!(message.chars().count(), 1_000);
@@ -74,7 +74,7 @@ fn s2_a_huge_non_json_line_is_not_decoded_whole_for_its_1000_character_warning()
 
 #[test]
 fn c10a_a_huge_failing_tool_result_is_not_copied_for_its_1000_character_error() {
-    // Issue 18 item 8: the error text was made from the whole result block, built as a Value,
+    // The error text was made from the whole result block, built as a Value,
     // then joined, then cut to 1,000 characters.
     let big = "x".repeat(8 << 20);
     let use_line = r#"{"type":"assistant","message":{"id":"m","content":[{"type":"tool_use","id":"t","name":"Bash","input":{"command":"make"}}]}}"#;
@@ -91,7 +91,7 @@ fn c10a_a_huge_failing_tool_result_is_not_copied_for_its_1000_character_error() 
         normalizer.push_line(use_line.as_bytes(), &mut out);
         let largest = largest_allocation(|| normalizer.push_line(result.as_bytes(), &mut out));
         assert!(largest < 64 * 1024, "largest allocation {largest} bytes");
-        let harness_core::EventBody::Command { status, .. } = &out[0].body else {
+        let harness_agents_core::EventBody::Command { status, .. } = &out[0].body else {
             panic!("{:?}", out[0]);
         };
         let error = status.error.as_deref().unwrap_or_default();
@@ -109,7 +109,7 @@ fn assistant_text(id: &str, text: &str) -> String {
 
 #[test]
 fn s7_a_huge_agent_text_is_held_once_by_its_event() {
-    // Issue 18 item 8: a message's single text block is the event's text, not copied again
+    // A message's single text block is the event's text, not copied again
     // when the message closes.
     let text = "x".repeat(16 << 20);
     let lines = [
@@ -127,7 +127,7 @@ fn s7_a_huge_agent_text_is_held_once_by_its_event() {
 
 #[test]
 fn s7_a_huge_result_is_held_once_by_the_decoder_and_the_outcome() {
-    // Issue 18 item 8: the outcome's `final_output` shares the decoder's copy of `result`.
+    // The outcome's `final_output` shares the decoder's copy of `result`.
     let text = "x".repeat(16 << 20);
     let result = serde_json::json!({"type": "result", "subtype": "success", "is_error": false,
         "result": text, "session_id": "s"})
@@ -142,7 +142,7 @@ fn s7_a_huge_result_is_held_once_by_the_decoder_and_the_outcome() {
 
 #[test]
 fn t10_a_huge_stored_message_is_held_by_its_event_and_once_for_the_outcome() {
-    // Issue 18 item 8: a transcript keeps the main thread's last text for T10 beside the
+    // A transcript keeps the main thread's last text for T10 beside the
     // event's (two copies); every outcome made from it shares that one.
     let text = "x".repeat(16 << 20);
     let usage = decode_answer(

@@ -1,4 +1,4 @@
-//! The conformance kit (`harness_core::testkit`) on the Claude backend, and generators of
+//! The conformance kit (`harness_agents_core::testkit`) on the Claude backend, and generators of
 //! well-formed random Claude sessions that know what the SPEC says they must produce.
 //!
 //! A generated session has messages split over several lines with the same id (thinking,
@@ -18,8 +18,8 @@
 use std::collections::BTreeMap;
 
 use harness_agents_claude::ClaudeHarness;
-use harness_core::testkit::{self, Input, Trace, tool_use_id, unknown_reason};
-use harness_core::{EventBody, Kind, NormalizerConfig, Status, UnknownReason};
+use harness_agents_core::testkit::{self, Input, Trace, tool_use_id, unknown_reason};
+use harness_agents_core::{EventBody, Kind, NormalizerConfig, Status, UnknownReason};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
@@ -533,7 +533,7 @@ fn check_expect(session: &Session, trace: &Trace) -> Result<(), TestCaseError> {
     let expect = &session.expect;
     let finish = trace.finish_events.clone();
     for u in &expect.uses {
-        let about: Vec<(usize, &harness_core::Event)> = trace
+        let about: Vec<(usize, &harness_agents_core::Event)> = trace
             .events
             .iter()
             .enumerate()
@@ -747,4 +747,4 @@ fn the_kit_holds_on_every_recording() {
     assert!(checked >= 49 + 47 + 9, "only {checked} streams found");
 }
 
-harness_core::conformance_kit!(ClaudeHarness, config(), types: TYPES, keys: KEYS);
+harness_agents_core::conformance_kit!(ClaudeHarness, config(), types: TYPES, keys: KEYS);

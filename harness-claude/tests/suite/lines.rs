@@ -1,6 +1,6 @@
 //! Reading the stream: S1 (lines), S2 (non-JSON), S3 (not an event), S4 (stderr).
 
-use harness_core::NormalizerConfig;
+use harness_agents_core::NormalizerConfig;
 use serde_json::{Value, json};
 
 use super::*;
@@ -329,7 +329,7 @@ fn s4_a_long_stderr_line_is_kept_whole() {
 fn s4_stderr_does_not_flush_a_message() {
     let mut normalizer = harness_agents_claude::ClaudeNormalizer::new(NormalizerConfig::default());
     let mut out = Vec::new();
-    use harness_core::Normalizer;
+    use harness_agents_core::Normalizer;
     normalizer.push_line(assistant("m1", json!([text("a")])).as_bytes(), &mut out);
     normalizer.push_stderr(b"oops", &mut out);
     normalizer.push_line(assistant("m1", json!([text("b")])).as_bytes(), &mut out);

@@ -337,7 +337,7 @@ fn c4_thinking_split_across_lines_with_other_lines_between_is_reported_once() {
     ];
     let bytes: Vec<&[u8]> = stdout.iter().map(|l| l.as_bytes()).collect();
     let run = run_with(
-        harness_core::NormalizerConfig::default(),
+        harness_agents_core::NormalizerConfig::default(),
         &bytes,
         &[b"on stderr"],
     );

@@ -15,7 +15,7 @@ mod tools;
 use std::collections::BTreeMap;
 
 use harness_agents_claude::ClaudeNormalizer;
-use harness_core::{Event, LineSplitter, Normalizer, NormalizerConfig};
+use harness_agents_core::{Event, LineSplitter, Normalizer, NormalizerConfig};
 use serde_json::{Value, json};
 
 /// What one stream came to: its events and its outcome, both as JSON.
@@ -28,15 +28,16 @@ pub struct Run {
 /// Feeds stdout lines, then stderr lines (S10), then ends the input.
 pub fn run_with(config: NormalizerConfig, stdout: &[&[u8]], stderr: &[&[u8]]) -> Run {
     let mut normalizer = ClaudeNormalizer::new(config);
-    let (events, outcome) = harness_core::testkit::normalize_lines(&mut normalizer, stdout, stderr);
+    let (events, outcome) =
+        harness_agents_core::testkit::normalize_lines(&mut normalizer, stdout, stderr);
     finish_run(events, &outcome)
 }
 
-fn finish_run(events: Vec<Event>, outcome: &harness_core::Outcome) -> Run {
+fn finish_run(events: Vec<Event>, outcome: &harness_agents_core::Outcome) -> Run {
     let mut tally: BTreeMap<String, u64> = BTreeMap::new();
     for event in &events {
         // L1: `started` events are never counted.
-        if event.kind() != harness_core::Kind::Started {
+        if event.kind() != harness_agents_core::Kind::Started {
             *tally.entry(event.kind().as_str().to_string()).or_insert(0) += 1;
         }
     }

@@ -1,7 +1,7 @@
 //! Run-level rules: C1 (system), C6 (rate limits), C7 (result), C8, O1, O2, O4, S5, S9.
 
 use harness_agents_claude::ClaudeNormalizer;
-use harness_core::{Normalizer, NormalizerConfig, PendingToolUse};
+use harness_agents_core::{Normalizer, NormalizerConfig, PendingToolUse};
 use serde_json::{Value, json};
 
 use super::*;

@@ -1,6 +1,6 @@
 //! Tool uses and results: C9-C14, C14a, C17, J3, J6, J8.
 
-use harness_core::NormalizerConfig;
+use harness_agents_core::NormalizerConfig;
 use serde_json::{Value, json};
 
 use super::*;
@@ -27,7 +27,7 @@ fn malformed(block: Value) -> Vec<Value> {
 fn c9_tool_events_wait_for_the_result() {
     let mut n = harness_agents_claude::ClaudeNormalizer::new(NormalizerConfig::default());
     let mut out = Vec::new();
-    use harness_core::Normalizer;
+    use harness_agents_core::Normalizer;
     n.push_line(
         assistant(
             "m1",

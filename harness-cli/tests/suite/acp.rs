@@ -1,4 +1,4 @@
-//! Issue 15: `harness run --backend acp --agent CMD` against the fake ACP agent of
+//! `harness run --backend acp --agent CMD` against the fake ACP agent of
 //! `fixtures/fake-agent/acp`, and `harness normalize` on the ACP recordings of
 //! `fixtures/acp/` (named or detected).
 
@@ -17,7 +17,7 @@ fn agent() -> String {
 /// `harness normalize` on that transcript prints the same lines (the outcome's exit code
 /// aside, which only a live run has).
 #[test]
-fn issue15_run_drives_an_acp_agent_and_its_transcript_normalizes_to_the_same_events() {
+fn run_drives_an_acp_agent_and_its_transcript_normalizes_to_the_same_events() {
     let dir = tempfile::tempdir().unwrap();
     let transcript = dir.path().join("t.jsonl");
     let output = harness()
@@ -56,7 +56,7 @@ fn issue15_run_drives_an_acp_agent_and_its_transcript_normalizes_to_the_same_eve
 }
 
 #[test]
-fn issue15_acp_without_an_agent_is_a_usage_error() {
+fn acp_without_an_agent_is_a_usage_error() {
     let output = harness()
         .args(["run", "--backend", "acp", "hi"])
         .stdin(Stdio::null())
@@ -70,7 +70,7 @@ fn issue15_acp_without_an_agent_is_a_usage_error() {
 }
 
 #[test]
-fn issue15_an_agent_command_that_cannot_be_split_is_a_usage_error() {
+fn an_agent_command_that_cannot_be_split_is_a_usage_error() {
     let output = harness()
         .args(["run", "--backend", "acp", "--agent", "gemini '--acp", "hi"])
         .stdin(Stdio::null())
@@ -86,7 +86,7 @@ fn issue15_an_agent_command_that_cannot_be_split_is_a_usage_error() {
 
 /// A1: every ACP recording is detected as `acp` and gives its expected events.
 #[test]
-fn issue15_auto_detects_every_acp_recording_and_gives_its_expected_events() {
+fn auto_detects_every_acp_recording_and_gives_its_expected_events() {
     let mut checked = 0;
     for fixture in fixtures::streams("acp").unwrap() {
         let mut cmd = harness();
@@ -116,7 +116,7 @@ fn issue15_auto_detects_every_acp_recording_and_gives_its_expected_events() {
 }
 
 #[test]
-fn issue15_backends_lists_acp_without_exit_codes_and_with_a_plan() {
+fn backends_lists_acp_without_exit_codes_and_with_a_plan() {
     let output = harness().arg("backends").output().unwrap();
     let text = String::from_utf8(output.stdout).unwrap();
     assert_eq!(

@@ -1,4 +1,4 @@
-//! `harness classify` end to end (issue 3, SPEC B1a): the three input modes, and the whole
+//! `harness classify` end to end (SPEC B1a): the three input modes, and the whole
 //! shell conformance corpus through standard input.
 
 use std::io::Write;

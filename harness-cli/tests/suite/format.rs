@@ -119,7 +119,7 @@ fn hostile_stream() -> Vec<u8> {
 }
 
 #[test]
-fn issue18_2_control_characters_are_shown_never_obeyed() {
+fn control_characters_are_shown_never_obeyed() {
     let dir = std::env::temp_dir().join(format!("harness-cli-escapes-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let err = dir.join("run.stderr");
@@ -185,7 +185,7 @@ fn issue18_2_control_characters_are_shown_never_obeyed() {
 }
 
 #[test]
-fn issue18_2_jsonl_keeps_the_text_exactly() {
+fn jsonl_keeps_the_text_exactly() {
     let output = run(&["normalize", "--format", "jsonl"], &hostile_stream());
     let text = String::from_utf8(output.stdout).unwrap();
     let agent: serde_json::Value = serde_json::from_str(
@@ -201,7 +201,7 @@ fn issue18_2_jsonl_keeps_the_text_exactly() {
 }
 
 #[test]
-fn issue18_3_unknown_names_what_it_was() {
+fn unknown_names_what_it_was() {
     let claude = concat!(
         r#"{"type":"system","subtype":"api_retry","attempt":1}"#,
         "\n",
@@ -252,7 +252,7 @@ fn issue18_3_unknown_names_what_it_was() {
 }
 
 #[test]
-fn issue18_3_sub_agent_lines_keep_the_columns_aligned() {
+fn sub_agent_lines_keep_the_columns_aligned() {
     let stream = concat!(
         r#"{"type":"system","subtype":"init","cwd":"/repo","session_id":"s1"}"#,
         "\n",
@@ -333,7 +333,7 @@ const SMALL: &str = concat!(
 );
 
 #[test]
-fn issue18_3_colour_follows_term_clicolor_and_clicolor_force() {
+fn colour_follows_term_clicolor_and_clicolor_force() {
     let args = ["normalize", "--format", "human", "-"];
     let coloured = |text: &str| text.contains("\x1b[2mreasoning hm\x1b[0m");
     // A terminal that supports colour gets it.

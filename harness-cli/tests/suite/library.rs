@@ -8,13 +8,15 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use futures::StreamExt;
-use harness_core::{EventBody, Registry, RunError, RunItem, RunRequest, Status, WarningSource};
+use harness_agents_core::{
+    EventBody, Registry, RunError, RunItem, RunRequest, Status, WarningSource,
+};
 
 use super::run::fake_claude;
 
 /// A registry as the CLI builds it.
 fn registry() -> Registry {
-    harness::registry()
+    harness_agents::registry()
 }
 
 /// Runs `body` on a current-thread runtime in its own thread; fails (not hangs) after a minute.
@@ -120,6 +122,6 @@ fn harness_run_through_the_registry_names_a_missing_binary() {
         panic!("expected BinaryNotFound, got {error:?}");
     };
     assert_eq!(binary, Path::new("/nonexistent/claude"));
-    // A path named explicitly: no install hint (issue 18 item 12).
+    // A path named explicitly: no install hint.
     assert_eq!(install, &None);
 }

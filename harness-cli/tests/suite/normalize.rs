@@ -179,7 +179,7 @@ fn c14a_cwd_and_workspace_options_resolve_paths() {
 #[test]
 fn s6_events_come_out_while_the_input_is_still_open() {
     // A named backend decodes from the first line (auto detection holds lines back until one
-    // decides: see `issue18_14_detection_holds_back_only_the_lines_before_the_deciding_one`).
+    // decides: see `detection_holds_back_only_the_lines_before_the_deciding_one`).
     let mut child = harness()
         .args(["normalize", "--backend", "claude"])
         .stdin(Stdio::piped())
@@ -263,7 +263,7 @@ fn normalize_fixture(fixture: &fixtures::Fixture, args: &[&str]) -> (String, Str
 }
 
 #[test]
-fn issue18_14_auto_detects_every_fixture_as_its_explicit_backend() {
+fn auto_detects_every_fixture_as_its_explicit_backend() {
     let mut checked = 0;
     for folder in fixtures::CLAUDE_FOLDERS
         .into_iter()
@@ -304,10 +304,10 @@ fn issue18_14_auto_detects_every_fixture_as_its_explicit_backend() {
     assert_eq!(checked, 49 + 47 + 9 + 50 + 50 + 2);
 }
 
-/// Issue 13: every opencode recording is detected as opencode, and gives its expected events
+/// Every opencode recording is detected as opencode, and gives its expected events
 /// through the binary, named or detected.
 #[test]
-fn issue13_auto_detects_every_opencode_recording_and_gives_its_expected_events() {
+fn auto_detects_every_opencode_recording_and_gives_its_expected_events() {
     let mut checked = 0;
     for fixture in fixtures::streams("opencode").unwrap() {
         let cwd = ["--cwd", "/home/oc/project"];
@@ -346,7 +346,7 @@ const CODEX: &str = concat!(
 );
 
 #[test]
-fn issue18_14_a_codex_stream_is_detected_and_keeps_its_line_numbers() {
+fn a_codex_stream_is_detected_and_keeps_its_line_numbers() {
     let output = run(&["normalize"], CODEX.as_bytes());
     assert_eq!(output.status.code(), Some(0));
     assert_eq!(
@@ -376,7 +376,7 @@ fn issue18_14_a_codex_stream_is_detected_and_keeps_its_line_numbers() {
 }
 
 #[test]
-fn issue18_14_claude_when_no_line_decides() {
+fn claude_when_no_line_decides() {
     // `error` lines are printed by both backends' streams: they decide nothing.
     let stream = "{\"type\":\"error\",\"message\":\"x\"}\nnot json\n";
     let output = run(&["normalize"], stream.as_bytes());
@@ -419,7 +419,7 @@ fn live_normalize(
 }
 
 #[test]
-fn issue18_14_detection_holds_back_only_the_lines_before_the_deciding_one() {
+fn detection_holds_back_only_the_lines_before_the_deciding_one() {
     let (mut child, mut stdin, rx) = live_normalize(&[]);
     stdin.write_all(b"banner\n").unwrap();
     stdin.flush().unwrap();
@@ -441,7 +441,7 @@ fn issue18_14_detection_holds_back_only_the_lines_before_the_deciding_one() {
 }
 
 #[test]
-fn issue18_14_detection_gives_up_after_a_hundred_undecided_lines() {
+fn detection_gives_up_after_a_hundred_undecided_lines() {
     let (mut child, mut stdin, rx) = live_normalize(&[]);
     let undecided = "undecided\n".repeat(100);
     stdin.write_all(undecided.as_bytes()).unwrap();
@@ -468,7 +468,7 @@ fn issue18_14_detection_gives_up_after_a_hundred_undecided_lines() {
 }
 
 #[test]
-fn issue18_14_a_line_over_the_byte_bound_takes_the_default() {
+fn a_line_over_the_byte_bound_takes_the_default() {
     // A first line larger than the held-back bound is not parsed for detection: Claude decodes.
     let big = format!(
         "{{\"type\":\"thread.started\",\"thread_id\":\"{}\"}}\n",
@@ -481,7 +481,7 @@ fn issue18_14_a_line_over_the_byte_bound_takes_the_default() {
 }
 
 #[test]
-fn issue18_15_costs_print_exactly_as_reported() {
+fn costs_print_exactly_as_reported() {
     // Without serde_json's `float_roundtrip` the first reads back as 0.10900993826735517.
     for cost in [
         "0.10900993826735515",

@@ -1,11 +1,11 @@
-//! Command-line options and prompts: `--timeout` values (issue 18 item 12), and what `run -`,
+//! Command-line options and prompts: `--timeout` values, and what `run -`,
 //! `normalize` and `classify` say when they wait for a terminal (item 13).
 
 use super::format::on_a_terminal;
 use super::run;
 
 #[test]
-fn issue18_12_timeout_takes_units_and_plain_seconds() {
+fn timeout_takes_units_and_plain_seconds() {
     // A missing binary ends the run after the options were accepted: anything but a usage
     // error (2) means the timeout parsed.
     for timeout in ["10m", "90s", "90", "1.5", "1h30m", "1h 30m"] {
@@ -27,7 +27,7 @@ fn issue18_12_timeout_takes_units_and_plain_seconds() {
 }
 
 #[test]
-fn issue18_12_bad_timeouts_get_a_plain_message() {
+fn bad_timeouts_get_a_plain_message() {
     let cases = [
         (
             "1e20",
@@ -72,7 +72,7 @@ fn issue18_12_bad_timeouts_get_a_plain_message() {
 }
 
 #[test]
-fn issue18_13_a_terminal_on_stdin_is_told_what_is_read() {
+fn a_terminal_on_stdin_is_told_what_is_read() {
     let shown = on_a_terminal(&[], &["classify"], b"\"ls\"\n");
     assert!(
         shown.contains(
@@ -110,7 +110,7 @@ fn issue18_13_a_terminal_on_stdin_is_told_what_is_read() {
 }
 
 #[test]
-fn issue18_13_nothing_is_said_when_stdin_is_a_pipe_or_not_read() {
+fn nothing_is_said_when_stdin_is_a_pipe_or_not_read() {
     for args in [&["classify"][..], &["normalize"], &["classify", "ls"]] {
         let output = run(args, b"");
         assert!(output.stderr.is_empty(), "{args:?}: {output:?}");
@@ -121,7 +121,7 @@ fn issue18_13_nothing_is_said_when_stdin_is_a_pipe_or_not_read() {
 }
 
 #[test]
-fn issue18_14_an_unknown_backend_names_auto_where_it_may_be_given() {
+fn an_unknown_backend_names_auto_where_it_may_be_given() {
     let output = run(&["normalize", "--backend", "no-such-agent"], b"");
     assert_eq!(output.status.code(), Some(2));
     assert_eq!(

@@ -198,7 +198,7 @@ fn a_prompt_of_dash_is_read_from_stdin() {
     assert_eq!(std::fs::read_to_string(&stdin).unwrap(), "from stdin\n-x\n");
 }
 
-/// Issue 18 item 12: a binary named by `--binary` or `$CLAUDE_BIN` that does not exist says
+/// A binary named by `--binary` or `$CLAUDE_BIN` that does not exist says
 /// so, not how to install Claude Code; only `claude` missing from `PATH` gets the hint.
 #[test]
 fn a_missing_binary_says_what_is_missing_and_exits_127() {
@@ -428,7 +428,7 @@ fn a_timeout_kills_the_agents_process_group_and_says_so() {
     }
 }
 
-/// Issue 18 item 6: a timeout after the agent's `result` keeps the status the result gave
+/// A timeout after the agent's `result` keeps the status the result gave
 /// (O1: the answer is known) and its exit status; the timeout is an `error` event, and the
 /// agent's exit code is `null`.
 #[test]
@@ -475,13 +475,13 @@ fn ctrl_c_stops_the_agent_prints_the_outcome_and_exits_130() {
     interrupt("INT", 130);
 }
 
-/// Issue 18 item 4: a closed terminal or a dropped ssh session stops the run like SIGTERM.
+/// A closed terminal or a dropped ssh session stops the run like SIGTERM.
 #[test]
 fn sighup_stops_the_agent_prints_the_outcome_and_exits_129() {
     interrupt("HUP", 129);
 }
 
-/// Issue 18 item 4: the other signals that end a process by default, and that people and
+/// The other signals that end a process by default, and that people and
 /// supervisors send, stop the run too, so what the agent started dies with it.
 #[test]
 fn sigquit_sigusr1_and_sigusr2_stop_the_agent_and_exit_128_plus_their_number() {
@@ -534,7 +534,7 @@ fn interrupt(signal: &str, code: i32) {
     }
 }
 
-/// Issue 18 item 4: `kill -9 harness` leaves nothing to catch; the agent dies of its
+/// `kill -9 harness` leaves nothing to catch; the agent dies of its
 /// parent-death signal. (What the agent itself started is not covered: see the README.)
 #[test]
 fn killing_harness_with_sigkill_kills_the_agent() {
@@ -561,7 +561,7 @@ fn killing_harness_with_sigkill_kills_the_agent() {
     assert_dead(grandchild);
 }
 
-/// Issue 18 item 5: with `harness run ... | slow-reader`, a signal stops the agent at once;
+/// With `harness run ... | slow-reader`, a signal stops the agent at once;
 /// what is left, the outcome included, is printed when the reader reads.
 #[test]
 fn a_signal_stops_the_agent_at_once_while_the_output_is_not_read() {
@@ -581,7 +581,7 @@ fn a_signal_stops_the_agent_at_once_while_the_output_is_not_read() {
     assert_eq!(events.last().unwrap()["status"], "incomplete");
 }
 
-/// Issue 18 item 5: when the reader then goes away, `harness` exits with the signal's status.
+/// When the reader then goes away, `harness` exits with the signal's status.
 #[test]
 fn a_signal_while_the_output_is_not_read_then_closed_exits_with_its_status() {
     let mut blocked = Blocked::start("blocked-closed", &[]);
@@ -601,7 +601,7 @@ fn a_signal_while_the_output_is_not_read_then_closed_exits_with_its_status() {
     assert_eq!(status.code(), Some(129));
 }
 
-/// Issue 18 item 5: nor does an output nobody reads hold back `--timeout`.
+/// Nor does an output nobody reads hold back `--timeout`.
 #[test]
 fn a_timeout_stops_the_agent_at_once_while_the_output_is_not_read() {
     let blocked = Blocked::start("blocked-timeout", &["--timeout", "1"]);
@@ -618,7 +618,7 @@ fn a_timeout_stops_the_agent_at_once_while_the_output_is_not_read() {
     assert_eq!(events.last().unwrap()["status"], "incomplete");
 }
 
-/// Issue 18 item 5: after a first signal the outcome waits for the reader; a second one
+/// After a first signal the outcome waits for the reader; a second one
 /// exits at once, without it.
 #[test]
 fn a_second_signal_exits_at_once_while_the_output_is_not_read() {

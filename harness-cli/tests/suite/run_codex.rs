@@ -198,7 +198,7 @@ fn a_prompt_starting_with_dashes_reaches_stdin_and_appears_nowhere_in_argv() {
     assert_eq!(output.status.code(), Some(1));
 }
 
-/// Issue 18 item 12: a binary named by `--binary` or `$CODEX_BIN` that does not exist says so;
+/// A binary named by `--binary` or `$CODEX_BIN` that does not exist says so;
 /// only `codex` missing from `PATH` gets the install hint.
 #[test]
 fn a_missing_codex_says_what_is_missing_and_exits_127() {

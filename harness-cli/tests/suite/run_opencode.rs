@@ -73,7 +73,7 @@ fn guarded(mut cmd: Command) -> Output {
 }
 
 #[test]
-fn issue13_every_opencode_recording_run_live_prints_its_expected_events_and_exit_code() {
+fn every_opencode_recording_run_live_prints_its_expected_events_and_exit_code() {
     let fake = Fake::new("golden");
     let root = fake.path("root");
     let project = root.join("home/oc/project");
@@ -113,7 +113,7 @@ fn issue13_every_opencode_recording_run_live_prints_its_expected_events_and_exit
 }
 
 #[test]
-fn issue13_the_prompt_goes_last_after_a_double_dash_and_the_options_are_opencode_s() {
+fn the_prompt_goes_last_after_a_double_dash_and_the_options_are_opencode_s() {
     let fake = Fake::new("argv");
     let argv = fake.path("argv");
     let prompt = "--auto and then -m other";
@@ -153,9 +153,9 @@ fn issue13_the_prompt_goes_last_after_a_double_dash_and_the_options_are_opencode
 }
 
 #[test]
-fn issue13_a_missing_opencode_names_its_npm_package_and_exits_127() {
+fn a_missing_opencode_names_its_npm_package_and_exits_127() {
     // The default name not on PATH gets the install hint; a path named explicitly is reported
-    // as it is (issue 18 item 12).
+    // as it is.
     let fake = Fake::new("missing");
     let mut cmd = harness();
     cmd.args(["run", "--backend", "opencode", "hi"])

@@ -70,7 +70,10 @@ fn the_schema_is_draft_2020_12_with_an_event_or_an_outcome_per_line() {
         .iter()
         .map(|v| v["properties"]["kind"]["const"].as_str().unwrap())
         .collect();
-    let all: Vec<&str> = harness_core::Kind::ALL.iter().map(|k| k.as_str()).collect();
+    let all: Vec<&str> = harness_agents_core::Kind::ALL
+        .iter()
+        .map(|k| k.as_str())
+        .collect();
     assert_eq!(kinds, all);
 }
 

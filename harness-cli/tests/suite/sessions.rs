@@ -1,5 +1,5 @@
-//! `harness sessions` on the stored sessions the real binaries wrote (`fixtures/sessions/`,
-//! issue 16): rows, filters, prices, stats, show, the JSON Schema, and DuckDB.
+//! `harness sessions` on the stored sessions the real binaries wrote (`fixtures/sessions/`):
+//! rows, filters, prices, stats, show, the JSON Schema, and DuckDB.
 
 use std::path::PathBuf;
 

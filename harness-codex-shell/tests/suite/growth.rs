@@ -1,4 +1,4 @@
-//! Issue 18 item 7, SPEC B3: the classifier's work and memory grow linearly with the command.
+//! SPEC B3: the classifier's work and memory grow linearly with the command.
 //! A counting allocator (per thread, so parallel tests do not disturb each other) measures what
 //! classifying costs: allocations and bytes allocated stand for work, the peak of live bytes
 //! and of live blocks for memory. Counts, not timings: the same on any machine, under any load.

@@ -1,10 +1,10 @@
-//! Issue 18 item 8 (S7): a huge agent message is held once. Its event and the outcome's
+//! S7: a huge agent message is held once. Its event and the outcome's
 //! `final_output` share one text, so a caller that keeps both holds the message once beside the
 //! line it read. A counting allocator (per thread) measures the peak of live heap bytes.
 
 use fixtures::alloc::{PeakAlloc, Usage, assert_within, decode, decode_answer};
 use harness_agents_codex::{CodexNormalizer, RolloutNormalizer};
-use harness_core::{EventBody, Kind};
+use harness_agents_core::{EventBody, Kind};
 use serde_json::{Value, json};
 
 use super::{completed, config, message, thread_started, turn_completed};
@@ -69,7 +69,7 @@ fn stored_answer(text: &str) -> Usage {
 
 #[test]
 fn s7_a_stored_huge_agent_message_costs_one_copy() {
-    // Issue 19: the line was parsed into a `Value`, its parts joined, the live line written
+    // The line was parsed into a `Value`, its parts joined, the live line written
     // and read again: about five copies of a 16 MiB message at once.
     let text = "x".repeat(16 << 20);
     let usage = stored_answer(&text);

@@ -1,4 +1,4 @@
-//! The conformance kit (`harness_core::testkit`) on the Codex backend: the same properties as
+//! The conformance kit (`harness_agents_core::testkit`) on the Codex backend: the same properties as
 //! for Claude (no panic, chunk invariance, line numbers, order, accounting, settling, counts),
 //! on hostile lines in the Codex vocabulary and on generated turns whose items start, update
 //! and complete interleaved, some never completing. Each generated turn knows what the SPEC
@@ -6,8 +6,8 @@
 //! started and never completed, by start order (X8), one `plan` per distinct plan (X5).
 
 use harness_agents_codex::CodexHarness;
-use harness_core::testkit::{self, Trace, tool_use_id, unknown_reason};
-use harness_core::{EventBody, Kind, Status, UnknownReason};
+use harness_agents_core::testkit::{self, Trace, tool_use_id, unknown_reason};
+use harness_agents_core::{EventBody, Kind, Status, UnknownReason};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
@@ -252,7 +252,7 @@ fn turn() -> impl Strategy<Value = Turn> {
 fn check_turn(turn: &Turn, trace: &Trace) -> Result<(), TestCaseError> {
     for item in &turn.items {
         let completed = item.phases.last().is_some_and(|p| p.0 == "item.completed");
-        let about: Vec<&harness_core::Event> = trace.about(&item.id).collect();
+        let about: Vec<&harness_agents_core::Event> = trace.about(&item.id).collect();
         if !completed {
             let expected = usize::from(item.kind != "todo_list" && !item.phases.is_empty());
             prop_assert_eq!(about.len(), expected, "X8: {:?}", item);
@@ -313,7 +313,7 @@ fn check_turn(turn: &Turn, trace: &Trace) -> Result<(), TestCaseError> {
 
 // Generated turns produce what the SPEC says, satisfy every kit property, and are chunk
 // invariant (S1, S6).
-harness_core::generated_runs!(
+harness_agents_core::generated_runs!(
     CodexHarness,
     config(),
     turn(),
@@ -328,4 +328,4 @@ fn the_kit_holds_on_every_recording() {
     assert!(checked >= 100, "only {checked} streams found");
 }
 
-harness_core::conformance_kit!(CodexHarness, config(), types: TYPES, keys: KEYS);
+harness_agents_core::conformance_kit!(CodexHarness, config(), types: TYPES, keys: KEYS);

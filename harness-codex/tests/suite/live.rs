@@ -10,7 +10,7 @@
 //! directory.
 
 use harness_agents_codex::{CodexHarness, LAUNCH};
-use harness_core::{Harness, RunError};
+use harness_agents_core::{Harness, RunError};
 use serde_json::json;
 
 use fixtures::live::{Fake, assert_missing_binary, run_by_name, runtime};

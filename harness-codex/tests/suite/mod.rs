@@ -14,7 +14,7 @@ mod rules;
 use std::collections::BTreeMap;
 
 use harness_agents_codex::CodexNormalizer;
-use harness_core::{Event, LineSplitter, NormalizerConfig, Outcome, OutcomeLine};
+use harness_agents_core::{Event, LineSplitter, NormalizerConfig, Outcome, OutcomeLine};
 use serde_json::{Value, json};
 
 /// What one stream came to: its events and its outcome, both as JSON.
@@ -35,7 +35,8 @@ pub fn config() -> NormalizerConfig {
 /// Feeds stdout lines, then stderr lines (S10), then ends the input.
 pub fn run_with(config: NormalizerConfig, stdout: &[&[u8]], stderr: &[&[u8]]) -> Run {
     let mut normalizer = CodexNormalizer::new(config);
-    let (events, outcome) = harness_core::testkit::normalize_lines(&mut normalizer, stdout, stderr);
+    let (events, outcome) =
+        harness_agents_core::testkit::normalize_lines(&mut normalizer, stdout, stderr);
     finish_run(&events, &outcome)
 }
 
@@ -59,7 +60,7 @@ fn finish_run(events: &[Event], outcome: &Outcome) -> Run {
     let mut tally: BTreeMap<String, u64> = BTreeMap::new();
     for event in events {
         // L1: `started` events are never counted.
-        if event.kind() != harness_core::Kind::Started {
+        if event.kind() != harness_agents_core::Kind::Started {
             *tally.entry(event.kind().as_str().to_string()).or_insert(0) += 1;
         }
     }

@@ -2,7 +2,7 @@
 //! into chunks; counts equal the events; every item yields its events at most once.
 
 use harness_agents_codex::CodexNormalizer;
-use harness_core::{Event, LineSplitter, Normalizer};
+use harness_agents_core::{Event, LineSplitter, Normalizer};
 use proptest::prelude::*;
 use serde_json::Value;
 
@@ -87,7 +87,7 @@ proptest! {
             .iter()
             .filter(|e| e.line.is_none())
             .filter_map(|e| match &e.body {
-                harness_core::EventBody::Unknown { tool, .. } => tool.tool_use_id.clone(),
+                harness_agents_core::EventBody::Unknown { tool, .. } => tool.tool_use_id.clone(),
                 _ => None,
             })
             .collect();

@@ -2,7 +2,7 @@
 //! recordings do not show. Each asserts the exact events.
 
 use harness_agents_codex::CodexNormalizer;
-use harness_core::{Normalizer, NormalizerConfig, PendingToolUse};
+use harness_agents_core::{Normalizer, NormalizerConfig, PendingToolUse};
 use serde_json::{Value, json};
 
 use super::*;

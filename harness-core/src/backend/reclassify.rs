@@ -6,7 +6,7 @@
 //! order, each carrying the whole command and the tool use's status, with paths resolved as
 //! C14a says; any other command gives one `command` event.
 
-use harness_codex_shell::{Classified, ParsedCommand};
+use harness_agents_codex_shell::{Classified, ParsedCommand};
 use serde_json::Number;
 
 use super::paths::resolve;
@@ -24,9 +24,9 @@ pub enum ShellInput<'a> {
 impl ShellInput<'_> {
     fn classify(self) -> Vec<Classified> {
         match self {
-            ShellInput::Script(script) => harness_codex_shell::classify_script(script),
+            ShellInput::Script(script) => harness_agents_codex_shell::classify_script(script),
             ShellInput::Argv([]) => Vec::new(),
-            ShellInput::Argv(argv) => harness_codex_shell::classify(argv),
+            ShellInput::Argv(argv) => harness_agents_codex_shell::classify(argv),
         }
     }
 }

@@ -1,9 +1,9 @@
-//! The conformance kit (`harness_core::testkit`) on the Gemini CLI backend: hostile and
+//! The conformance kit (`harness_agents_core::testkit`) on the Gemini CLI backend: hostile and
 //! generated lines in its vocabulary (no panic, chunk invariance, line numbers, order,
 //! accounting, settling, counts, L1), and every recording.
 
+use harness_agents_core::NormalizerConfig;
 use harness_agents_gemini::GeminiHarness;
-use harness_core::NormalizerConfig;
 
 use super::config;
 
@@ -34,7 +34,7 @@ const KEYS: &[&str] = &[
     "command",
 ];
 
-harness_core::conformance_kit!(GeminiHarness, config(), types: TYPES, keys: KEYS);
+harness_agents_core::conformance_kit!(GeminiHarness, config(), types: TYPES, keys: KEYS);
 
 #[test]
 fn every_recording_passes_the_kit() {

@@ -12,8 +12,8 @@ use std::time::Duration;
 
 use fixtures::live::{Fake, assert_missing_binary, run_by_name, wait_gone};
 
+use harness_agents_core::{Event, Status};
 use harness_agents_gemini::{GeminiHarness, LAUNCH};
-use harness_core::{Event, Status};
 use serde_json::{Value, json};
 
 use super::{config, ok, result, tool_use};

@@ -7,8 +7,8 @@ mod live;
 mod properties;
 mod rules;
 
+use harness_agents_core::NormalizerConfig;
 use harness_agents_gemini::GeminiNormalizer;
-use harness_core::NormalizerConfig;
 use serde_json::{Value, json};
 
 /// The `--cwd` the recordings assume.

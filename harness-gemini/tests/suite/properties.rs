@@ -3,9 +3,9 @@
 //! `Value`, so this is what keeps it exact). Lines come from the kit's hostile generators and
 //! from the recordings, cut and with bytes changed.
 
+use harness_agents_core::testkit::{self, proptest::prelude::*};
+use harness_agents_core::{EventBody, Normalizer, WarningSource};
 use harness_agents_gemini::GeminiNormalizer;
-use harness_core::testkit::{self, proptest::prelude::*};
-use harness_core::{EventBody, Normalizer, WarningSource};
 
 use super::config;
 

@@ -1,10 +1,10 @@
-//! Issue 18 item 8 (S7): a huge agent text is held once. The message's single text part is
+//! S7: a huge agent text is held once. The message's single text part is
 //! its event's text, and the outcome's `final_output` shares it (P12). A counting allocator
 //! (per thread) measures the peak of live heap bytes.
 
 use fixtures::alloc::{PeakAlloc, assert_within, decode, decode_answer};
+use harness_agents_core::EventBody;
 use harness_agents_opencode::OpencodeNormalizer;
-use harness_core::EventBody;
 use serde_json::json;
 
 use super::config;

@@ -1,4 +1,4 @@
-//! The conformance kit (`harness_core::testkit`) on the opencode backend: every property (no
+//! The conformance kit (`harness_agents_core::testkit`) on the opencode backend: every property (no
 //! panic, chunk invariance, line numbers, order, accounting, settling, counts, L1 and
 //! conservation) on hostile lines of opencode's vocabulary, and on every recording.
 
@@ -56,7 +56,7 @@ const KEYS: &[&str] = &[
     "todowrite",
 ];
 
-harness_core::conformance_kit!(OpencodeHarness, config(), types: TYPES, keys: KEYS);
+harness_agents_core::conformance_kit!(OpencodeHarness, config(), types: TYPES, keys: KEYS);
 
 #[test]
 fn the_kit_holds_on_every_recording() {
@@ -71,9 +71,9 @@ mod generated {
     //! text between tools (P3), each tool's event kinds (P6), the status (P10, P13) and the
     //! number of steps (P11).
 
+    use harness_agents_core::testkit::Trace;
+    use harness_agents_core::{Kind, Status};
     use harness_agents_opencode::OpencodeHarness;
-    use harness_core::testkit::Trace;
-    use harness_core::{Kind, Status};
     use proptest::prelude::*;
     use serde_json::{Value, json};
 
@@ -273,5 +273,5 @@ mod generated {
 
     // Generated runs give what the P rules say, satisfy every kit property, and are chunk
     // invariant (S1, S6).
-    harness_core::generated_runs!(OpencodeHarness, config(), run(), |run| run.lines, check);
+    harness_agents_core::generated_runs!(OpencodeHarness, config(), run(), |run| run.lines, check);
 }

@@ -6,9 +6,9 @@ mod kit;
 mod live;
 mod rules;
 
+use harness_agents_core::NormalizerConfig;
+use harness_agents_core::testkit::{self, Input};
 use harness_agents_opencode::OpencodeHarness;
-use harness_core::NormalizerConfig;
-use harness_core::testkit::{self, Input};
 use serde_json::Value;
 
 /// The `--cwd` the recordings assume: the recorder's project.
@@ -30,6 +30,7 @@ pub fn run(lines: &[Value]) -> (Vec<Value>, Value) {
         .iter()
         .map(|e| serde_json::to_value(e).unwrap())
         .collect();
-    let outcome = serde_json::to_value(harness_core::OutcomeLine::new(&trace.outcome)).unwrap();
+    let outcome =
+        serde_json::to_value(harness_agents_core::OutcomeLine::new(&trace.outcome)).unwrap();
     (events, outcome)
 }

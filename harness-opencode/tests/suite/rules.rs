@@ -358,7 +358,7 @@ fn s2_a_line_is_json_exactly_when_a_value_parse_says_so_even_in_fields_no_rule_r
         r#"{"type":"step_start","sessionID":"s","timestamp":1e400,"part":{"type":"step-start"}}"#;
     let mut normalizer = harness_agents_opencode::OpencodeNormalizer::new(super::config());
     let mut events = Vec::new();
-    use harness_core::Normalizer;
+    use harness_agents_core::Normalizer;
     normalizer.push_line(surrogate.as_bytes(), &mut events);
     normalizer.push_line(huge.as_bytes(), &mut events);
     let kinds: Vec<Value> = events

@@ -3,8 +3,8 @@
 //! registered backend's, or a stored session's (`claude-transcript`, `codex-rollout`).
 
 use harness_agents::{Normalizer, NormalizerConfig};
-use harness_claude::TranscriptNormalizer;
-use harness_codex::RolloutNormalizer;
+use harness_agents_claude::TranscriptNormalizer;
+use harness_agents_codex::RolloutNormalizer;
 
 /// A fresh normalizer for the table `name`.
 fn normalizer(name: &str) -> Box<dyn Normalizer> {

@@ -1,4 +1,4 @@
-//! Stored sessions against the live streams of the same recorded runs (issue 16): each
+//! Stored sessions against the live streams of the same recorded runs: each
 //! scenario under `fixtures/sessions/BACKEND/` holds the live stream (`NAME.jsonl`) and the
 //! files the real binary stored (`NAME/`), both from one run of `cargo xtask record --sessions`.
 

@@ -30,8 +30,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
-use harness_acp::{AcpHarness, AcpNormalizer};
-use harness_core::{Harness, NormalizerConfig, OutcomeLine, RunItem, RunRequest};
+use harness_agents_acp::{AcpHarness, AcpNormalizer};
+use harness_agents_core::{Harness, NormalizerConfig, OutcomeLine, RunItem, RunRequest};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -321,7 +321,7 @@ fn run(
         .build()?;
     let items: Vec<RunItem> = runtime.block_on(async {
         let stream = AcpHarness.run(request).await?;
-        Ok::<_, harness_core::RunError>(futures::StreamExt::collect(stream).await)
+        Ok::<_, harness_agents_core::RunError>(futures::StreamExt::collect(stream).await)
     })?;
     let seconds = started.elapsed().as_secs_f64();
     let requests = server.stop();

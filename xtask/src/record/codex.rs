@@ -22,8 +22,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
-use harness_codex::CodexNormalizer;
-use harness_core::NormalizerConfig;
+use harness_agents_codex::CodexNormalizer;
+use harness_agents_core::NormalizerConfig;
 use serde::Deserialize;
 use serde_json::{Value, json};
 

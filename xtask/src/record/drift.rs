@@ -16,8 +16,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use harness_claude::ClaudeNormalizer;
-use harness_core::{LineSplitter, Normalizer, NormalizerConfig, OutcomeLine};
+use harness_agents_claude::ClaudeNormalizer;
+use harness_agents_core::{LineSplitter, Normalizer, NormalizerConfig, OutcomeLine};
 use serde_json::Value;
 
 /// What kinds of things a raw stream holds.

@@ -35,8 +35,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
-use harness_core::{Harness, NormalizerConfig, OutcomeLine, RunItem, RunRequest};
-use harness_gemini::{GeminiHarness, GeminiNormalizer};
+use harness_agents_core::{Harness, NormalizerConfig, OutcomeLine, RunItem, RunRequest};
+use harness_agents_gemini::{GeminiHarness, GeminiNormalizer};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -513,7 +513,7 @@ fn run_live(scenario: &Scenario, gemini: &Path) -> Result<(String, Option<i32>, 
         .build()?;
     let items: Vec<RunItem> = runtime.block_on(async {
         let stream = GeminiHarness.run(request).await?;
-        Ok::<_, harness_core::RunError>(futures::StreamExt::collect(stream).await)
+        Ok::<_, harness_agents_core::RunError>(futures::StreamExt::collect(stream).await)
     })?;
     let requests = server.stop();
     clean()?;

@@ -108,7 +108,7 @@ pub struct Args {
     /// Also keep each run's stored session (Claude Code's `~/.claude/projects/` transcripts,
     /// Codex's `~/.codex/sessions/` rollouts) beside its live stream, in
     /// `fixtures/sessions/BACKEND/` (or `--out DIR`): `NAME.jsonl` and `NAME.stderr` are the
-    /// live stream, `NAME/` the files the binary stored (issue 16). Claude and Codex only.
+    /// live stream, `NAME/` the files the binary stored. Claude and Codex only.
     #[arg(long)]
     sessions: bool,
     /// Only these scenarios (default: all).

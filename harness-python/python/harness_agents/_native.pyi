@@ -1,5 +1,5 @@
-"""Types of the Rust extension `harness_normalize._native` (see `src/lib.rs`); the package's
-public API is `harness_normalize`, which wraps it."""
+"""Types of the Rust extension `harness_agents._native` (see `src/lib.rs`); the package's
+public API is `harness_agents`, which wraps it."""
 
 import asyncio
 from collections.abc import Callable, Sequence
