@@ -9,10 +9,10 @@
 
 use std::collections::BTreeMap;
 
-use harness_agents_core::{Event, Harness, Kind, LineSplitter, NormalizerConfig, Outcome};
+use harness_agents_core::{Event, Backend, Kind, LineSplitter, NormalizerConfig, Outcome};
 
 fn normalize(
-    harness: &dyn Harness,
+    harness: &dyn Backend,
     cwd: &str,
     bytes: &[u8],
     chunk: usize,
@@ -42,7 +42,7 @@ fn normalize(
 }
 
 /// Runs one fuzz input through `harness`, relative paths resolved against `cwd`.
-pub fn check(harness: &dyn Harness, cwd: &str, data: &[u8]) {
+pub fn check(harness: &dyn Backend, cwd: &str, data: &[u8]) {
     let Some((&first, bytes)) = data.split_first() else {
         return;
     };

@@ -61,39 +61,60 @@ mod wire;
 
 use std::path::PathBuf;
 
-use harness_agents_core::backend::Spec;
+use harness_agents_core::backend::async_trait;
 use harness_agents_core::process::{self, ProcessSpec};
 use harness_agents_core::{
-    Capabilities, Harness, OrchestrationSource, RunError, RunRequest, RunStream,
+    Backend, Capabilities, Normalizer, NormalizerConfig, OrchestrationSource, RunError, RunRequest,
+    RunStream,
 };
 use serde_json::Value;
 
 pub use client::{AcpClient, CANCEL_GRACE, Permission};
 pub use decoder::{AcpDecoder, AcpNormalizer};
 
-harness_agents_core::declare_backend! {
-    /// The ACP backend, registered as `"acp"`.
-    ///
-    /// [`Harness::run`] starts the agent command of [`RunRequest::agent`] (then
-    /// `request.extra_args`; without it, [`RunRequest::binary`] alone) in the request's `cwd`
-    /// (made absolute; else the caller's current directory), with no prompt on its command line
-    /// or its standard input: the prompt goes in `session/prompt`. Permission requests are
-    /// answered from `permission_mode` ([`Permission::of`]); `model` is not used (the agent's own
-    /// flags choose it). [`RunRequest::transcript`] saves the messages of both directions.
-    ///
-    /// ```
-    /// use harness_agents_core::{Harness, OrchestrationSource};
-    ///
-    /// let acp = harness_agents_acp::AcpHarness;
-    /// assert_eq!(acp.name(), "acp");
-    /// assert!(!acp.capabilities().exit_codes);
-    /// assert_eq!(acp.capabilities().orchestration_source, OrchestrationSource::Plan);
-    /// ```
-    pub struct AcpHarness = Spec::new::<AcpDecoder>("acp")
-        // ACP reports no exit codes; `plan` updates are the orchestration source (A4).
-        .capabilities(Capabilities::new(false, OrchestrationSource::Plan))
-        .recognizes(recognizes)
-        .spawn(spawn);
+/// The ACP backend, registered as `"acp"`.
+///
+/// [`Backend::run`] starts the agent command of [`RunRequest::agent`] (then
+/// `request.extra_args`; without it, [`RunRequest::binary`] alone) in the request's `cwd`
+/// (made absolute; else the caller's current directory), with no prompt on its command line
+/// or its standard input: the prompt goes in `session/prompt`. Permission requests are
+/// answered from `permission_mode` ([`Permission::of`]); `model` is not used (the agent's own
+/// flags choose it). [`RunRequest::transcript`] saves the messages of both directions.
+///
+/// ```
+/// use harness_agents_core::{Backend, OrchestrationSource};
+///
+/// let acp = harness_agents_acp::AcpHarness;
+/// assert_eq!(acp.name(), "acp");
+/// assert!(!acp.capabilities().exit_codes);
+/// assert_eq!(acp.capabilities().orchestration_source, OrchestrationSource::Plan);
+/// ```
+#[derive(Debug, Clone, Copy, Default)]
+pub struct AcpHarness;
+
+#[async_trait]
+impl Backend for AcpHarness {
+    fn name(&self) -> &'static str {
+        "acp"
+    }
+
+    fn normalizer(&self, config: NormalizerConfig) -> Box<dyn Normalizer> {
+        Box::new(AcpNormalizer::new(config))
+    }
+
+    fn recognizes(&self, line: &Value) -> bool {
+        recognizes(line)
+    }
+
+    /// ACP reports no exit codes; `plan` updates are the orchestration source (A4).
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::new(false, OrchestrationSource::Plan)
+    }
+
+    /// The agent's command, [`AcpClient`] as its conversation (A12-A15), instead of a launch.
+    async fn run(&self, request: RunRequest) -> Result<RunStream, RunError> {
+        spawn(request)
+    }
 }
 
 /// The agent's command line for a request: `agent` then `extra_args`, or `binary` then
@@ -112,7 +133,7 @@ fn command_line(request: &RunRequest) -> Option<(PathBuf, Vec<String>)> {
 /// A transcript line (A1): `from` `client` or `agent` with a JSON-RPC 2.0 `message`.
 ///
 /// ```
-/// use harness_agents_core::Harness;
+/// use harness_agents_core::Backend;
 /// use serde_json::json;
 ///
 /// let acp = harness_agents_acp::AcpHarness;

@@ -34,7 +34,7 @@
 //! assert_eq!(outcome.session_id.as_deref(), Some("s1"));
 //! ```
 //!
-//! [`ClaudeHarness`] also runs Claude Code live, through the [`Harness`] trait: it spawns
+//! [`ClaudeHarness`] also runs Claude Code live, through the [`Backend`] trait: it spawns
 //! `claude`, writes the prompt to its standard input (never its command line) and streams
 //! the events as they happen, then the outcome with the exit status:
 //!
@@ -64,7 +64,7 @@
 //! # }
 //! ```
 //!
-//! [`Harness`]: harness_agents_core::Harness
+//! [`Backend`]: harness_agents_core::Backend
 
 /// This crate's README, whose example runs as a doc test.
 #[cfg(doctest)]
@@ -77,40 +77,70 @@ mod tools;
 mod transcript;
 mod wire;
 
-use harness_agents_core::backend::Spec;
+use harness_agents_core::backend::has_type;
+use harness_agents_core::{Backend, Launch, Normalizer, NormalizerConfig};
 
 pub use normalizer::{ClaudeDecoder, ClaudeNormalizer};
 pub use runner::LAUNCH;
 pub use transcript::{BOOKKEEPING, TranscriptDecoder, TranscriptNormalizer};
 
-harness_agents_core::declare_backend! {
-    /// The Claude Code backend, registered as `"claude"`.
-    ///
-    /// [`Harness::run`] starts `claude --print --output-format stream-json --verbose [--model M]
-    /// [--permission-mode P] [extra args]` (the binary is the request's, else `$CLAUDE_BIN`, else
-    /// `claude` on `PATH`) and writes the prompt to its standard input; see [`harness_agents_core::process`]
-    /// for how the process is driven, timed out and stopped.
-    ///
-    /// It recognizes a line (for `harness normalize`'s detection) by a top-level `type` only
-    /// Claude Code prints: `system`, `assistant`, `user`, `result`, `stream_event` or
-    /// `rate_limit_event` (C1-C8).
-    ///
-    /// ```
-    /// use harness_agents_core::Harness;
-    /// use serde_json::json;
-    ///
-    /// let claude = harness_agents_claude::ClaudeHarness;
-    /// assert!(claude.recognizes(&json!({"type": "system", "subtype": "init"})));
-    /// assert!(!claude.recognizes(&json!({"type": "thread.started"})));
-    /// assert!(!claude.recognizes(&json!({"type": "error", "message": "x"})));
-    /// ```
-    pub struct ClaudeHarness = Spec::new::<ClaudeDecoder>("claude")
-        // C14: `StructuredOutput` gives no event at all; its output reaches the outcome.
-        .eventless_tools(&["StructuredOutput"])
-        // The top-level types only Claude Code prints (C1-C8).
-        .recognizes_types(&[
-            "system", "assistant", "user", "result", "stream_event", "rate_limit_event",
-        ])
-        .launch(LAUNCH)
-        .permission_args(runner::permission_args);
+/// The Claude Code backend, registered as `"claude"`.
+///
+/// [`Backend::run`] starts `claude --print --output-format stream-json --verbose [--model M]
+/// [--permission-mode P] [extra args]` (the binary is the request's, else `$CLAUDE_BIN`, else
+/// `claude` on `PATH`) and writes the prompt to its standard input; see [`harness_agents_core::process`]
+/// for how the process is driven, timed out and stopped.
+///
+/// It recognizes a line (for `harness normalize`'s detection) by a top-level `type` only
+/// Claude Code prints: `system`, `assistant`, `user`, `result`, `stream_event` or
+/// `rate_limit_event` (C1-C8).
+///
+/// ```
+/// use harness_agents_core::Backend;
+/// use serde_json::json;
+///
+/// let claude = harness_agents_claude::ClaudeHarness;
+/// assert!(claude.recognizes(&json!({"type": "system", "subtype": "init"})));
+/// assert!(!claude.recognizes(&json!({"type": "thread.started"})));
+/// assert!(!claude.recognizes(&json!({"type": "error", "message": "x"})));
+/// ```
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ClaudeHarness;
+
+impl Backend for ClaudeHarness {
+    fn name(&self) -> &'static str {
+        "claude"
+    }
+
+    fn normalizer(&self, config: NormalizerConfig) -> Box<dyn Normalizer> {
+        Box::new(ClaudeNormalizer::new(config))
+    }
+
+    /// The top-level types only Claude Code prints (C1-C8).
+    fn recognizes(&self, line: &serde_json::Value) -> bool {
+        has_type(
+            line,
+            &[
+                "system",
+                "assistant",
+                "user",
+                "result",
+                "stream_event",
+                "rate_limit_event",
+            ],
+        )
+    }
+
+    /// C14: `StructuredOutput` gives no event at all; its output reaches the outcome.
+    fn eventless_tools(&self) -> &'static [&'static str] {
+        &["StructuredOutput"]
+    }
+
+    fn launch(&self) -> Option<Launch> {
+        Some(LAUNCH)
+    }
+
+    fn permission_args(&self, mode: &str) -> Vec<String> {
+        runner::permission_args(mode)
+    }
 }

@@ -359,13 +359,13 @@ fn main() -> ExitCode {
                 let Some(default) = registry.get("claude") else {
                     return unknown_backend(&registry, "claude", false);
                 };
-                normalize::Backend::Auto {
+                normalize::Choice::Auto {
                     candidates: registry.names().filter_map(|n| registry.get(n)).collect(),
                     default,
                 }
             } else {
                 match registry.get(&backend) {
-                    Some(harness) => normalize::Backend::Named(harness),
+                    Some(harness) => normalize::Choice::Named(harness),
                     None => return unknown_backend(&registry, &backend, true),
                 }
             };

@@ -2,7 +2,7 @@
 //! format), then the outcome.
 //!
 //! Without `--backend` the stream's backend is detected ([`Detector`]): the first JSON line
-//! that exactly one backend recognizes ([`Harness::recognizes`]) decides it, and the lines read
+//! that exactly one backend recognizes ([`Backend::recognizes`]) decides it, and the lines read
 //! before it are then replayed into that backend's normalizer, so line numbers are as if the
 //! backend had been named. At most [`Detector::MAX_LINES`] lines or [`Detector::MAX_BYTES`]
 //! bytes are held back; past that, and at the end of a stream no line decided, the default
@@ -12,7 +12,7 @@ use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 
-use harness_agents_core::{Event, Harness, Normalizer, NormalizerConfig};
+use harness_agents_core::{Backend, Event, Normalizer, NormalizerConfig};
 
 use crate::format::Printer;
 
@@ -52,15 +52,15 @@ impl Source {
 }
 
 /// Which backend decodes the stream.
-pub enum Backend<'a> {
+pub enum Choice<'a> {
     /// The one named with `--backend`.
-    Named(&'a dyn Harness),
+    Named(&'a dyn Backend),
     /// Detected from the stream among `candidates`; `default` when no line decides.
     Auto {
         /// Every backend that may be detected.
-        candidates: Vec<&'a dyn Harness>,
+        candidates: Vec<&'a dyn Backend>,
         /// The backend taken when no line decides.
-        default: &'a dyn Harness,
+        default: &'a dyn Backend,
     },
 }
 
@@ -68,8 +68,8 @@ pub enum Backend<'a> {
 /// candidate recognizes decides; lines that decide nothing (not JSON, blank, recognized by no
 /// candidate or by several) are held back, within bounds, to be replayed.
 pub struct Detector<'a> {
-    candidates: Vec<&'a dyn Harness>,
-    default: &'a dyn Harness,
+    candidates: Vec<&'a dyn Backend>,
+    default: &'a dyn Backend,
     held: Vec<Vec<u8>>,
     held_bytes: usize,
 }
@@ -83,7 +83,7 @@ pub enum Detection<'a> {
     /// copied (it may be hundreds of MB, S7), from the caller's buffer.
     Decided {
         /// The backend.
-        backend: &'a dyn Harness,
+        backend: &'a dyn Backend,
         /// The line number that decided, or `None` when the bounds were reached first.
         line: Option<u64>,
         /// The lines held back before this one, to push into the backend's normalizer.
@@ -98,7 +98,7 @@ impl<'a> Detector<'a> {
     pub const MAX_BYTES: usize = 1 << 20;
 
     /// A detector choosing among `candidates`, else `default`.
-    pub fn new(candidates: Vec<&'a dyn Harness>, default: &'a dyn Harness) -> Self {
+    pub fn new(candidates: Vec<&'a dyn Backend>, default: &'a dyn Backend) -> Self {
         Detector {
             candidates,
             default,
@@ -108,7 +108,7 @@ impl<'a> Detector<'a> {
     }
 
     /// The backend one line decides, if any: the only candidate that recognizes it.
-    pub fn decides(&self, line: &[u8]) -> Option<&'a dyn Harness> {
+    pub fn decides(&self, line: &[u8]) -> Option<&'a dyn Backend> {
         let value: serde_json::Value = serde_json::from_slice(line).ok()?;
         let mut found = self.candidates.iter().filter(|h| h.recognizes(&value));
         match (found.next(), found.next()) {
@@ -141,7 +141,7 @@ impl<'a> Detector<'a> {
     }
 
     /// The end of the stream: the default, with the lines held back.
-    pub fn finish(&mut self) -> (&'a dyn Harness, Vec<Vec<u8>>) {
+    pub fn finish(&mut self) -> (&'a dyn Backend, Vec<Vec<u8>>) {
         (self.default, std::mem::take(&mut self.held))
     }
 }
@@ -242,7 +242,7 @@ impl Decoder<'_> {
     /// Decodes with `backend` from now on, replaying `lines` into it.
     fn start<W: Write>(
         &mut self,
-        backend: &dyn Harness,
+        backend: &dyn Backend,
         lines: Vec<Vec<u8>>,
         writer: &mut EventWriter<W>,
     ) -> Result<(), Failure> {
@@ -303,7 +303,7 @@ fn feed<W: Write>(
 /// Normalizes `stdout` (then `stderr`, S10) with `backend` and writes the events and the
 /// outcome to `out`.
 pub fn run<W: Write>(
-    backend: Backend<'_>,
+    backend: Choice<'_>,
     config: NormalizerConfig,
     stdout: &Source,
     stderr: Option<&Source>,
@@ -317,12 +317,12 @@ pub fn run<W: Write>(
         buf: Vec::new(),
     };
     let mut decoder = match backend {
-        Backend::Named(harness) => Decoder {
+        Choice::Named(harness) => Decoder {
             normalizer: harness.normalizer(config.clone()),
             detecting: None,
             config,
         },
-        Backend::Auto {
+        Choice::Auto {
             candidates,
             default,
         } => Decoder {

@@ -14,7 +14,7 @@ use std::io::{self, Write};
 use std::process::ExitCode;
 
 use futures::StreamExt;
-use harness_agents_core::{Harness, RunError, RunItem, RunRequest, Status, StopSignal};
+use harness_agents_core::{Backend, RunError, RunItem, RunRequest, Status, StopSignal};
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::{mpsc, oneshot, watch};
 
@@ -37,7 +37,7 @@ const STOPPING: [(SignalKind, u8); 6] = [
 
 /// Runs `request` on `harness`, printing with `printer`; returns the process's exit status.
 pub fn run<W: Write + Send + 'static>(
-    harness: &dyn Harness,
+    harness: &dyn Backend,
     request: RunRequest,
     printer: Printer<W>,
 ) -> ExitCode {
@@ -99,7 +99,7 @@ async fn caught(mut signals: watch::Receiver<Caught>, count: u32) {
 }
 
 async fn drive<W: Write + Send + 'static>(
-    harness: &dyn Harness,
+    harness: &dyn Backend,
     mut request: RunRequest,
     mut printer: Printer<W>,
 ) -> ExitCode {

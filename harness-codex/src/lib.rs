@@ -51,7 +51,7 @@
 //! assert_eq!(outcome.final_output.as_deref(), Some("Done."));
 //! ```
 //!
-//! [`CodexHarness`] also runs Codex live, through the [`Harness`] trait: it spawns
+//! [`CodexHarness`] also runs Codex live, through the [`Backend`] trait: it spawns
 //! `codex exec --json --skip-git-repo-check --cd=DIR -`, writes the prompt to its standard input
 //! (never its command line) and streams the events as they happen, then the outcome with the
 //! exit status. The code is the same as for any other backend; only the name changes:
@@ -83,7 +83,7 @@
 //! # }
 //! ```
 //!
-//! [`Harness`]: harness_agents_core::Harness
+//! [`Backend`]: harness_agents_core::Backend
 
 /// This crate's README, whose example runs as a doc test.
 #[cfg(doctest)]
@@ -96,77 +96,106 @@ mod rollout;
 mod runner;
 mod wire;
 
-use harness_agents_core::backend::Spec;
-use harness_agents_core::{Capabilities, OrchestrationSource};
+use harness_agents_core::backend::has_type;
+use harness_agents_core::{
+    Backend, Capabilities, Launch, Normalizer, NormalizerConfig, OrchestrationSource,
+};
 
 pub use normalizer::{CodexDecoder, CodexNormalizer};
 pub use rollout::{BOOKKEEPING, RolloutDecoder, RolloutNormalizer};
 pub use runner::LAUNCH;
 
-harness_agents_core::declare_backend! {
-    /// The Codex backend, registered as `"codex"`.
-    ///
-    /// [`Harness::run`] starts `codex exec --json --skip-git-repo-check --cd=DIR [--model=MODEL]
-    /// [--sandbox=MODE] [extra args] -` and writes the prompt to its standard input (the final `-`
-    /// makes Codex read it there). `DIR` is the request's `cwd` (made absolute), else the caller's
-    /// current directory; the agent is also started in it, and the normalizer resolves relative
-    /// paths against it (X9). The binary is the request's, else `$CODEX_BIN`, else `codex` on
-    /// `PATH`; see [`harness_agents_core::process`] for how the process is driven, timed out and stopped.
-    ///
-    /// `permission_mode` chooses Codex's sandbox. Claude Code's mode names are translated, so the
-    /// same request can go to either backend; any other value is passed to `--sandbox` as given:
-    ///
-    /// | `permission_mode` | Codex flags |
-    /// |---|---|
-    /// | `default` | none (Codex's own default) |
-    /// | `plan` | `--sandbox=read-only` |
-    /// | `acceptEdits` | `--sandbox=workspace-write` |
-    /// | `bypassPermissions` | `--sandbox=danger-full-access` |
-    /// | anything else, e.g. `read-only`, `workspace-write` | `--sandbox=VALUE` |
-    ///
-    /// `codex exec` never stops to ask for approval, so the sandbox is the whole permission
-    /// model. To also drop the sandbox, pass `--dangerously-bypass-approvals-and-sandbox` in
-    /// `extra_args`.
-    ///
-    /// ```
-    /// use harness_agents_core::{Harness, OrchestrationSource, Registry};
-    ///
-    /// let mut registry = Registry::new();
-    /// registry.register(Box::new(harness_agents_codex::CodexHarness));
-    /// let codex = registry.get("codex").unwrap();
-    /// assert!(codex.capabilities().exit_codes);
-    /// assert_eq!(codex.capabilities().orchestration_source, OrchestrationSource::Plan);
-    /// ```
-    ///
-    /// It recognizes a line (for `harness normalize`'s detection) by a top-level `type` that is
-    /// one of Codex's dotted event types: `thread.started`, `turn.started`, `turn.completed`,
-    /// `turn.failed`, `item.started`, `item.updated`, `item.completed` (X1-X7). Its `error`
-    /// lines are not a signature: other streams have `error` types too.
-    ///
-    /// ```
-    /// use harness_agents_core::Harness;
-    /// use serde_json::json;
-    ///
-    /// let codex = harness_agents_codex::CodexHarness;
-    /// assert!(codex.recognizes(&json!({"type": "thread.started", "thread_id": "t"})));
-    /// assert!(!codex.recognizes(&json!({"type": "assistant"})));
-    /// assert!(!codex.recognizes(&json!({"type": "error", "message": "x"})));
-    /// ```
-    pub struct CodexHarness = Spec::new::<CodexDecoder>("codex")
-        .capabilities(Capabilities::new(true, OrchestrationSource::Plan))
-        // X3: a completed message or reasoning item gives an `agent` or `reasoning` event,
-        // which names no tool use (J3), or nothing when its text is empty.
-        .eventless_tools(&["agent_message", "reasoning"])
-        // Its dotted event types (X1-X7); its `error` lines are no signature.
-        .recognizes_types(&[
-            "thread.started",
-            "turn.started",
-            "turn.completed",
-            "turn.failed",
-            "item.started",
-            "item.updated",
-            "item.completed",
-        ])
-        .launch(LAUNCH)
-        .permission_args(runner::permission_args);
+/// The Codex backend, registered as `"codex"`.
+///
+/// [`Backend::run`] starts `codex exec --json --skip-git-repo-check --cd=DIR [--model=MODEL]
+/// [--sandbox=MODE] [extra args] -` and writes the prompt to its standard input (the final `-`
+/// makes Codex read it there). `DIR` is the request's `cwd` (made absolute), else the caller's
+/// current directory; the agent is also started in it, and the normalizer resolves relative
+/// paths against it (X9). The binary is the request's, else `$CODEX_BIN`, else `codex` on
+/// `PATH`; see [`harness_agents_core::process`] for how the process is driven, timed out and stopped.
+///
+/// `permission_mode` chooses Codex's sandbox. Claude Code's mode names are translated, so the
+/// same request can go to either backend; any other value is passed to `--sandbox` as given:
+///
+/// | `permission_mode` | Codex flags |
+/// |---|---|
+/// | `default` | none (Codex's own default) |
+/// | `plan` | `--sandbox=read-only` |
+/// | `acceptEdits` | `--sandbox=workspace-write` |
+/// | `bypassPermissions` | `--sandbox=danger-full-access` |
+/// | anything else, e.g. `read-only`, `workspace-write` | `--sandbox=VALUE` |
+///
+/// `codex exec` never stops to ask for approval, so the sandbox is the whole permission
+/// model. To also drop the sandbox, pass `--dangerously-bypass-approvals-and-sandbox` in
+/// `extra_args`.
+///
+/// ```
+/// use harness_agents_core::{Backend, OrchestrationSource, Registry};
+///
+/// let mut registry = Registry::new();
+/// registry.register(Box::new(harness_agents_codex::CodexHarness));
+/// let codex = registry.get("codex").unwrap();
+/// assert!(codex.capabilities().exit_codes);
+/// assert_eq!(codex.capabilities().orchestration_source, OrchestrationSource::Plan);
+/// ```
+///
+/// It recognizes a line (for `harness normalize`'s detection) by a top-level `type` that is
+/// one of Codex's dotted event types: `thread.started`, `turn.started`, `turn.completed`,
+/// `turn.failed`, `item.started`, `item.updated`, `item.completed` (X1-X7). Its `error`
+/// lines are not a signature: other streams have `error` types too.
+///
+/// ```
+/// use harness_agents_core::Backend;
+/// use serde_json::json;
+///
+/// let codex = harness_agents_codex::CodexHarness;
+/// assert!(codex.recognizes(&json!({"type": "thread.started", "thread_id": "t"})));
+/// assert!(!codex.recognizes(&json!({"type": "assistant"})));
+/// assert!(!codex.recognizes(&json!({"type": "error", "message": "x"})));
+/// ```
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CodexHarness;
+
+impl Backend for CodexHarness {
+    fn name(&self) -> &'static str {
+        "codex"
+    }
+
+    fn normalizer(&self, config: NormalizerConfig) -> Box<dyn Normalizer> {
+        Box::new(CodexNormalizer::new(config))
+    }
+
+    /// Its dotted event types (X1-X7); its `error` lines are no signature.
+    fn recognizes(&self, line: &serde_json::Value) -> bool {
+        has_type(
+            line,
+            &[
+                "thread.started",
+                "turn.started",
+                "turn.completed",
+                "turn.failed",
+                "item.started",
+                "item.updated",
+                "item.completed",
+            ],
+        )
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::new(true, OrchestrationSource::Plan)
+    }
+
+    /// X3: a completed message or reasoning item gives an `agent` or `reasoning` event, which
+    /// names no tool use (J3), or nothing when its text is empty.
+    fn eventless_tools(&self) -> &'static [&'static str] {
+        &["agent_message", "reasoning"]
+    }
+
+    fn launch(&self) -> Option<Launch> {
+        Some(LAUNCH)
+    }
+
+    fn permission_args(&self, mode: &str) -> Vec<String> {
+        runner::permission_args(mode)
+    }
 }

@@ -1,4 +1,4 @@
-//! The `Harness` trait every backend implements, its normalizer, and the registry.
+//! The `Backend` trait every backend implements, its normalizer, and the registry.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -155,9 +155,9 @@ pub trait Normalizer: Send {
     fn pending_tool_uses(&self) -> Vec<PendingToolUse>;
 }
 
-/// How a backend's agent is started live, as data: the core's [`Harness::run`] does the rest
+/// How a backend's agent is started live, as data: the core's [`Backend::run`] does the rest
 /// (choosing the binary, spawning it in its own process group, the prompt, the pipes, the
-/// timeout, the outcome), and [`Harness::args`] builds the command line from it.
+/// timeout, the outcome), and [`Backend::args`] builds the command line from it.
 ///
 /// Made with [`Launch::new`] and its `const` setters:
 ///
@@ -248,7 +248,7 @@ impl Launch {
 
     /// The agent's arguments for `request` run in `dir`, never the prompt: `leading`, the
     /// directory flag, the model flag, `permission` (the flags the request's permission mode
-    /// stands for, [`Harness::permission_args`]), `request.extra_args`, `trailing`. Values go as
+    /// stands for, [`Backend::permission_args`]), `request.extra_args`, `trailing`. Values go as
     /// one word ([`option`]), so one starting with `-` is never read as an option.
     pub fn args(&self, request: &RunRequest, dir: &Path, permission: Vec<String>) -> Vec<String> {
         let mut args: Vec<String> = self.leading.iter().map(|a| a.to_string()).collect();
@@ -413,27 +413,69 @@ impl Capabilities {
     }
 }
 
-/// One coding-agent backend.
+/// One coding-agent backend: what a backend crate implements and what callers drive, through
+/// the [`Registry`] as `&dyn Backend`.
 ///
-/// Two methods make a backend: [`Harness::name`] and [`Harness::normalizer`] (a
-/// [`crate::backend::Driver`] of its [`crate::backend::Decoder`]). A backend that runs live
-/// adds [`Harness::launch`] and [`Harness::args`]; the core's [`Harness::run`] does the rest.
-/// A backend crate states all of it as data instead, a [`crate::backend::Spec`], and declares
-/// itself with [`crate::declare_backend!`]: the core implements this trait for every
-/// [`crate::backend::Backend`].
+/// Two methods are required, [`Backend::name`] and [`Backend::normalizer`] (the core's
+/// [`crate::backend::Driver`] around the backend's [`crate::backend::Decoder`]); every other
+/// method has a default that fits a backend without that trait (no exit codes, no plan, no
+/// line recognized, no live run). A backend that runs its agent live says how it starts in
+/// [`Backend::launch`] (and [`Backend::permission_args`]); the default [`Backend::run`] does
+/// the rest. A protocol backend that is its agent's client (`acp`) overrides `run` instead.
+///
+/// The trait has no associated type or generic method, so a registry holds every backend as a
+/// `Box<dyn Backend>`: a backend names its decoder inside `normalizer`, where a type parameter
+/// would make the trait unusable as an object.
+///
+/// ```
+/// use harness_agents_core::backend::{Decoder, Driver, Emitter, NotJson};
+/// use harness_agents_core::{Backend, Normalizer, NormalizerConfig, Registry};
+///
+/// #[derive(Default)]
+/// struct EchoDecoder;
+///
+/// impl Decoder for EchoDecoder {
+///     fn line(&mut self, _: &[u8], out: &mut Emitter<'_>) -> Result<(), NotJson> {
+///         out.terminal();
+///         Ok(())
+///     }
+/// }
+///
+/// /// The echo backend, registered as `"echo"`.
+/// struct Echo;
+///
+/// impl Backend for Echo {
+///     fn name(&self) -> &'static str {
+///         "echo"
+///     }
+///
+///     fn normalizer(&self, config: NormalizerConfig) -> Box<dyn Normalizer> {
+///         Box::new(Driver::<EchoDecoder>::new(config))
+///     }
+/// }
+///
+/// let mut registry = Registry::new();
+/// registry.register(Box::new(Echo));
+/// let echo = registry.get("echo").unwrap();
+/// assert!(echo.launch().is_none());
+/// assert!(!echo.recognizes(&serde_json::json!({"type": "x"})));
+/// assert!(echo.eventless_tools().is_empty());
+/// ```
 #[async_trait]
-pub trait Harness: Send + Sync {
+pub trait Backend: Send + Sync {
     /// The name callers choose the backend by (`"claude"`).
     fn name(&self) -> &'static str;
 
-    /// A fresh normalizer for one stream of this backend's output.
+    /// A fresh normalizer for one stream of this backend's output: a
+    /// [`crate::backend::Driver`] of its decoder.
     fn normalizer(&self, config: NormalizerConfig) -> Box<dyn Normalizer>;
 
     /// Whether `line`, one parsed line of a recorded stream, is one only this backend prints:
     /// its signature, by which `harness normalize` picks the backend of a stream it was not
     /// told (the first line that exactly one backend recognizes decides). A line another
     /// backend could print too (a bare `{"type":"error"}`) is recognized by none. The default
-    /// recognizes nothing.
+    /// recognizes nothing; [`crate::backend::has_type`] answers for a backend whose line types
+    /// are its own.
     fn recognizes(&self, line: &serde_json::Value) -> bool {
         let _ = line;
         false
@@ -466,7 +508,7 @@ pub trait Harness: Send + Sync {
 
     /// The agent's arguments for a request, never the prompt (see [`Launch::prompt`]). `dir` is
     /// the absolute directory the agent runs in. The default is [`Launch::args`] of
-    /// [`Harness::launch`] with [`Harness::permission_args`], or only `request.extra_args`
+    /// [`Backend::launch`] with [`Backend::permission_args`], or only `request.extra_args`
     /// without a launch.
     fn args(&self, request: &RunRequest, dir: &Path) -> Vec<String> {
         let Some(launch) = self.launch() else {
@@ -481,43 +523,42 @@ pub trait Harness: Send + Sync {
 
     /// Runs the agent live and streams its events as they happen, then the outcome.
     ///
-    /// The default starts the agent [`Harness::launch`] describes (with the `process`
+    /// The default starts the agent [`Backend::launch`] describes (with the `process`
     /// feature; without it, or without a launch, it says the backend cannot run live).
     async fn run(&self, request: RunRequest) -> Result<RunStream, RunError> {
-        launch_run(self, self.launch(), request)
+        launch_run(self, request)
     }
 }
 
-/// [`Harness::run`] for a backend with a [`Launch`]: the directory, the normalizer (its `cwd`
-/// the agent's directory unless the request names another), the binary, the arguments and the
-/// prompt's place, handed to the shared process driver. Without a launch, or without the
-/// `process` feature, the backend cannot run live.
-pub(crate) fn launch_run<H: Harness + ?Sized>(
-    harness: &H,
-    launch: Option<Launch>,
+/// [`Backend::run`] by default: the backend's [`Launch`] started with the process driver: the
+/// directory, the normalizer (its `cwd` the agent's directory unless the request names
+/// another), the binary, the arguments and the prompt's place. Without a launch, or without
+/// the `process` feature, the backend cannot run live.
+pub(crate) fn launch_run<B: Backend + ?Sized>(
+    backend: &B,
     request: RunRequest,
 ) -> Result<RunStream, RunError> {
     #[cfg(feature = "process")]
-    if let Some(launch) = launch {
-        return spawn_launch(harness, launch, request);
+    if let Some(launch) = backend.launch() {
+        return spawn_launch(backend, launch, request);
     }
-    let _ = (launch, request);
+    let _ = request;
     Err(RunError::Unsupported {
-        backend: harness.name().to_string(),
+        backend: backend.name().to_string(),
     })
 }
 
 /// [`launch_run`] with a launch and the process driver.
 #[cfg(feature = "process")]
-fn spawn_launch<H: Harness + ?Sized>(
-    harness: &H,
+fn spawn_launch<B: Backend + ?Sized>(
+    backend: &B,
     launch: Launch,
     request: RunRequest,
 ) -> Result<RunStream, RunError> {
     use crate::process::{self, ProcessSpec};
 
     let (dir, config) = process::run_dir(&request)?;
-    let mut args = harness.args(&request, &dir);
+    let mut args = backend.args(&request, &dir);
     let prompt = request.prompt.clone();
     let mut spec = ProcessSpec::for_request(
         request,
@@ -538,15 +579,15 @@ fn spawn_launch<H: Harness + ?Sized>(
         }
     }
     spec.args = args;
-    process::spawn(spec, harness.normalizer(config))
+    process::spawn(spec, backend.normalizer(config))
 }
 
 /// Maps backend names to backends, so callers choose one at run time.
 ///
 /// ```
-/// use harness_agents_core::{Harness, Normalizer, NormalizerConfig, Registry};
+/// use harness_agents_core::{Backend, Normalizer, NormalizerConfig, Registry};
 /// # struct Echo;
-/// # impl Harness for Echo {
+/// # impl Backend for Echo {
 /// #     fn name(&self) -> &'static str { "echo" }
 /// #     fn normalizer(&self, _: NormalizerConfig) -> Box<dyn Normalizer> { unimplemented!() }
 /// # }
@@ -557,7 +598,7 @@ fn spawn_launch<H: Harness + ?Sized>(
 /// ```
 #[derive(Default)]
 pub struct Registry {
-    backends: Vec<Box<dyn Harness>>,
+    backends: Vec<Box<dyn Backend>>,
 }
 
 impl Registry {
@@ -567,13 +608,13 @@ impl Registry {
     }
 
     /// Adds a backend; one registered later under the same name replaces it.
-    pub fn register(&mut self, backend: Box<dyn Harness>) {
+    pub fn register(&mut self, backend: Box<dyn Backend>) {
         self.backends.retain(|b| b.name() != backend.name());
         self.backends.push(backend);
     }
 
     /// The backend with this name.
-    pub fn get(&self, name: &str) -> Option<&dyn Harness> {
+    pub fn get(&self, name: &str) -> Option<&dyn Backend> {
         self.backends
             .iter()
             .find(|b| b.name() == name)

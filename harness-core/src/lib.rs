@@ -1,9 +1,9 @@
 //! The core of `harness`: the normalized event model every backend speaks, the outcome of a
-//! run, the [`Harness`] trait a backend implements, and the [`Registry`] that lets a caller
+//! run, the [`Backend`] trait a backend implements, and the [`Registry`] that lets a caller
 //! pick a backend by name at run time.
 //!
 //! This crate names no backend. A backend crate (such as `harness-agents-claude`) implements
-//! [`Harness`], whose [`Normalizer`] is the core's [`backend::Driver`] around the backend's
+//! [`Backend`], whose [`Normalizer`] is the core's [`backend::Driver`] around the backend's
 //! [`backend::Decoder`]; callers feed it lines (or a reader, through [`Normalized`]) and get
 //! [`Event`]s back, then an [`Outcome`] at the end. Orchestrators usually depend on the
 //! `harness-agents` facade crate instead, which re-exports these types with every backend.
@@ -17,6 +17,16 @@
 //! assert_eq!(event.line, Some(7));
 //! assert!(matches!(event.body, EventBody::Warning { source: WarningSource::RateLimit, .. }));
 //! ```
+//!
+//! # One plug-in point
+//!
+//! A backend is one trait, [`Backend`], as in ripgrep's `grep-matcher`: small to implement
+//! (its [`Backend::name`] and its [`Backend::normalizer`], a [`backend::Driver`] of its
+//! [`backend::Decoder`]) and rich to use (what it reports, how it recognizes its lines, how its
+//! agent starts live and the live run itself, each with a default). The same trait is what
+//! callers drive: the [`Registry`] holds `Box<dyn Backend>`, so the trait keeps no associated
+//! type and no generic method. A backend's facts are the trait's methods, not a struct beside
+//! it: one place says what a backend is, and the compiler checks each override against it.
 //!
 //! With the `process` feature, the [`process`] module drives a live agent process for any
 //! backend: it spawns the command line the backend builds, writes the prompt to its standard
@@ -56,8 +66,11 @@ pub use event::{
     Event, EventBody, Expected, Kind, LineRange, PlanItem, Stream, ToolRef, ToolStatus,
     UnknownReason, WarningSource,
 };
+/// [`Backend`] under the name xtask's recorders import it by; not part of the API.
+#[doc(hidden)]
+pub use harness::Backend as Harness;
 pub use harness::{
-    Capabilities, Disposition, Harness, Launch, Normalizer, NormalizerConfig, OrchestrationSource,
+    Backend, Capabilities, Disposition, Launch, Normalizer, NormalizerConfig, OrchestrationSource,
     PendingToolUse, PromptInput, Registry, RunItem, RunRequest, RunStream, StopSignal, option,
 };
 pub use lines::LineSplitter;

@@ -31,9 +31,9 @@
 //! what they generated.
 //!
 //! ```
-//! use harness_agents_core::backend::{Decoder, Emitter, NotJson, Spec};
+//! use harness_agents_core::backend::{Decoder, Driver, Emitter, NotJson};
 //! use harness_agents_core::testkit::{check_stream, Input};
-//! use harness_agents_core::NormalizerConfig;
+//! use harness_agents_core::{Backend, Normalizer, NormalizerConfig};
 //!
 //! /// A backend whose every line is consumed by its rule Q1.
 //! #[derive(Default)]
@@ -44,11 +44,17 @@
 //!         Ok(())
 //!     }
 //! }
-//! harness_agents_core::declare_backend! {
-//!     struct Backend = Spec::new::<Quiet>("quiet");
+//! struct QuietBackend;
+//! impl Backend for QuietBackend {
+//!     fn name(&self) -> &'static str {
+//!         "quiet"
+//!     }
+//!     fn normalizer(&self, config: NormalizerConfig) -> Box<dyn Normalizer> {
+//!         Box::new(Driver::<Quiet>::new(config))
+//!     }
 //! }
 //! let input = Input::stdout([b"".to_vec(), b"{}".to_vec()]);
-//! let trace = check_stream(&Backend, &NormalizerConfig::default(), &input).unwrap();
+//! let trace = check_stream(&QuietBackend, &NormalizerConfig::default(), &input).unwrap();
 //! // S9: no terminal line, so the one end-of-input error.
 //! assert_eq!(trace.events.len(), 1);
 //! ```
@@ -63,7 +69,7 @@ use serde_json::{Map, Value};
 
 use crate::backend::text::{is_blank, strip_cr};
 use crate::event::{Event, EventBody, Kind, Stream, UnknownReason};
-use crate::harness::{Disposition, Harness, Normalizer, NormalizerConfig, PendingToolUse};
+use crate::harness::{Backend, Disposition, Normalizer, NormalizerConfig, PendingToolUse};
 use crate::lines::LineSplitter;
 use crate::outcome::{Outcome, Status};
 
@@ -166,10 +172,10 @@ fn is_started(event: &Event) -> bool {
     event.kind() == Kind::Started
 }
 
-/// Runs `input` through a fresh normalizer of `harness`, asking the O4 queries after every
+/// Runs `input` through a fresh normalizer of `backend`, asking the O4 queries after every
 /// line, and records what each line did. Panics only when the normalizer does.
-pub fn trace(harness: &dyn Harness, config: &NormalizerConfig, input: &Input) -> Trace {
-    let mut normalizer = harness.normalizer(config.clone());
+pub fn trace(backend: &dyn Backend, config: &NormalizerConfig, input: &Input) -> Trace {
+    let mut normalizer = backend.normalizer(config.clone());
     trace_with(normalizer.as_mut(), input)
 }
 
@@ -216,18 +222,18 @@ pub fn trace_with(normalizer: &mut dyn Normalizer, input: &Input) -> Trace {
 
 /// Runs `input` and checks every property of this module that a single run can show.
 pub fn check_stream(
-    harness: &dyn Harness,
+    backend: &dyn Backend,
     config: &NormalizerConfig,
     input: &Input,
 ) -> Result<Trace, TestCaseError> {
-    let trace = trace(harness, config, input);
+    let trace = trace(backend, config, input);
     check_counts(&trace)?;
     check_lines(&trace, input)?;
     check_order(&trace)?;
     check_accounting(&trace)?;
     check_settling(&trace)?;
-    check_after_finish(harness, config, input)?;
-    check_started(harness, config, input, &trace)?;
+    check_after_finish(backend, config, input)?;
+    check_started(backend, config, input, &trace)?;
     Ok(trace)
 }
 
@@ -238,20 +244,20 @@ pub fn check_stream(
 ///   use with its id per `started` event, and every use a line adds is announced so;
 /// - every recorded use leaves through an event: a line that settles pending uses of an id
 ///   emits at least one event of its own (unless every one of them is of a tool the backend
-///   names in [`Harness::eventless_tools`]), events naming a pending id settle it (checked by
+///   names in [`Backend::eventless_tools`]), events naming a pending id settle it (checked by
 ///   [`check_settling`]), and each use still pending at the end gets its own
 ///   `unresolved_tool_use` naming it (also [`check_settling`]).
 ///
 /// A backend that silently drops a pending use, for example when its id is reused, fails it.
 pub fn check_started(
-    harness: &dyn Harness,
+    backend: &dyn Backend,
     config: &NormalizerConfig,
     input: &Input,
     off: &Trace,
 ) -> Result<(), TestCaseError> {
     let mut config = config.clone();
     config.started = true;
-    let on = trace(harness, &config, input);
+    let on = trace(backend, &config, input);
     let finals: Vec<&Event> = on.events.iter().filter(|e| !is_started(e)).collect();
     let expected: Vec<&Event> = off.events.iter().collect();
     prop_assert_eq!(
@@ -295,7 +301,7 @@ pub fn check_started(
             let eventless = step.pending_before.iter().filter(|p| p.id == id).all(|p| {
                 p.tool
                     .as_deref()
-                    .is_some_and(|t| harness.eventless_tools().contains(&t))
+                    .is_some_and(|t| backend.eventless_tools().contains(&t))
             });
             if after < before && !eventless {
                 let left = events
@@ -319,7 +325,7 @@ pub fn check_started(
 /// Every property of the kit on one recorded stream: [`check_stream`] on its lines, and
 /// [`check_chunking`] on its bytes.
 pub fn check_recording(
-    harness: &dyn Harness,
+    backend: &dyn Backend,
     config: &NormalizerConfig,
     stdout: &[u8],
     stderr: &[u8],
@@ -328,8 +334,8 @@ pub fn check_recording(
         stdout: split_lines(stdout),
         stderr: split_lines(stderr),
     };
-    check_stream(harness, config, &input)?;
-    check_chunking(harness, config, stdout, &[7, 1, 4096])
+    check_stream(backend, config, &input)?;
+    check_chunking(backend, config, stdout, &[7, 1, 4096])
 }
 
 /// The kinds of events a shell command's argv gives by C15 and X4, straight from the
@@ -415,7 +421,7 @@ pub fn dispositions(normalizer: &mut dyn Normalizer, lines: &[&str]) -> Vec<Disp
 /// ```
 #[macro_export]
 macro_rules! conformance_kit {
-    ($harness:expr, $config:expr, types: $types:expr, keys: $keys:expr $(,)?) => {
+    ($backend:expr, $config:expr, types: $types:expr, keys: $keys:expr $(,)?) => {
         mod conformance_kit {
             use super::*;
             use $crate::testkit::proptest::prelude::*;
@@ -427,7 +433,7 @@ macro_rules! conformance_kit {
                 /// S8 and every kit property on hostile lines in the backend's vocabulary.
                 #[test]
                 fn hostile_lines(lines in kit::hostile_lines($types, $keys, 24)) {
-                    kit::check_stream(&$harness, &$config, &Input::stdout(lines))?;
+                    kit::check_stream(&$backend, &$config, &Input::stdout(lines))?;
                 }
 
                 /// S8, S4: arbitrary stdout and stderr lines.
@@ -436,7 +442,7 @@ macro_rules! conformance_kit {
                     stdout in prop::collection::vec(kit::any_line(80), 0..12),
                     stderr in prop::collection::vec(kit::any_line(24), 0..4),
                 ) {
-                    kit::check_stream(&$harness, &$config, &Input { stdout, stderr })?;
+                    kit::check_stream(&$backend, &$config, &Input { stdout, stderr })?;
                 }
 
                 /// S1, S6, S8: arbitrary bytes, whole or in chunks.
@@ -445,13 +451,13 @@ macro_rules! conformance_kit {
                     bytes in kit::any_bytes(512),
                     chunks in kit::chunk_sizes(),
                 ) {
-                    kit::check_chunking(&$harness, &$config, &bytes, &chunks)?;
+                    kit::check_chunking(&$backend, &$config, &bytes, &chunks)?;
                 }
 
                 /// S8: any JSON value as a line.
                 #[test]
                 fn arbitrary_json_values(values in prop::collection::vec(kit::json_value($keys), 0..8)) {
-                    kit::check_stream(&$harness, &$config, &Input::stdout(kit::json_lines(&values)))?;
+                    kit::check_stream(&$backend, &$config, &Input::stdout(kit::json_lines(&values)))?;
                 }
             }
         }
@@ -468,7 +474,7 @@ macro_rules! conformance_kit {
 /// ```
 #[macro_export]
 macro_rules! generated_runs {
-    ($harness:expr, $config:expr, $strategy:expr, |$run:ident| $lines:expr, $check:expr $(,)?) => {
+    ($backend:expr, $config:expr, $strategy:expr, |$run:ident| $lines:expr, $check:expr $(,)?) => {
         mod generated_runs {
             use super::*;
             use $crate::testkit::proptest::prelude::*;
@@ -480,7 +486,7 @@ macro_rules! generated_runs {
                 /// Generated runs give what the rules say, and satisfy every kit property.
                 #[test]
                 fn produce_what_the_rules_say($run in $strategy) {
-                    let trace = kit::check_stream(&$harness, &$config, &Input::text(&$lines))?;
+                    let trace = kit::check_stream(&$backend, &$config, &Input::text(&$lines))?;
                     $check(&$run, &trace)?;
                 }
 
@@ -488,7 +494,7 @@ macro_rules! generated_runs {
                 #[test]
                 fn are_chunk_invariant($run in $strategy, chunks in kit::chunk_sizes()) {
                     let bytes = $lines.join("\n").into_bytes();
-                    kit::check_chunking(&$harness, &$config, &bytes, &chunks)?;
+                    kit::check_chunking(&$backend, &$config, &bytes, &chunks)?;
                 }
             }
         }
@@ -709,11 +715,11 @@ pub fn check_settling(trace: &Trace) -> Result<(), TestCaseError> {
 
 /// After `finish()`, lines and a second `finish()` add no events and change nothing.
 pub fn check_after_finish(
-    harness: &dyn Harness,
+    backend: &dyn Backend,
     config: &NormalizerConfig,
     input: &Input,
 ) -> Result<(), TestCaseError> {
-    let mut normalizer = harness.normalizer(config.clone());
+    let mut normalizer = backend.normalizer(config.clone());
     let mut events = Vec::new();
     for line in &input.stdout {
         normalizer.push_line(line, &mut events);
@@ -733,12 +739,12 @@ pub fn check_after_finish(
 /// The events and outcome of `bytes` read in chunks of the given sizes (cycled; the rest in
 /// one chunk when `chunks` is empty), split by [`LineSplitter`], stdout only.
 pub fn normalize_chunked(
-    harness: &dyn Harness,
+    backend: &dyn Backend,
     config: &NormalizerConfig,
     bytes: &[u8],
     chunks: &[usize],
 ) -> (Vec<Event>, Outcome) {
-    let mut normalizer = harness.normalizer(config.clone());
+    let mut normalizer = backend.normalizer(config.clone());
     let mut events = Vec::new();
     let mut splitter = LineSplitter::new();
     let mut rest = bytes;
@@ -760,16 +766,16 @@ pub fn normalize_chunked(
 
 /// S1, S6: the same bytes, whole or split into chunks, give the same events and outcome.
 pub fn check_chunking(
-    harness: &dyn Harness,
+    backend: &dyn Backend,
     config: &NormalizerConfig,
     bytes: &[u8],
     chunks: &[usize],
 ) -> Result<(), TestCaseError> {
-    let whole = normalize_chunked(harness, config, bytes, &[]);
-    let split = normalize_chunked(harness, config, bytes, chunks);
+    let whole = normalize_chunked(backend, config, bytes, &[]);
+    let split = normalize_chunked(backend, config, bytes, chunks);
     prop_assert_eq!(&whole.0, &split.0, "S6: events depend on chunking");
     prop_assert_eq!(&whole.1, &split.1, "S6: outcome depends on chunking");
-    let bytewise = normalize_chunked(harness, config, bytes, &[1]);
+    let bytewise = normalize_chunked(backend, config, bytes, &[1]);
     prop_assert_eq!(&whole.0, &bytewise.0, "S6: events differ fed byte by byte");
     Ok(())
 }

@@ -1,6 +1,6 @@
 //! A toy backend, whole, as a new contributor writes one (ARCHITECTURE.md, "Adding a backend"):
-//! a decoder of its vocabulary, its facts as a `Spec` (the core implements `Harness` from them),
-//! and the conformance kit in one line. The
+//! a decoder of its vocabulary, its `Backend` impl (a name, the decoder's driver, how its lines
+//! are recognized), and the conformance kit in one line. The
 //! driver does the rest: line numbers, counts, warnings, finish-once, the S9 error.
 //!
 //! Its vocabulary, one JSON object per line:
@@ -8,10 +8,11 @@
 //! that starts (T2) and `{"type":"done","id":I,"ok":B}` its result (T3); `{"type":"end"}` the
 //! terminal line (T4); anything else `unknown` (T5).
 
-use harness_agents_core::backend::{Backend, Decoder, Emitter, NotJson, Spec, parse_value};
+use harness_agents_core::backend::{Decoder, Driver, Emitter, NotJson, has_type, parse_value};
 use harness_agents_core::testkit::{self, Input};
 use harness_agents_core::{
-    EventBody, NormalizerConfig, PendingToolUse, ToolRef, ToolStatus, UnknownReason,
+    Backend, EventBody, Normalizer, NormalizerConfig, PendingToolUse, ToolRef, ToolStatus,
+    UnknownReason,
 };
 use serde_json::{Value, json};
 
@@ -103,13 +104,22 @@ impl<const KEEP_ALL: bool> Decoder for Toy<KEEP_ALL> {
     }
 }
 
-/// The toy backend: its facts as data; the core implements `Harness` from them. A backend
-/// crate declares its unit struct and this impl in one `harness_agents_core::declare_backend!`; the
-/// toy's two variants take the impl by hand.
+/// The toy backend: its name, its decoder's driver, and the line types only it prints; every
+/// other method keeps the trait's default.
 struct ToyHarness<const KEEP_ALL: bool>;
 
 impl<const KEEP_ALL: bool> Backend for ToyHarness<KEEP_ALL> {
-    const SPEC: Spec = Spec::new::<Toy<KEEP_ALL>>("toy").recognizes_types(&["say", "read"]);
+    fn name(&self) -> &'static str {
+        "toy"
+    }
+
+    fn normalizer(&self, config: NormalizerConfig) -> Box<dyn Normalizer> {
+        Box::new(Driver::<Toy<KEEP_ALL>>::new(config))
+    }
+
+    fn recognizes(&self, line: &Value) -> bool {
+        has_type(line, &["say", "read"])
+    }
 }
 
 const TYPES: &[&str] = &["say", "read", "done", "end"];

@@ -23,7 +23,7 @@
 //! The normalizer is a pure state machine: lines in, events out, no I/O, no panics. Its memory
 //! is bounded by the text of the current turn and the tool uses still pending.
 //!
-//! [`GeminiHarness`] also runs Gemini CLI live, through the [`Harness`] trait: it starts
+//! [`GeminiHarness`] also runs Gemini CLI live, through the [`Backend`] trait: it starts
 //! `gemini --output-format=stream-json --skip-trust`, writes the prompt to its standard input
 //! (never its command line) and streams the events as they happen, then the outcome with the
 //! exit status.
@@ -60,7 +60,7 @@
 //! assert_eq!(outcome.final_output.as_deref(), Some("Lines 2 and 3."));
 //! ```
 //!
-//! [`Harness`]: harness_agents_core::Harness
+//! [`Backend`]: harness_agents_core::Backend
 
 /// This crate's README, whose example runs as a doc test.
 #[cfg(doctest)]
@@ -72,52 +72,77 @@ mod runner;
 mod tools;
 mod wire;
 
-use harness_agents_core::backend::Spec;
-use harness_agents_core::{Capabilities, OrchestrationSource};
+use harness_agents_core::{
+    Backend, Capabilities, Launch, Normalizer, NormalizerConfig, OrchestrationSource,
+};
 use serde_json::Value;
 
 pub use decoder::{GeminiDecoder, GeminiNormalizer};
 pub use runner::LAUNCH;
 
-harness_agents_core::declare_backend! {
-    /// The Gemini CLI backend, registered as `"gemini"`.
-    ///
-    /// [`Harness::run`] starts `gemini --output-format=stream-json --skip-trust [--model=MODEL]
-    /// [--approval-mode=MODE] [extra args]` in the request's `cwd` (made absolute; else the
-    /// caller's current directory) and writes the prompt to its standard input. The binary is the
-    /// request's, else `$GEMINI_BIN`, else `gemini` on `PATH`. The normalizer resolves relative
-    /// paths against that directory (G8).
-    ///
-    /// `permission_mode` chooses Gemini CLI's approval mode; Claude Code's names are translated:
-    ///
-    /// | `permission_mode` | Gemini CLI flag |
-    /// |---|---|
-    /// | `default`, `plan` | `--approval-mode=default`, `--approval-mode=plan` |
-    /// | `acceptEdits` | `--approval-mode=auto_edit` |
-    /// | `bypassPermissions` | `--approval-mode=yolo` |
-    /// | anything else, e.g. `yolo`, `auto_edit` | `--approval-mode=VALUE` |
-    ///
-    /// Headless, Gemini CLI never asks: a tool that would need approval is not offered to the
-    /// model at all, so without `yolo` (or `auto_edit` for edits) the shell and the editing tools
-    /// are missing.
-    ///
-    /// ```
-    /// use harness_agents_core::{Harness, OrchestrationSource};
-    ///
-    /// let gemini = harness_agents_gemini::GeminiHarness;
-    /// assert_eq!(gemini.name(), "gemini");
-    /// assert!(!gemini.capabilities().exit_codes);
-    /// assert_eq!(gemini.capabilities().orchestration_source, OrchestrationSource::Plan);
-    /// ```
-    pub struct GeminiHarness = Spec::new::<GeminiDecoder>("gemini")
-        // Gemini CLI reports no exit codes (a failing command is a `success`; its exit status
-        // reaches only the model); its orchestration source is the `write_todos` plan (G7).
-        .capabilities(Capabilities::new(false, OrchestrationSource::Plan))
-        // G7: `write_todos` gives a `plan`, which names no tool use (J3).
-        .eventless_tools(tools::EVENTLESS)
-        .recognizes(recognizes)
-        .launch(LAUNCH)
-        .permission_args(runner::permission_args);
+/// The Gemini CLI backend, registered as `"gemini"`.
+///
+/// [`Backend::run`] starts `gemini --output-format=stream-json --skip-trust [--model=MODEL]
+/// [--approval-mode=MODE] [extra args]` in the request's `cwd` (made absolute; else the
+/// caller's current directory) and writes the prompt to its standard input. The binary is the
+/// request's, else `$GEMINI_BIN`, else `gemini` on `PATH`. The normalizer resolves relative
+/// paths against that directory (G8).
+///
+/// `permission_mode` chooses Gemini CLI's approval mode; Claude Code's names are translated:
+///
+/// | `permission_mode` | Gemini CLI flag |
+/// |---|---|
+/// | `default`, `plan` | `--approval-mode=default`, `--approval-mode=plan` |
+/// | `acceptEdits` | `--approval-mode=auto_edit` |
+/// | `bypassPermissions` | `--approval-mode=yolo` |
+/// | anything else, e.g. `yolo`, `auto_edit` | `--approval-mode=VALUE` |
+///
+/// Headless, Gemini CLI never asks: a tool that would need approval is not offered to the
+/// model at all, so without `yolo` (or `auto_edit` for edits) the shell and the editing tools
+/// are missing.
+///
+/// ```
+/// use harness_agents_core::{Backend, OrchestrationSource};
+///
+/// let gemini = harness_agents_gemini::GeminiHarness;
+/// assert_eq!(gemini.name(), "gemini");
+/// assert!(!gemini.capabilities().exit_codes);
+/// assert_eq!(gemini.capabilities().orchestration_source, OrchestrationSource::Plan);
+/// ```
+#[derive(Debug, Clone, Copy, Default)]
+pub struct GeminiHarness;
+
+impl Backend for GeminiHarness {
+    fn name(&self) -> &'static str {
+        "gemini"
+    }
+
+    fn normalizer(&self, config: NormalizerConfig) -> Box<dyn Normalizer> {
+        Box::new(GeminiNormalizer::new(config))
+    }
+
+    fn recognizes(&self, line: &Value) -> bool {
+        recognizes(line)
+    }
+
+    /// Gemini CLI reports no exit codes (a failing command is a `success`; its exit status
+    /// reaches only the model); its orchestration source is the `write_todos` plan (G7).
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::new(false, OrchestrationSource::Plan)
+    }
+
+    /// G7: `write_todos` gives a `plan`, which names no tool use (J3).
+    fn eventless_tools(&self) -> &'static [&'static str] {
+        tools::EVENTLESS
+    }
+
+    fn launch(&self) -> Option<Launch> {
+        Some(LAUNCH)
+    }
+
+    fn permission_args(&self, mode: &str) -> Vec<String> {
+        runner::permission_args(mode)
+    }
 }
 
 /// A line only Gemini CLI prints: `init` with a string `session_id`; `message` with a
@@ -127,7 +152,7 @@ harness_agents_core::declare_backend! {
 /// its `error` lines are no signature.
 ///
 /// ```
-/// use harness_agents_core::Harness;
+/// use harness_agents_core::Backend;
 /// use serde_json::json;
 ///
 /// let gemini = harness_agents_gemini::GeminiHarness;

@@ -47,11 +47,11 @@
 //! assert_eq!(outcome.metrics.num_turns.map(|n| n.to_string()).as_deref(), Some("2"));
 //! ```
 //!
-//! [`OpencodeHarness`] also runs opencode live through the [`Harness`] trait: `opencode run
+//! [`OpencodeHarness`] also runs opencode live through the [`Backend`] trait: `opencode run
 //! --format=json --thinking [--model=M] [--agent=A | --auto] [extra args] -- PROMPT`, the
 //! prompt after a `--` so that it is never read as an option.
 //!
-//! [`Harness`]: harness_agents_core::Harness
+//! [`Backend`]: harness_agents_core::Backend
 
 /// This crate's README, whose example runs as a doc test.
 #[cfg(doctest)]
@@ -63,46 +63,68 @@ mod runner;
 mod tools;
 mod wire;
 
-use harness_agents_core::backend::Spec;
-use harness_agents_core::{Capabilities, OrchestrationSource};
+use harness_agents_core::{
+    Backend, Capabilities, Launch, Normalizer, NormalizerConfig, OrchestrationSource,
+};
 
 pub use normalizer::{OpencodeDecoder, OpencodeNormalizer};
 pub use runner::LAUNCH;
 
-harness_agents_core::declare_backend! {
-    /// The opencode backend, registered as `"opencode"`.
-    ///
-    /// [`Harness::run`] starts `opencode run --format=json --thinking [--model=MODEL] [permission
-    /// flags] [extra args] -- PROMPT` in the request's `cwd` (else the caller's directory), which
-    /// opencode takes as its project; the normalizer resolves relative paths against it. The binary
-    /// is the request's, else `$OPENCODE_BIN`, else `opencode` on `PATH`.
-    ///
-    /// `permission_mode` maps to opencode's own agents and flags (P14):
-    ///
-    /// | `permission_mode` | opencode flags |
-    /// |---|---|
-    /// | `default`, `acceptEdits` | none (the `build` agent, which edits without asking) |
-    /// | `plan` | `--agent=plan` (read-only) |
-    /// | `bypassPermissions` | `--auto` (approve whatever is not explicitly denied) |
-    /// | anything else, e.g. `build` | `--agent=VALUE` |
-    ///
-    /// `opencode run` rejects, without asking, every permission its configuration sets to `ask`
-    /// (the tool's event then fails with opencode's rejection text, and the run stops).
-    ///
-    /// ```
-    /// use harness_agents_core::{Harness, OrchestrationSource, Registry};
-    ///
-    /// let mut registry = Registry::new();
-    /// registry.register(Box::new(harness_agents_opencode::OpencodeHarness));
-    /// let opencode = registry.get("opencode").unwrap();
-    /// assert!(opencode.capabilities().exit_codes);
-    /// assert_eq!(opencode.capabilities().orchestration_source, OrchestrationSource::Plan);
-    /// ```
-    pub struct OpencodeHarness = Spec::new::<OpencodeDecoder>("opencode")
-        .capabilities(Capabilities::new(true, OrchestrationSource::Plan))
-        .recognizes(recognizes)
-        .launch(LAUNCH)
-        .permission_args(runner::permission_args);
+/// The opencode backend, registered as `"opencode"`.
+///
+/// [`Backend::run`] starts `opencode run --format=json --thinking [--model=MODEL] [permission
+/// flags] [extra args] -- PROMPT` in the request's `cwd` (else the caller's directory), which
+/// opencode takes as its project; the normalizer resolves relative paths against it. The binary
+/// is the request's, else `$OPENCODE_BIN`, else `opencode` on `PATH`.
+///
+/// `permission_mode` maps to opencode's own agents and flags (P14):
+///
+/// | `permission_mode` | opencode flags |
+/// |---|---|
+/// | `default`, `acceptEdits` | none (the `build` agent, which edits without asking) |
+/// | `plan` | `--agent=plan` (read-only) |
+/// | `bypassPermissions` | `--auto` (approve whatever is not explicitly denied) |
+/// | anything else, e.g. `build` | `--agent=VALUE` |
+///
+/// `opencode run` rejects, without asking, every permission its configuration sets to `ask`
+/// (the tool's event then fails with opencode's rejection text, and the run stops).
+///
+/// ```
+/// use harness_agents_core::{Backend, OrchestrationSource, Registry};
+///
+/// let mut registry = Registry::new();
+/// registry.register(Box::new(harness_agents_opencode::OpencodeHarness));
+/// let opencode = registry.get("opencode").unwrap();
+/// assert!(opencode.capabilities().exit_codes);
+/// assert_eq!(opencode.capabilities().orchestration_source, OrchestrationSource::Plan);
+/// ```
+#[derive(Debug, Clone, Copy, Default)]
+pub struct OpencodeHarness;
+
+impl Backend for OpencodeHarness {
+    fn name(&self) -> &'static str {
+        "opencode"
+    }
+
+    fn normalizer(&self, config: NormalizerConfig) -> Box<dyn Normalizer> {
+        Box::new(OpencodeNormalizer::new(config))
+    }
+
+    fn recognizes(&self, line: &serde_json::Value) -> bool {
+        recognizes(line)
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::new(true, OrchestrationSource::Plan)
+    }
+
+    fn launch(&self) -> Option<Launch> {
+        Some(LAUNCH)
+    }
+
+    fn permission_args(&self, mode: &str) -> Vec<String> {
+        runner::permission_args(mode)
+    }
 }
 
 /// A line whose top-level `type` is one of opencode's (`step_start`, `step_finish`,
@@ -111,7 +133,7 @@ harness_agents_core::declare_backend! {
 /// `{"type":"text"}` is recognized by no backend.
 ///
 /// ```
-/// use harness_agents_core::Harness;
+/// use harness_agents_core::Backend;
 /// use serde_json::json;
 ///
 /// let opencode = harness_agents_opencode::OpencodeHarness;

@@ -2,7 +2,7 @@
 //! pure-Python package `harness_agents` (in `python/`) wraps.
 //!
 //! It holds no decoding of its own: every event comes from the facade crate `harness`
-//! (`registry()`, each backend's `Normalizer`, `Harness::run`) and every classification from
+//! (`registry()`, each backend's `Normalizer`, `Backend::run`) and every classification from
 //! `harness-codex-shell`. What it adds is the crossing into Python:
 //!
 //! - events and outcomes leave Rust as their JSON objects (the same serde serialization the
@@ -26,7 +26,7 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
 use futures::StreamExt;
-use harness_agents::{Event, Harness, LineSplitter, NormalizerConfig, Outcome, RunItem, RunStream};
+use harness_agents::{Backend, Event, LineSplitter, NormalizerConfig, Outcome, RunItem, RunStream};
 use pyo3::exceptions::{PyException, PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -54,7 +54,7 @@ fn registry() -> &'static harness_agents::Registry {
 }
 
 /// The backend named `name`, or a `ValueError` that lists the known names.
-fn backend(name: &str) -> PyResult<&'static dyn Harness> {
+fn backend(name: &str) -> PyResult<&'static dyn Backend> {
     let registry = registry();
     registry.get(name).ok_or_else(|| {
         let known: Vec<&str> = registry.names().collect();

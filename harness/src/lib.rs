@@ -68,7 +68,7 @@ struct ReadmeExample;
 struct WorkspaceReadme;
 
 pub use harness_agents_core::{
-    Capabilities, Event, EventBody, Expected, Harness, Kind, LineRange, LineSplitter, Metrics,
+    Backend, Capabilities, Event, EventBody, Expected, Kind, LineRange, LineSplitter, Metrics,
     Normalized, Normalizer, NormalizerConfig, OrchestrationSource, Outcome, OutcomeLine,
     PendingToolUse, PlanItem, Registry, RunError, RunItem, RunRequest, RunStream, Status,
     StopSignal, Stream, ToolRef, ToolStatus, UnknownReason, WarningSource,
@@ -120,7 +120,7 @@ pub fn registry() -> Registry {
 
 /// The events of a stream of `backend`'s output, read from `reader` as they are needed, then
 /// the outcome ([`Normalized::outcome`]); default settings.
-pub fn normalize<R: Read>(reader: R, backend: &dyn Harness) -> Normalized<R> {
+pub fn normalize<R: Read>(reader: R, backend: &dyn Backend) -> Normalized<R> {
     normalize_with(reader, backend, NormalizerConfig::default())
 }
 
@@ -128,7 +128,7 @@ pub fn normalize<R: Read>(reader: R, backend: &dyn Harness) -> Normalized<R> {
 /// skills, `started` events.
 pub fn normalize_with<R: Read>(
     reader: R,
-    backend: &dyn Harness,
+    backend: &dyn Backend,
     config: NormalizerConfig,
 ) -> Normalized<R> {
     Normalized::new(reader, backend.normalizer(config))

@@ -8,7 +8,7 @@ use std::time::Duration;
 use fixtures::live::{Fake, collect, runtime};
 use harness_agents_acp::AcpHarness;
 use harness_agents_core::{
-    Event, Harness, NormalizerConfig, Outcome, OutcomeLine, RunError, RunRequest, Status,
+    Backend, Event, NormalizerConfig, Outcome, OutcomeLine, RunError, RunRequest, Status,
 };
 
 /// A run of the fake in `mode`: its events and outcome as JSON lines, and the lines it read.

@@ -1,5 +1,5 @@
 //! The library's live run, as an orchestrator uses it: pick the backend by name from the
-//! registry, `Harness::run` it against the fake `claude` of `fixtures/fake-agent/`, consume the
+//! registry, `Backend::run` it against the fake `claude` of `fixtures/fake-agent/`, consume the
 //! stream.
 
 use std::collections::BTreeMap;

@@ -6,11 +6,11 @@
 //! exist here, and the driver refuses to start an agent in a missing directory
 //! (`RunError::WorkingDirectory`). So the golden replay starts the fake in a temporary folder
 //! and gives the normalizer `/home/dev2/project` through `RunRequest::normalizer`; the other
-//! tests go through the `Harness` trait, where the normalizer resolves against the run's own
+//! tests go through the `Backend` trait, where the normalizer resolves against the run's own
 //! directory.
 
 use harness_agents_codex::{CodexHarness, LAUNCH};
-use harness_agents_core::{Harness, RunError};
+use harness_agents_core::{Backend, RunError};
 use serde_json::json;
 
 use fixtures::live::{Fake, assert_missing_binary, run_by_name, runtime};

@@ -31,6 +31,22 @@ pub fn parse_value(line: &[u8]) -> Result<Value, NotJson> {
     serde_json::from_slice(line).map_err(|_| NotJson)
 }
 
+/// Whether `line`'s top-level `type` is one of `types`: [`crate::Backend::recognizes`] for a
+/// backend whose line types no other backend prints.
+///
+/// ```
+/// use harness_agents_core::backend::has_type;
+/// use serde_json::json;
+///
+/// assert!(has_type(&json!({"type": "say"}), &["say", "read"]));
+/// assert!(!has_type(&json!({"type": "error"}), &["say", "read"]));
+/// assert!(!has_type(&json!({"kind": "say"}), &["say"]));
+/// ```
+pub fn has_type(line: &Value, types: &[&str]) -> bool {
+    let kind = line.get("type").and_then(Value::as_str);
+    kind.is_some_and(|kind| types.contains(&kind))
+}
+
 /// The deepest nesting `serde_json`'s default reader takes: 128 levels are refused (S2).
 const MAX_DEPTH: usize = 127;
 
@@ -421,7 +437,7 @@ impl Emitter<'_> {
 /// The normalizer of a backend: its [`Decoder`] with the core's bookkeeping.
 ///
 /// A backend names it (`pub type ClaudeNormalizer = Driver<ClaudeDecoder>;`) and hands it out
-/// from [`crate::Harness::normalizer`].
+/// from [`crate::Backend::normalizer`].
 #[derive(Debug)]
 pub struct Driver<D> {
     decoder: D,

@@ -1,8 +1,8 @@
 //! What a backend author needs, kept out of the consumer's way.
 //!
-//! A backend implements [`Decoder`] (its decoding and mapping, nothing else) and [`Backend`]
-//! (its facts as a [`Spec`], and its own rules), for which the core implements
-//! [`crate::Harness`] with a [`Driver`] of the decoder as its [`crate::Normalizer`]: the driver does the bookkeeping every backend
+//! A backend implements [`Decoder`] (its decoding and mapping, nothing else) and
+//! [`crate::Backend`] (its name, a [`Driver`] of the decoder as its [`crate::Normalizer`], and
+//! the facts whose defaults do not fit it): the driver does the bookkeeping every backend
 //! shares (line numbers, counts, dispositions, warnings, finish-once, S9). The modules hold the
 //! shared pieces of the rules: [`json`] (exact, fast JSON views, S2), [`paths`] (C14a),
 //! [`reclassify`] (shell commands through the shared classifier, C15, X4), [`text`].
@@ -14,11 +14,12 @@ mod ledger;
 pub mod paths;
 pub mod reclassify;
 mod recorded;
-mod spec;
 pub mod text;
 pub mod unescape;
 
-pub use driver::{Decoder, Driver, Emitter, ExactOnly, NotJson, Summary, parse_value};
+/// The attribute on a `Backend` impl that overrides the async [`crate::Backend::run`], so a
+/// backend crate needs no dependency of its own for it.
+pub use async_trait::async_trait;
+pub use driver::{Decoder, Driver, Emitter, ExactOnly, NotJson, Summary, has_type, parse_value};
 pub use ledger::MAX_WARNING_TEXT;
 pub use recorded::Recorded;
-pub use spec::{Backend, Spec};

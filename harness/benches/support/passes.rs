@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use harness_agents::{Harness, LineSplitter, NormalizerConfig};
+use harness_agents::{Backend, LineSplitter, NormalizerConfig};
 
 /// The backend's recordings, one after another, repeated to `least` bytes.
 pub fn corpus(name: &str, least: usize) -> Vec<u8> {
@@ -39,7 +39,7 @@ fn each_line(bytes: &[u8], mut f: impl FnMut(&[u8])) {
 }
 
 /// The benchmark's `normalize`: every event counted, then dropped.
-pub fn normalize(backend: &dyn Harness, bytes: &[u8]) -> usize {
+pub fn normalize(backend: &dyn Backend, bytes: &[u8]) -> usize {
     let mut normalizer = backend.normalizer(NormalizerConfig::default());
     let mut events = Vec::new();
     let mut total = 0;
