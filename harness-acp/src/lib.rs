@@ -55,14 +55,12 @@ struct ReadmeExample;
 
 mod client;
 mod decoder;
+mod launch;
 mod tools;
 mod view;
 mod wire;
 
-use std::path::PathBuf;
-
 use harness_agents_core::backend::async_trait;
-use harness_agents_core::process::{self, ProcessSpec};
 use harness_agents_core::{
     Backend, Capabilities, Normalizer, NormalizerConfig, OrchestrationSource, RunError, RunRequest,
     RunStream,
@@ -113,21 +111,8 @@ impl Backend for AcpHarness {
 
     /// The agent's command, [`AcpClient`] as its conversation (A12-A15), instead of a launch.
     async fn run(&self, request: RunRequest) -> Result<RunStream, RunError> {
-        spawn(request)
+        launch::spawn(request)
     }
-}
-
-/// The agent's command line for a request: `agent` then `extra_args`, or `binary` then
-/// `extra_args`; `None` when the request names neither.
-fn command_line(request: &RunRequest) -> Option<(PathBuf, Vec<String>)> {
-    let mut args = match (&request.agent, &request.binary) {
-        (Some(agent), _) if !agent.is_empty() => agent.clone(),
-        (_, Some(binary)) => vec![binary.display().to_string()],
-        _ => return None,
-    };
-    let program = PathBuf::from(args.remove(0));
-    args.extend(request.extra_args.iter().cloned());
-    Some((program, args))
 }
 
 /// A transcript line (A1): `from` `client` or `agent` with a JSON-RPC 2.0 `message`.
@@ -144,48 +129,4 @@ fn command_line(request: &RunRequest) -> Option<(PathBuf, Vec<String>)> {
 fn recognizes(line: &Value) -> bool {
     line.get("from").and_then(wire::From::parse).is_some()
         && line.pointer("/message/jsonrpc").and_then(Value::as_str) == Some("2.0")
-}
-
-/// The live run: the agent's command, [`AcpClient`] as its conversation (A12-A15).
-fn spawn(request: RunRequest) -> Result<RunStream, RunError> {
-    let Some((program, args)) = command_line(&request) else {
-        return Err(RunError::NoAgentCommand {
-            backend: AcpHarness.name().to_string(),
-        });
-    };
-    let (dir, config) = process::run_dir(&request)?;
-    let policy = Permission::of(request.permission_mode.as_deref());
-    let client = AcpClient::new(dir.clone(), request.prompt.clone(), policy);
-    let mut spec = ProcessSpec::for_request(request, "", "", Vec::new(), "");
-    spec.program = program;
-    spec.args = args;
-    spec.cwd = Some(dir);
-    spec.stdin = Vec::new();
-    spec.install_hint = None;
-    process::spawn_conversation(spec, AcpHarness.normalizer(config), Box::new(client))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a12_the_command_is_the_agents_then_the_extra_args() {
-        let mut request = RunRequest::new("-p");
-        assert_eq!(command_line(&request), None);
-        request.binary = Some("/bin/agent".into());
-        assert_eq!(
-            command_line(&request),
-            Some((PathBuf::from("/bin/agent"), vec![]))
-        );
-        request.agent = Some(vec!["gemini".into(), "--acp".into()]);
-        request.extra_args = vec!["--yolo".into()];
-        assert_eq!(
-            command_line(&request),
-            Some((
-                PathBuf::from("gemini"),
-                vec!["--acp".into(), "--yolo".into()]
-            ))
-        );
-    }
 }

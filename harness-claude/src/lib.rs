@@ -71,8 +71,8 @@
 #[doc = include_str!("../README.md")]
 struct ReadmeExample;
 
-mod normalizer;
-mod runner;
+mod decoder;
+mod launch;
 mod tools;
 mod transcript;
 mod wire;
@@ -80,8 +80,8 @@ mod wire;
 use harness_agents_core::backend::has_type;
 use harness_agents_core::{Backend, Launch, Normalizer, NormalizerConfig};
 
-pub use normalizer::{ClaudeDecoder, ClaudeNormalizer};
-pub use runner::LAUNCH;
+pub use decoder::{ClaudeDecoder, ClaudeNormalizer};
+pub use launch::LAUNCH;
 pub use transcript::{BOOKKEEPING, TranscriptDecoder, TranscriptNormalizer};
 
 /// The Claude Code backend, registered as `"claude"`.
@@ -141,6 +141,6 @@ impl Backend for ClaudeHarness {
     }
 
     fn permission_args(&self, mode: &str) -> Vec<String> {
-        runner::permission_args(mode)
+        launch::permission_args(mode)
     }
 }

@@ -43,7 +43,7 @@ use harness_agents_core::stored::Accounting;
 use harness_agents_core::{Metrics, NormalizerConfig, PendingToolUse, UnknownReason};
 use serde_json::{Number, Value};
 
-use crate::normalizer::ClaudeDecoder;
+use crate::decoder::ClaudeDecoder;
 use crate::wire::{self, Body, Content, Dialect, LineParts, TokenFields};
 
 /// A stored Claude Code transcript's normalizer: the core's [`Driver`] around a

@@ -90,10 +90,10 @@
 #[doc = include_str!("../README.md")]
 struct ReadmeExample;
 
-mod items;
-mod normalizer;
+mod decoder;
+mod launch;
 mod rollout;
-mod runner;
+mod tools;
 mod wire;
 
 use harness_agents_core::backend::has_type;
@@ -101,9 +101,9 @@ use harness_agents_core::{
     Backend, Capabilities, Launch, Normalizer, NormalizerConfig, OrchestrationSource,
 };
 
-pub use normalizer::{CodexDecoder, CodexNormalizer};
+pub use decoder::{CodexDecoder, CodexNormalizer};
+pub use launch::LAUNCH;
 pub use rollout::{BOOKKEEPING, RolloutDecoder, RolloutNormalizer};
-pub use runner::LAUNCH;
 
 /// The Codex backend, registered as `"codex"`.
 ///
@@ -196,6 +196,6 @@ impl Backend for CodexHarness {
     }
 
     fn permission_args(&self, mode: &str) -> Vec<String> {
-        runner::permission_args(mode)
+        launch::permission_args(mode)
     }
 }

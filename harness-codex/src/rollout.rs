@@ -50,7 +50,7 @@ use harness_agents_core::{EventBody, NormalizerConfig, PendingToolUse, ToolRef, 
 use serde::de::{self, Deserializer};
 use serde_json::{Map, Value, json};
 
-use crate::normalizer::CodexDecoder;
+use crate::decoder::CodexDecoder;
 use crate::wire::{Item, ItemView};
 
 /// A stored Codex rollout's normalizer: the core's [`Driver`] around a [`RolloutDecoder`].

@@ -68,7 +68,7 @@
 struct ReadmeExample;
 
 mod decoder;
-mod runner;
+mod launch;
 mod tools;
 mod wire;
 
@@ -78,7 +78,7 @@ use harness_agents_core::{
 use serde_json::Value;
 
 pub use decoder::{GeminiDecoder, GeminiNormalizer};
-pub use runner::LAUNCH;
+pub use launch::LAUNCH;
 
 /// The Gemini CLI backend, registered as `"gemini"`.
 ///
@@ -141,7 +141,7 @@ impl Backend for GeminiHarness {
     }
 
     fn permission_args(&self, mode: &str) -> Vec<String> {
-        runner::permission_args(mode)
+        launch::permission_args(mode)
     }
 }
 

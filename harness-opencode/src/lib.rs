@@ -58,8 +58,8 @@
 #[doc = include_str!("../README.md")]
 struct ReadmeExample;
 
-mod normalizer;
-mod runner;
+mod decoder;
+mod launch;
 mod tools;
 mod wire;
 
@@ -67,8 +67,8 @@ use harness_agents_core::{
     Backend, Capabilities, Launch, Normalizer, NormalizerConfig, OrchestrationSource,
 };
 
-pub use normalizer::{OpencodeDecoder, OpencodeNormalizer};
-pub use runner::LAUNCH;
+pub use decoder::{OpencodeDecoder, OpencodeNormalizer};
+pub use launch::LAUNCH;
 
 /// The opencode backend, registered as `"opencode"`.
 ///
@@ -123,7 +123,7 @@ impl Backend for OpencodeHarness {
     }
 
     fn permission_args(&self, mode: &str) -> Vec<String> {
-        runner::permission_args(mode)
+        launch::permission_args(mode)
     }
 }
 

@@ -1,4 +1,4 @@
-//! The live runner: builds Codex's command line from a `RunRequest` and hands it to the shared
+//! The live launch: builds Codex's command line from a `RunRequest` and hands it to the shared
 //! process driver of `harness-core`.
 
 use harness_agents_core::{Launch, option};

@@ -1,4 +1,4 @@
-//! The live runner: builds Gemini CLI's command line from a `RunRequest` (G12) and hands it to
+//! The live launch: builds Gemini CLI's command line from a `RunRequest` (G12) and hands it to
 //! the shared process driver of `harness-core`.
 
 use harness_agents_core::{Launch, option};

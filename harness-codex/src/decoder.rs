@@ -1,4 +1,4 @@
-//! The incremental normalizer for `codex exec --json` (S and X rules, O1 and O3).
+//! The decoder of `codex exec --json` (S and X rules, O1 and O3).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -13,7 +13,7 @@ use harness_agents_core::{
 };
 use serde_json::{Number, Value};
 
-use crate::items::{completed, plan_items_of};
+use crate::tools::{completed, plan_items_of};
 use crate::wire::{self, Item, ItemField, LineParts, reparse};
 
 /// An item started or updated but not completed yet (X2).

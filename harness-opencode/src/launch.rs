@@ -1,4 +1,4 @@
-//! The live runner: opencode's command line for a `RunRequest`, handed to the shared process
+//! The live launch: opencode's command line for a `RunRequest`, handed to the shared process
 //! driver of `harness-core` (P14).
 
 use harness_agents_core::{Launch, PromptInput, option};

@@ -1,4 +1,4 @@
-//! The incremental normalizer for `opencode run --format json` (the S rules and the P rules of
+//! The decoder of `opencode run --format json` (the S rules and the P rules of
 //! `docs/opencode.md`).
 
 use std::sync::Arc;

@@ -1,4 +1,4 @@
-//! The incremental normalizer for Claude Code's `stream-json` output (S and C rules).
+//! The decoder of Claude Code's `stream-json` output (S and C rules).
 
 use std::collections::{BTreeMap, HashMap};
 

@@ -1,4 +1,4 @@
-//! The live runner: builds Claude Code's command line from a `RunRequest` and hands it to the
+//! The live launch: builds Claude Code's command line from a `RunRequest` and hands it to the
 //! shared process driver of `harness-core`.
 
 use harness_agents_core::{Launch, option};

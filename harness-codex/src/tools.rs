@@ -1,4 +1,4 @@
-//! The item map (X3-X6): what one completed Codex item becomes. Pure functions of the item.
+//! The tool map (X3-X6): what one completed Codex item becomes. Pure functions of the item.
 
 use std::path::Path;
 

@@ -1,0 +1,66 @@
+//! The live run: the agent's command line from a `RunRequest` (A12), started by the shared
+//! process driver of `harness-core` with [`AcpClient`] as its conversation (A12-A15).
+
+use std::path::PathBuf;
+
+use harness_agents_core::process::{self, ProcessSpec};
+use harness_agents_core::{Backend, RunError, RunRequest, RunStream};
+
+use crate::{AcpClient, AcpHarness, Permission};
+
+/// The agent's command line for a request: `agent` then `extra_args`, or `binary` then
+/// `extra_args`; `None` when the request names neither.
+fn command_line(request: &RunRequest) -> Option<(PathBuf, Vec<String>)> {
+    let mut args = match (&request.agent, &request.binary) {
+        (Some(agent), _) if !agent.is_empty() => agent.clone(),
+        (_, Some(binary)) => vec![binary.display().to_string()],
+        _ => return None,
+    };
+    let program = PathBuf::from(args.remove(0));
+    args.extend(request.extra_args.iter().cloned());
+    Some((program, args))
+}
+
+/// The live run: the agent's command, [`AcpClient`] as its conversation (A12-A15).
+pub(crate) fn spawn(request: RunRequest) -> Result<RunStream, RunError> {
+    let Some((program, args)) = command_line(&request) else {
+        return Err(RunError::NoAgentCommand {
+            backend: AcpHarness.name().to_string(),
+        });
+    };
+    let (dir, config) = process::run_dir(&request)?;
+    let policy = Permission::of(request.permission_mode.as_deref());
+    let client = AcpClient::new(dir.clone(), request.prompt.clone(), policy);
+    let mut spec = ProcessSpec::for_request(request, "", "", Vec::new(), "");
+    spec.program = program;
+    spec.args = args;
+    spec.cwd = Some(dir);
+    spec.stdin = Vec::new();
+    spec.install_hint = None;
+    process::spawn_conversation(spec, AcpHarness.normalizer(config), Box::new(client))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a12_the_command_is_the_agents_then_the_extra_args() {
+        let mut request = RunRequest::new("-p");
+        assert_eq!(command_line(&request), None);
+        request.binary = Some("/bin/agent".into());
+        assert_eq!(
+            command_line(&request),
+            Some((PathBuf::from("/bin/agent"), vec![]))
+        );
+        request.agent = Some(vec!["gemini".into(), "--acp".into()]);
+        request.extra_args = vec!["--yolo".into()];
+        assert_eq!(
+            command_line(&request),
+            Some((
+                PathBuf::from("gemini"),
+                vec!["--acp".into(), "--yolo".into()]
+            ))
+        );
+    }
+}
