@@ -887,7 +887,8 @@ macro_rules! json_view {
         ::core::option::Option<[$crate::backend::json::Loose<$lt>; $names.len()]>
     };
     (@type $lt:lifetime [] [] [$ty:ty]) => { $ty };
-    (@costly $costly:ident $marker:ident) => { $costly };
+    // The marker is the word `costly` itself: any other word after `if` matches no arm.
+    (@costly $costly:ident costly) => { $costly };
     (@read $map:ident, $costly:ident, $slot:expr, [] []) => {
         $map.next_value_seed($crate::backend::json::MemberSeed(&mut $slot, $costly))?
     };
