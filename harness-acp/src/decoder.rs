@@ -71,7 +71,7 @@ impl AcpDecoder {
         let thought = std::mem::take(&mut self.thought);
         let line = self.thought_line.take();
         if !thought.is_empty() {
-            Self::assembled(out, EventBody::Reasoning { text: thought }, line);
+            out.emit_at(EventBody::Reasoning { text: thought }, line);
         }
         let text = std::mem::take(&mut self.text);
         let line = self.text_line.take();
@@ -79,26 +79,8 @@ impl AcpDecoder {
             // One chunk's text is shared by the event and the outcome (S7).
             let text = text.into_text();
             out.final_output(Some(Arc::clone(&text)));
-            Self::assembled(out, EventBody::Agent { text }, line);
+            out.emit_at(EventBody::Agent { text }, line);
         }
-    }
-
-    /// An assembled message's event, on the last line that added to it (J2).
-    fn assembled(out: &mut Emitter<'_>, body: EventBody, line: Option<u64>) {
-        let mut event = harness_agents_core::Event::new(body);
-        if let Some(line) = line {
-            event = event.at_line(line);
-        }
-        out.event(event);
-    }
-
-    fn unknown(out: &mut Emitter<'_>, reason: UnknownReason, raw: Value, tool: ToolRef) {
-        out.emit(EventBody::Unknown { reason, raw, tool });
-    }
-
-    fn error(&mut self, out: &mut Emitter<'_>, message: String) {
-        out.fail();
-        out.emit(EventBody::Error { message });
     }
 
     /// A2: a message the client sent.
@@ -128,31 +110,22 @@ impl AcpDecoder {
             (Some(_), Some(method)) if method == "session/request_permission" => {
                 self.permission(message, out);
             }
-            (_, Some(_)) => {
-                Self::unknown(out, UnknownReason::UnknownType, message, ToolRef::default())
-            }
-            (None, None) => {
-                Self::unknown(out, UnknownReason::NotAnEvent, message, ToolRef::default())
-            }
+            (_, Some(_)) => out.unknown(UnknownReason::UnknownType, message),
+            (None, None) => out.unknown(UnknownReason::NotAnEvent, message),
         }
     }
 
     /// A3: the answer to one of the client's requests.
     fn answer(&mut self, id: &Value, message: Value, out: &mut Emitter<'_>) {
         let Some(method) = self.requests.remove(&id_key(id)) else {
-            Self::unknown(
-                out,
-                UnknownReason::UnpairedResult,
-                message,
-                ToolRef::default(),
-            );
+            out.unknown(UnknownReason::UnpairedResult, message);
             return;
         };
         if let Some(error) = message.get("error") {
             let text = error.get("message").and_then(Value::as_str).unwrap_or("");
             let code = error.get("code").map(Value::to_string).unwrap_or_default();
             out.terminal();
-            self.error(out, format!("{method} failed: {text} (code {code})"));
+            out.error(format!("{method} failed: {text} (code {code})"));
             return;
         }
         let result = message.get("result").unwrap_or(&Value::Null);
@@ -208,8 +181,8 @@ impl AcpDecoder {
         add(&mut m.num_turns, Some(Number::from(1u64)));
         match stop {
             Some("end_turn") => {}
-            Some(reason) => self.error(out, format!("the agent's turn ended: {reason}")),
-            None => self.error(out, "the prompt's answer has no stopReason".to_string()),
+            Some(reason) => out.error(format!("the agent's turn ended: {reason}")),
+            None => out.error("the prompt's answer has no stopReason".to_string()),
         }
     }
 
@@ -219,7 +192,7 @@ impl AcpDecoder {
             out.session_id(session);
         }
         let Some(update) = message.pointer("/params/update") else {
-            Self::unknown(out, UnknownReason::NotAnEvent, message, ToolRef::default());
+            out.unknown(UnknownReason::NotAnEvent, message);
             return;
         };
         let kind = update
@@ -234,21 +207,11 @@ impl AcpDecoder {
                     }) => self.chunk(kind, &text, out),
                     Ok(_) => {
                         self.flush(out);
-                        Self::unknown(
-                            out,
-                            UnknownReason::UnknownBlock,
-                            message,
-                            ToolRef::default(),
-                        );
+                        out.unknown(UnknownReason::UnknownBlock, message);
                     }
                     Err(_) => {
                         self.flush(out);
-                        Self::unknown(
-                            out,
-                            UnknownReason::MalformedMessage,
-                            message,
-                            ToolRef::default(),
-                        );
+                        out.unknown(UnknownReason::MalformedMessage, message);
                     }
                 }
             }
@@ -263,9 +226,7 @@ impl AcpDecoder {
                     | "current_mode_update"
                     | "config_option_update"
                     | "session_info_update" => out.consumed_by("A8"),
-                    _ => {
-                        Self::unknown(out, UnknownReason::UnknownType, message, ToolRef::default())
-                    }
+                    _ => out.unknown(UnknownReason::UnknownType, message),
                 }
             }
         }
@@ -280,7 +241,7 @@ impl AcpDecoder {
                 tool: None,
                 tool_use_id: None,
             };
-            Self::unknown(out, UnknownReason::MalformedToolUse, message.clone(), tool);
+            out.unknown_of(UnknownReason::MalformedToolUse, message.clone(), tool);
             return;
         };
         let id = id.to_string();
@@ -343,7 +304,7 @@ impl AcpDecoder {
         match tools::events(&call.fields, self.cwd.as_deref()) {
             Ok(events) => events.into_iter().for_each(|body| out.emit(body)),
             Err((reason, tool)) => {
-                Self::unknown(out, reason, Value::Object(call.fields), tool);
+                out.unknown_of(reason, Value::Object(call.fields), tool);
             }
         }
     }
@@ -361,12 +322,7 @@ impl AcpDecoder {
                 }
                 out.defer();
             }
-            Err(_) => Self::unknown(
-                out,
-                UnknownReason::MalformedToolUse,
-                message,
-                ToolRef::default(),
-            ),
+            Err(_) => out.unknown(UnknownReason::MalformedToolUse, message),
         }
     }
 
@@ -384,12 +340,7 @@ impl AcpDecoder {
                     .collect();
                 out.emit(EventBody::Plan { items });
             }
-            Err(_) => Self::unknown(
-                out,
-                UnknownReason::MalformedMessage,
-                message.clone(),
-                ToolRef::default(),
-            ),
+            Err(_) => out.unknown(UnknownReason::MalformedMessage, message.clone()),
         }
     }
 
@@ -412,7 +363,7 @@ impl AcpDecoder {
         let value = harness_agents_core::backend::parse_value(line)?;
         let from = value.get("from").and_then(From::parse);
         let Value::Object(mut wrapper) = value else {
-            Self::unknown(out, UnknownReason::NotAnEvent, value, ToolRef::default());
+            out.unknown(UnknownReason::NotAnEvent, value);
             return Ok(());
         };
         match (from, wrapper.remove("message"), wrapper.get("text")) {
@@ -444,12 +395,7 @@ impl AcpDecoder {
                     wrapper.insert("message".into(), message);
                 }
                 self.flush(out);
-                Self::unknown(
-                    out,
-                    UnknownReason::NotAnEvent,
-                    Value::Object(wrapper),
-                    ToolRef::default(),
-                );
+                out.unknown(UnknownReason::NotAnEvent, Value::Object(wrapper));
             }
         }
         Ok(())
@@ -665,8 +611,7 @@ impl Decoder for AcpDecoder {
                 tool: tools::kind_name(&call.fields),
                 tool_use_id: Some(id),
             };
-            Self::unknown(
-                out,
+            out.unknown_of(
                 UnknownReason::UnresolvedToolUse,
                 Value::Object(call.fields),
                 tool,

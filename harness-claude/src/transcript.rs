@@ -258,12 +258,8 @@ impl TranscriptDecoder {
             // A `result` has no place in a transcript: keep it as an unknown line rather than
             // end the session (T9).
             Some("result") => {
-                let body = harness_agents_core::EventBody::Unknown {
-                    reason: UnknownReason::UnknownType,
-                    raw: parse_value(text.as_bytes()).unwrap_or(Value::Null),
-                    tool: harness_agents_core::ToolRef::default(),
-                };
-                out.emit_in(body, self.thread.clone());
+                let raw = parse_value(text.as_bytes()).unwrap_or(Value::Null);
+                out.unknown_in(UnknownReason::UnknownType, raw, self.thread.clone());
             }
             _ => self.inner.on_parts(parts, text, None, out),
         }
@@ -304,12 +300,8 @@ impl Decoder for TranscriptDecoder {
         match wire::parse_in(&text, Dialect::Transcript) {
             Some(parts) => self.on_parts(parts, &text, out),
             None => {
-                let body = harness_agents_core::EventBody::Unknown {
-                    reason: UnknownReason::NotAnEvent,
-                    raw: value,
-                    tool: harness_agents_core::ToolRef::default(),
-                };
-                out.emit_in(body, self.thread.clone());
+                let raw = value;
+                out.unknown_in(UnknownReason::NotAnEvent, raw, self.thread.clone());
             }
         }
         Ok(())

@@ -11,7 +11,7 @@ use harness_agents_core::{
     EventBody, Metrics, NormalizerConfig, PendingToolUse, PlanItem, ToolRef, UnknownReason,
     WarningSource,
 };
-use serde_json::{Number, Value};
+use serde_json::Number;
 
 use crate::tools::{completed, plan_items_of};
 use crate::wire::{self, Item, ItemField, LineParts, reparse};
@@ -90,25 +90,12 @@ impl CodexDecoder {
         }
     }
 
-    fn emit_here(&mut self, out: &mut Emitter<'_>, body: EventBody) {
-        out.emit(body);
-    }
-
-    fn unknown_here(&mut self, out: &mut Emitter<'_>, reason: UnknownReason, raw: Value) {
-        let body = EventBody::Unknown {
-            reason,
-            raw,
-            tool: ToolRef::default(),
-        };
-        self.emit_here(out, body);
-    }
-
     /// One object line, read through its view; `text` is the line, for the rare events that
     /// carry it (J8).
     fn on_parts(&mut self, parts: &LineParts<'_>, text: &str, out: &mut Emitter<'_>) {
         let Some(kind) = parts.kind.as_str() else {
             // S3: no string `type`.
-            self.unknown_here(out, UnknownReason::NotAnEvent, reparse(text));
+            out.unknown(UnknownReason::NotAnEvent, reparse(text));
             return;
         };
         out.consumed_by(match kind {
@@ -137,14 +124,14 @@ impl CodexDecoder {
                     .non_empty_str()
                     .unwrap_or("turn failed")
                     .to_string();
-                self.emit_here(out, EventBody::Error { message });
+                out.emit(EventBody::Error { message });
             }
             "error" => {
                 let message = parts.message.as_str().unwrap_or_default().to_string();
                 let source = WarningSource::Stream;
-                self.emit_here(out, EventBody::Warning { message, source });
+                out.emit(EventBody::Warning { message, source });
             }
-            _ => self.unknown_here(out, UnknownReason::UnknownType, reparse(text)),
+            _ => out.unknown(UnknownReason::UnknownType, reparse(text)),
         }
     }
 
@@ -160,11 +147,11 @@ impl CodexDecoder {
         let item = match item {
             ItemField::Object(item) if item.view.kind.as_str().is_some() => item,
             ItemField::Object(item) => {
-                self.unknown_here(out, UnknownReason::UnknownItem, item.value());
+                out.unknown(UnknownReason::UnknownItem, item.value());
                 return;
             }
             ItemField::Absent | ItemField::Other => {
-                self.unknown_here(out, UnknownReason::UnknownItem, reparse(line));
+                out.unknown(UnknownReason::UnknownItem, reparse(line));
                 return;
             }
         };
@@ -219,7 +206,7 @@ impl CodexDecoder {
             if let EventBody::Agent { text } = &body {
                 self.answer = Some(Arc::clone(text));
             }
-            self.emit_here(out, body);
+            out.emit(body);
         }
     }
 
@@ -269,7 +256,7 @@ impl CodexDecoder {
             }
             self.plans.insert(id.to_string(), items.clone());
         }
-        self.emit_here(out, EventBody::Plan { items });
+        out.emit(EventBody::Plan { items });
     }
 
     fn metrics(&self) -> Metrics {
@@ -307,7 +294,7 @@ impl Decoder for CodexDecoder {
                 self.on_parts(&parts, text, out);
             }
             // S3: valid JSON that is not an object.
-            None => self.unknown_here(out, UnknownReason::NotAnEvent, parse_value(line)?),
+            None => out.unknown(UnknownReason::NotAnEvent, parse_value(line)?),
         }
         Ok(())
     }

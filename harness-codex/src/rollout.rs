@@ -101,11 +101,6 @@ impl RolloutDecoder {
         let _ = self.inner.line(text.as_bytes(), out);
     }
 
-    fn unknown(&mut self, reason: UnknownReason, raw: Value, out: &mut Emitter<'_>) {
-        let tool = ToolRef::default();
-        out.emit(EventBody::Unknown { reason, raw, tool });
-    }
-
     /// R4: an `item_completed`'s item, spelled as `codex exec --json` spells it.
     fn item(&mut self, item: &Value, out: &mut Emitter<'_>) {
         let id = item.get("id").cloned().unwrap_or(Value::Null);
@@ -181,7 +176,7 @@ impl RolloutDecoder {
                        "query": item.get("query").cloned().unwrap_or(Value::Null)})
             }
             _ => {
-                self.unknown(UnknownReason::UnknownItem, item.clone(), out);
+                out.unknown(UnknownReason::UnknownItem, item.clone());
                 return;
             }
         };
@@ -243,7 +238,7 @@ impl RolloutDecoder {
     fn value_line(&mut self, line: &[u8], out: &mut Emitter<'_>) -> Result<(), NotJson> {
         match parse_value(line)? {
             Value::Object(map) => self.on_line(map, out),
-            other => self.unknown(UnknownReason::NotAnEvent, other, out),
+            other => out.unknown(UnknownReason::NotAnEvent, other),
         }
         Ok(())
     }
@@ -294,7 +289,7 @@ impl RolloutDecoder {
                 Some("task_started") => out.consumed_by("R3"),
                 Some("item_completed") => match payload.get("item") {
                     Some(item) if item.is_object() => self.item(item, out),
-                    _ => self.unknown(UnknownReason::UnknownItem, Value::Object(line), out),
+                    _ => out.unknown(UnknownReason::UnknownItem, Value::Object(line)),
                 },
                 Some("task_complete") => {
                     let usage = self.total.clone().unwrap_or(Value::Null);
@@ -387,8 +382,8 @@ impl RolloutDecoder {
                 }
             }
             Some(kind) if BOOKKEEPING.contains(&kind) => out.consumed_by("R9"),
-            Some(_) => self.unknown(UnknownReason::UnknownType, Value::Object(line), out),
-            None => self.unknown(UnknownReason::NotAnEvent, Value::Object(line), out),
+            Some(_) => out.unknown(UnknownReason::UnknownType, Value::Object(line)),
+            None => out.unknown(UnknownReason::NotAnEvent, Value::Object(line)),
         }
     }
 }

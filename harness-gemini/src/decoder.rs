@@ -3,8 +3,8 @@
 use harness_agents_core::backend::text::{Joined, truncate_chars};
 use harness_agents_core::backend::{Decoder, Driver, Emitter, NotJson, Summary, parse_value};
 use harness_agents_core::{
-    Event, EventBody, Metrics, NormalizerConfig, PendingToolUse, ToolRef, ToolStatus,
-    UnknownReason, WarningSource,
+    EventBody, Metrics, NormalizerConfig, PendingToolUse, ToolRef, ToolStatus, UnknownReason,
+    WarningSource,
 };
 use std::sync::Arc;
 
@@ -97,27 +97,14 @@ impl GeminiDecoder {
         }
         let text = text.into_text();
         self.answer = Some(Arc::clone(&text));
-        let mut event = Event::new(EventBody::Agent { text });
-        if let Some(line) = line {
-            event = event.at_line(line);
-        }
-        out.event(event);
-    }
-
-    fn unknown(out: &mut Emitter<'_>, reason: UnknownReason, raw: Value, tool: ToolRef) {
-        out.emit(EventBody::Unknown { reason, raw, tool });
+        out.emit_at(EventBody::Agent { text }, line);
     }
 
     fn on_view(&mut self, view: LineView<'_>, line: &[u8], out: &mut Emitter<'_>) {
         let Some(kind) = view.kind.as_str() else {
             // S3: no string `type`.
             self.flush(out);
-            Self::unknown(
-                out,
-                UnknownReason::NotAnEvent,
-                reparse(line),
-                ToolRef::default(),
-            );
+            out.unknown(UnknownReason::NotAnEvent, reparse(line));
             return;
         };
         if kind == "message" && view.role.as_str() == Some("assistant") {
@@ -144,12 +131,7 @@ impl GeminiDecoder {
             }
             "message" => match (view.role.as_str(), view.content.as_str()) {
                 (Some("user"), Some(_)) => out.consumed_by("G3"),
-                _ => Self::unknown(
-                    out,
-                    UnknownReason::MalformedMessage,
-                    reparse(line),
-                    ToolRef::default(),
-                ),
+                _ => out.unknown(UnknownReason::MalformedMessage, reparse(line)),
             },
             "tool_use" => self.tool_use(view, line, out),
             "tool_result" => self.tool_result(&view, line, out),
@@ -170,12 +152,7 @@ impl GeminiDecoder {
             }
             "result" => self.result(&view, out),
             // G1: a type this backend does not know.
-            _ => Self::unknown(
-                out,
-                UnknownReason::UnknownType,
-                reparse(line),
-                ToolRef::default(),
-            ),
+            _ => out.unknown(UnknownReason::UnknownType, reparse(line)),
         }
     }
 
@@ -189,7 +166,7 @@ impl GeminiDecoder {
                 tool_use_id: None,
             };
             let raw = tool_raw(reparse(line), Value::Null);
-            Self::unknown(out, UnknownReason::MalformedToolUse, raw, tool);
+            out.unknown_of(UnknownReason::MalformedToolUse, raw, tool);
             return;
         };
         let params = wire::Params::value(view.parameters);
@@ -240,7 +217,7 @@ impl GeminiDecoder {
                     tool_use_id,
                 };
                 let raw = tool_raw(Value::Null, reparse(line));
-                Self::unknown(out, UnknownReason::UnpairedResult, raw, tool);
+                out.unknown_of(UnknownReason::UnpairedResult, raw, tool);
             }
             [i] => {
                 let tool_use = self.uses.remove(i);
@@ -258,7 +235,7 @@ impl GeminiDecoder {
                     tool_use_id,
                 };
                 let raw = tool_raw(Value::Array(uses), reparse(line));
-                Self::unknown(out, UnknownReason::AmbiguousToolUseId, raw, tool);
+                out.unknown_of(UnknownReason::AmbiguousToolUseId, raw, tool);
             }
         }
     }
@@ -294,11 +271,11 @@ impl GeminiDecoder {
             }
             Mapping::UnknownTool => {
                 let raw = tool_raw(reparse(&tool_use.line), reparse(line));
-                Self::unknown(out, UnknownReason::UnknownTool, raw, tool);
+                out.unknown_of(UnknownReason::UnknownTool, raw, tool);
             }
             Mapping::Malformed => {
                 let raw = tool_raw(reparse(&tool_use.line), reparse(line));
-                Self::unknown(out, UnknownReason::MalformedToolUse, raw, tool);
+                out.unknown_of(UnknownReason::MalformedToolUse, raw, tool);
             }
         }
     }
@@ -385,7 +362,7 @@ impl Decoder for GeminiDecoder {
         } else {
             // S3: valid JSON that is not an object.
             self.flush(out);
-            Self::unknown(out, UnknownReason::NotAnEvent, value, ToolRef::default());
+            out.unknown(UnknownReason::NotAnEvent, value);
         }
         Ok(())
     }

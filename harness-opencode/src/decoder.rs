@@ -7,7 +7,7 @@ use harness_agents_core::backend::json::Loose;
 use harness_agents_core::backend::text::Joined;
 use harness_agents_core::backend::{Decoder, Driver, Emitter, NotJson, Summary, parse_value};
 use harness_agents_core::{
-    Event, EventBody, Metrics, NormalizerConfig, PendingToolUse, ToolRef, UnknownReason,
+    EventBody, Metrics, NormalizerConfig, PendingToolUse, ToolRef, UnknownReason,
 };
 use serde_json::{Number, Value};
 
@@ -123,30 +123,21 @@ impl OpencodeDecoder {
         } = message;
         if !reasoning.is_empty() {
             let body = EventBody::Reasoning { text: reasoning };
-            out.event(Event::new(body).at_line(last_line));
+            out.emit_at(body, Some(last_line));
         }
         if !text.is_empty() {
             let text = text.into_text();
             self.answer = Some((id, Arc::clone(&text)));
             let body = EventBody::Agent { text };
-            out.event(Event::new(body).at_line(last_line));
+            out.emit_at(body, Some(last_line));
         }
-    }
-
-    fn unknown(out: &mut Emitter<'_>, reason: UnknownReason, raw: Value) {
-        let body = EventBody::Unknown {
-            reason,
-            raw,
-            tool: ToolRef::default(),
-        };
-        out.emit(body);
     }
 
     fn on_view(&mut self, view: Option<&Line<'_>>, line: &[u8], out: &mut Emitter<'_>) {
         let Some((view, kind)) = view.and_then(|v| v.kind.as_str().map(|kind| (v, kind))) else {
             // S3: not an object, or no string `type`.
             self.flush(out);
-            Self::unknown(out, UnknownReason::NotAnEvent, full(line));
+            out.unknown(UnknownReason::NotAnEvent, full(line));
             return;
         };
         // P1: the first session id.
@@ -176,11 +167,11 @@ impl OpencodeDecoder {
             }
             ("text" | "reasoning" | "step_start" | "step_finish" | "tool_use", None) => {
                 self.flush(out);
-                Self::unknown(out, UnknownReason::MalformedMessage, full(line));
+                out.unknown(UnknownReason::MalformedMessage, full(line));
             }
             _ => {
                 self.flush(out);
-                Self::unknown(out, UnknownReason::UnknownType, full(line));
+                out.unknown(UnknownReason::UnknownType, full(line));
             }
         }
     }
@@ -189,7 +180,7 @@ impl OpencodeDecoder {
     fn on_text(&mut self, kind: &str, part: &Part<'_>, line: &[u8], out: &mut Emitter<'_>) {
         let Some(text) = part.text.as_str() else {
             self.flush(out);
-            Self::unknown(out, UnknownReason::MalformedMessage, full(line));
+            out.unknown(UnknownReason::MalformedMessage, full(line));
             return;
         };
         if part.synthetic.is_true() {

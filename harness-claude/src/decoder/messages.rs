@@ -64,20 +64,16 @@ impl ClaudeDecoder {
             }
         }
         if let Some(line) = message.reasoning_line {
-            let event = Event::new(EventBody::Reasoning {
+            let body = EventBody::Reasoning {
                 text: message.reasoning,
-            })
-            .at_line(line)
-            .with_parent(message.thread.clone());
-            out.event(event);
+            };
+            out.emit_at_in(body, Some(line), message.thread.clone());
         }
         if let Some(line) = message.text_line {
-            let event = Event::new(EventBody::Agent {
+            let body = EventBody::Agent {
                 text: message.text.into_text(),
-            })
-            .at_line(line)
-            .with_parent(message.thread);
-            out.event(event);
+            };
+            out.emit_at_in(body, Some(line), message.thread);
         }
     }
 
@@ -105,7 +101,7 @@ impl ClaudeDecoder {
         self.flush(set, out);
 
         let Content::List(blocks) = content else {
-            self.unknown_here(out, UnknownReason::MalformedMessage, line(), &thread);
+            out.unknown_in(UnknownReason::MalformedMessage, line(), thread.clone());
             return;
         };
 
@@ -177,7 +173,7 @@ impl ClaudeDecoder {
 
     /// C2: a block this backend does not know, emitted at once.
     pub(super) fn unknown_block(&mut self, raw: Value, thread: &Thread, out: &mut Emitter<'_>) {
-        self.unknown_here(out, UnknownReason::UnknownBlock, raw, thread);
+        out.unknown_in(UnknownReason::UnknownBlock, raw, thread.clone());
     }
 }
 

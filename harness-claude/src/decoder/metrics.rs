@@ -58,7 +58,7 @@ impl ClaudeDecoder {
                 None if !errors.is_empty() => errors,
                 None => subtype.unwrap_or("error").to_string(),
             };
-            self.emit_here(out, EventBody::Error { message }, parent);
+            out.emit_in(EventBody::Error { message }, parent.clone());
         }
     }
 

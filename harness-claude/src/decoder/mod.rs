@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, HashMap};
 use harness_agents_core::backend::json::{self, Loose};
 use harness_agents_core::backend::{Decoder, Driver, Emitter, NotJson, Summary, parse_value};
 use harness_agents_core::{
-    Event, EventBody, LineRange, Metrics, NormalizerConfig, PendingToolUse, ToolRef, ToolStatus,
+    EventBody, LineRange, Metrics, NormalizerConfig, PendingToolUse, ToolRef, ToolStatus,
     UnknownReason, WarningSource, add_numbers,
 };
 use serde_json::{Map, Number, Value};
@@ -79,25 +79,6 @@ fn str_field<'v>(value: &'v Value, key: &str) -> Option<&'v str> {
 }
 
 impl ClaudeDecoder {
-    fn emit_here(&mut self, out: &mut Emitter<'_>, body: EventBody, parent: &Thread) {
-        out.emit_in(body, parent.clone());
-    }
-
-    fn unknown_here(
-        &mut self,
-        out: &mut Emitter<'_>,
-        reason: UnknownReason,
-        raw: Value,
-        parent: &Thread,
-    ) {
-        let body = EventBody::Unknown {
-            reason,
-            raw,
-            tool: ToolRef::default(),
-        };
-        self.emit_here(out, body, parent);
-    }
-
     /// Sets the working directory a stored transcript names on its lines (T rules), unless an
     /// `init` line did.
     pub(crate) fn set_cwd(&mut self, cwd: &str) {
@@ -129,14 +110,14 @@ impl ClaudeDecoder {
     /// A line that `serde_json` parsed (the exact path, S2).
     fn on_value(&mut self, value: Value, out: &mut Emitter<'_>) {
         if !value.is_object() {
-            self.unknown_here(out, UnknownReason::NotAnEvent, value, &None);
+            out.unknown_in(UnknownReason::NotAnEvent, value, None);
             return;
         }
         let text = value.to_string();
         match wire::parse(&text) {
             Some(parts) => self.on_parts(parts, &text, Some(value), out),
             // Unreachable: a view reads any JSON object; keep the line all the same.
-            None => self.unknown_here(out, UnknownReason::MalformedMessage, value, &None),
+            None => out.unknown_in(UnknownReason::MalformedMessage, value, None),
         }
     }
 
@@ -188,11 +169,10 @@ impl ClaudeDecoder {
                         }
                     }
                     Some("status" | "thinking_tokens") => {}
-                    _ => self.unknown_here(
-                        out,
+                    _ => out.unknown_in(
                         UnknownReason::UnknownSystemSubtype,
                         line_value(),
-                        &parent,
+                        parent.clone(),
                     ),
                 }
             }
@@ -215,11 +195,11 @@ impl ClaudeDecoder {
                     }
                     Some(_) => {
                         self.flush_line_default(&parent, out);
-                        self.unknown_here(out, UnknownReason::UnknownType, line, &parent);
+                        out.unknown_in(UnknownReason::UnknownType, line, parent.clone());
                     }
                     None => {
                         self.flush_line_default(&parent, out);
-                        self.unknown_here(out, UnknownReason::NotAnEvent, line, &parent);
+                        out.unknown_in(UnknownReason::NotAnEvent, line, parent.clone());
                     }
                 }
             }
@@ -259,7 +239,7 @@ impl ClaudeDecoder {
             message,
             source: WarningSource::RateLimit,
         };
-        self.emit_here(out, body, parent);
+        out.emit_in(body, parent.clone());
     }
 }
 
@@ -322,7 +302,7 @@ impl Decoder for ClaudeDecoder {
 
 #[cfg(test)]
 mod tests {
-    use harness_agents_core::{Disposition, Normalizer, Outcome};
+    use harness_agents_core::{Disposition, Event, Normalizer, Outcome};
 
     use super::*;
 

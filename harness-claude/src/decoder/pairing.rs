@@ -91,7 +91,7 @@ impl ClaudeDecoder {
                     tool_use_id: None,
                 },
             };
-            self.emit_here(out, body, thread);
+            out.emit_in(body, thread.clone());
             return;
         };
         if let Some(m) = self.message_mut(seq) {
@@ -189,7 +189,7 @@ impl ClaudeDecoder {
                 }
             }
             Content::Other => {
-                self.unknown_here(out, UnknownReason::MalformedMessage, line(), &thread)
+                out.unknown_in(UnknownReason::MalformedMessage, line(), thread.clone())
             }
         }
     }
@@ -237,7 +237,7 @@ impl ClaudeDecoder {
                         tool_use_id: id.map(str::to_string),
                     },
                 };
-                self.emit_here(out, body, thread);
+                out.emit_in(body, thread.clone());
             }
             None => self.unpaired(result, status, thread, out),
         }
@@ -291,7 +291,7 @@ impl ClaudeDecoder {
                 },
             },
         };
-        self.emit_here(out, body, thread);
+        out.emit_in(body, thread.clone());
     }
 
     /// What a tool use block maps to (C13-C15), with the working directory now in effect.
@@ -346,7 +346,7 @@ impl ClaudeDecoder {
         let reason = match mapping {
             Mapping::Events(bodies) => {
                 for body in bodies {
-                    self.emit_here(out, body, &tool_use.thread);
+                    out.emit_in(body, tool_use.thread.clone());
                 }
                 return;
             }
@@ -360,7 +360,7 @@ impl ClaudeDecoder {
             result.tool_use_result_value(),
         );
         let body = EventBody::Unknown { reason, raw, tool };
-        self.emit_here(out, body, &tool_use.thread);
+        out.emit_in(body, tool_use.thread.clone());
     }
 }
 

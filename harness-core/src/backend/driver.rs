@@ -292,6 +292,46 @@ impl Emitter<'_> {
         self.event(event);
     }
 
+    /// Emits an event the decoder assembled over earlier lines (a message, C4, P3, G3), on
+    /// `line`, the last line that added to it (J2): no line when `None`. It does not count as
+    /// the current line's own event.
+    pub fn emit_at(&mut self, body: EventBody, line: Option<u64>) {
+        self.emit_at_in(body, line, None);
+    }
+
+    /// [`Emitter::emit_at`] for an event made inside sub-agent `parent` (J4).
+    pub fn emit_at_in(&mut self, body: EventBody, line: Option<u64>, parent: Option<String>) {
+        let mut event = Event::new(body).with_parent(parent);
+        if let Some(line) = line {
+            event = event.at_line(line);
+        }
+        self.event(event);
+    }
+
+    /// Emits an `unknown` event of the current line that names no tool use (S3, J8): `raw` is
+    /// what the backend could not map.
+    pub fn unknown(&mut self, reason: UnknownReason, raw: Value) {
+        self.unknown_of(reason, raw, ToolRef::default());
+    }
+
+    /// [`Emitter::unknown`] about the tool use `tool` (an unpaired result, a malformed or
+    /// unknown tool).
+    pub fn unknown_of(&mut self, reason: UnknownReason, raw: Value, tool: ToolRef) {
+        self.emit(EventBody::Unknown { reason, raw, tool });
+    }
+
+    /// [`Emitter::unknown`] made inside sub-agent `parent` (J4).
+    pub fn unknown_in(&mut self, reason: UnknownReason, raw: Value, parent: Option<String>) {
+        let tool = ToolRef::default();
+        self.emit_in(EventBody::Unknown { reason, raw, tool }, parent);
+    }
+
+    /// Says the run failed ([`Emitter::fail`]) with an `error` event of the current line.
+    pub fn error(&mut self, message: String) {
+        self.fail();
+        self.emit(EventBody::Error { message });
+    }
+
     /// Emits an event made whole by the decoder, such as a message the line completed, whose
     /// `line` is an earlier one (C4). It does not count as the current line's own event.
     pub fn event(&mut self, mut event: Event) {
