@@ -7,11 +7,11 @@ use std::sync::Arc;
 use harness_agents_core::backend::json::Loose;
 use harness_agents_core::backend::text::{Joined, truncate_chars};
 use harness_agents_core::backend::{
-    Decoder, Driver, Emitter, MAX_WARNING_TEXT, NotJson, Recorded, Summary,
+    Decoder, Driver, Emitter, MAX_WARNING_TEXT, NotJson, Recorded, Summary, add_numbers,
 };
 use harness_agents_core::{
     EventBody, Metrics, NormalizerConfig, PendingToolUse, PlanItem, ToolRef, UnknownReason,
-    WarningSource, add_numbers,
+    WarningSource,
 };
 use serde::Deserialize;
 use serde_json::{Map, Number, Value};

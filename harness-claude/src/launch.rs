@@ -1,7 +1,8 @@
 //! The live launch: builds Claude Code's command line from a `RunRequest` and hands it to the
 //! shared process driver of `harness-core`.
 
-use harness_agents_core::{Launch, option};
+use harness_agents_core::Launch;
+use harness_agents_core::backend::option;
 
 /// How Claude Code is started live: the request's binary, else `$CLAUDE_BIN`, else `claude`,
 /// installed by `npm install -g @anthropic-ai/claude-code`; `--print --output-format

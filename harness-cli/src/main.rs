@@ -421,7 +421,7 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Command::Schema => {
-            let schema = harness_agents_core::Event::lines_schema();
+            let schema = harness_agents_core::schema::lines();
             let mut out = io::stdout().lock();
             let written = serde_json::to_writer_pretty(&mut out, &schema)
                 .map_err(io::Error::from)

@@ -131,6 +131,8 @@ async fn drive<W: Write + Send + 'static>(
                 | RunError::NoAgentCommand { .. }
                 | RunError::WorkingDirectory { .. } => 2,
                 RunError::Io { .. } | RunError::Transcript { .. } => 1,
+                // Any other reason (the enum may grow): a failure to run, as `Io`.
+                _ => 1,
             });
         }
     };

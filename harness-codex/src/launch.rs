@@ -1,7 +1,8 @@
 //! The live launch: builds Codex's command line from a `RunRequest` and hands it to the shared
 //! process driver of `harness-core`.
 
-use harness_agents_core::{Launch, option};
+use harness_agents_core::Launch;
+use harness_agents_core::backend::option;
 
 /// The `--sandbox` value (or other flags) a `permission_mode` stands for.
 ///

@@ -2,8 +2,9 @@
 
 use std::path::{Path, PathBuf};
 
-/// Why a live run could not start or go on.
+/// Why a live run could not start or go on. More reasons may come: match with a wildcard arm.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum RunError {
     /// The backend has no live runner.
     #[error("the {backend} backend cannot run a live process")]

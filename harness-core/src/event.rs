@@ -80,43 +80,6 @@ impl Event {
     }
 }
 
-#[cfg(feature = "schema")]
-#[cfg_attr(docsrs, doc(cfg(feature = "schema")))]
-impl Event {
-    /// The JSON Schema (draft 2020-12) of the lines the `harness` CLI writes (`harness schema`):
-    /// each line is one of the `oneOf` alternatives, an event (`$defs/Event`, J1-J10) or the
-    /// closing outcome line (`$defs/OutcomeLine`, `"kind": "outcome"`, J9).
-    ///
-    /// It describes what is written: a field that may be absent is optional and never `null`;
-    /// only `range.end`, plan items (copied as given) and a live run's `exit_code` may be
-    /// `null` (J5, J10, O1). Unknown fields are allowed (J10).
-    ///
-    /// ```
-    /// let schema = harness_agents_core::Event::lines_schema();
-    /// assert_eq!(schema["$schema"], "https://json-schema.org/draft/2020-12/schema");
-    /// assert!(schema["$defs"]["Event"].is_object());
-    /// assert!(schema["$defs"]["OutcomeLine"].is_object());
-    /// ```
-    pub fn lines_schema() -> Value {
-        use schemars::generate::SchemaSettings;
-
-        let mut generator = SchemaSettings::draft2020_12()
-            .for_serialize()
-            .into_generator();
-        let event = generator.subschema_for::<Event>();
-        let outcome = generator.subschema_for::<crate::outcome::OutcomeLine<'static>>();
-        let definitions = generator.take_definitions(true);
-        serde_json::json!({
-            "$schema": "https://json-schema.org/draft/2020-12/schema",
-            "title": "harness output line",
-            "description": "One line of `harness run` / `harness normalize --format jsonl`: \
-                an event, or the closing outcome line (SPEC J1-J10).",
-            "oneOf": [event, outcome],
-            "$defs": definitions,
-        })
-    }
-}
-
 /// The stream an event was read from, when it was not standard output.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]

@@ -48,31 +48,47 @@ struct ReadmeExample;
 pub mod backend;
 mod error;
 mod event;
-mod harness;
+#[cfg(feature = "process")]
+mod launch;
 mod lines;
 mod normalized;
+mod normalizer;
 mod outcome;
 pub mod prices;
 #[cfg(feature = "process")]
 #[cfg_attr(docsrs, doc(cfg(feature = "process")))]
 pub mod process;
+mod registry;
+mod run;
+#[cfg(feature = "schema")]
+#[cfg_attr(docsrs, doc(cfg(feature = "schema")))]
+pub mod schema;
 pub mod stored;
 #[cfg(feature = "testkit")]
 #[cfg_attr(docsrs, doc(cfg(feature = "testkit")))]
 pub mod testkit;
+
+/// The paths the process driver imports these types by.
+#[cfg(feature = "process")]
+mod harness {
+    pub(crate) use crate::normalizer::{Normalizer, NormalizerConfig};
+    pub(crate) use crate::run::{RunItem, RunRequest, RunStream, StopSignal};
+}
 
 pub use error::RunError;
 pub use event::{
     Event, EventBody, Expected, Kind, LineRange, PlanItem, Stream, ToolRef, ToolStatus,
     UnknownReason, WarningSource,
 };
-/// [`Backend`] under the name xtask's recorders import it by; not part of the API.
-#[doc(hidden)]
-pub use harness::Backend as Harness;
-pub use harness::{
-    Backend, Capabilities, Disposition, Launch, Normalizer, NormalizerConfig, OrchestrationSource,
-    PendingToolUse, PromptInput, Registry, RunItem, RunRequest, RunStream, StopSignal, option,
-};
+#[cfg(feature = "process")]
+#[cfg_attr(docsrs, doc(cfg(feature = "process")))]
+pub use launch::{Launch, PromptInput};
 pub use lines::LineSplitter;
 pub use normalized::Normalized;
-pub use outcome::{Metrics, Outcome, OutcomeLine, Status, add_numbers};
+pub use normalizer::{Disposition, Normalizer, NormalizerConfig, PendingToolUse};
+pub use outcome::{Metrics, Outcome, OutcomeLine, Status};
+/// [`Backend`] under the name xtask's recorders import it by; not part of the API.
+#[doc(hidden)]
+pub use registry::Backend as Harness;
+pub use registry::{Backend, Capabilities, OrchestrationSource, Registry};
+pub use run::{RunItem, RunRequest, RunStream, StopSignal};

@@ -4,8 +4,8 @@ use std::collections::VecDeque;
 use std::io::{self, Read};
 
 use crate::event::Event;
-use crate::harness::Normalizer;
 use crate::lines::LineSplitter;
+use crate::normalizer::Normalizer;
 use crate::outcome::Outcome;
 
 /// How many bytes are read at a time.

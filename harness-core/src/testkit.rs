@@ -69,9 +69,10 @@ use serde_json::{Map, Value};
 
 use crate::backend::text::{is_blank, strip_cr};
 use crate::event::{Event, EventBody, Kind, Stream, UnknownReason};
-use crate::harness::{Backend, Disposition, Normalizer, NormalizerConfig, PendingToolUse};
 use crate::lines::LineSplitter;
+use crate::normalizer::{Disposition, Normalizer, NormalizerConfig, PendingToolUse};
 use crate::outcome::{Outcome, Status};
+use crate::registry::Backend;
 
 /// The message of the `error` a stream without a terminal line ends with (S9).
 pub const NO_RESULT: &str = "stream ended without a result";

@@ -1,7 +1,8 @@
 //! The live launch: builds Gemini CLI's command line from a `RunRequest` (G12) and hands it to
 //! the shared process driver of `harness-core`.
 
-use harness_agents_core::{Launch, option};
+use harness_agents_core::Launch;
+use harness_agents_core::backend::option;
 
 /// How Gemini CLI is started live: the request's binary, else `$GEMINI_BIN`, else `gemini`,
 /// installed by `npm install -g @google/gemini-cli`; `--output-format=stream-json --skip-trust

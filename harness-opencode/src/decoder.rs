@@ -64,7 +64,7 @@ struct Usage {
 fn add(sum: &mut Option<Number>, value: Option<&Loose<'_>>) {
     if let Some(Loose::Number(n)) = value {
         *sum = Some(match sum {
-            Some(s) => harness_agents_core::add_numbers(s, n),
+            Some(s) => harness_agents_core::backend::add_numbers(s, n),
             None => n.clone(),
         });
     }

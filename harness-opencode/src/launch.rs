@@ -1,7 +1,8 @@
 //! The live launch: opencode's command line for a `RunRequest`, handed to the shared process
 //! driver of `harness-core` (P14).
 
-use harness_agents_core::{Launch, PromptInput, option};
+use harness_agents_core::backend::option;
+use harness_agents_core::{Launch, PromptInput};
 
 /// How opencode is started live: the request's binary, else `$OPENCODE_BIN`, else `opencode`,
 /// installed by `npm install -g opencode-ai`; `run --format=json --thinking [--model=MODEL]

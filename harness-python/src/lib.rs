@@ -415,7 +415,7 @@ fn backends() -> Vec<&'static str> {
 /// The JSON Schema of the events and the outcome (`harness schema`), as text.
 #[pyfunction]
 fn schema() -> PyResult<String> {
-    serde_json::to_string_pretty(&harness_agents::Event::lines_schema())
+    serde_json::to_string_pretty(&harness_agents::schema::lines())
         .map_err(|e| PyRuntimeError::new_err(e.to_string()))
 }
 

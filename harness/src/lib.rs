@@ -68,13 +68,18 @@ struct ReadmeExample;
 struct WorkspaceReadme;
 
 pub use harness_agents_core::{
-    Backend, Capabilities, Event, EventBody, Expected, Kind, LineRange, LineSplitter, Metrics,
-    Normalized, Normalizer, NormalizerConfig, OrchestrationSource, Outcome, OutcomeLine,
-    PendingToolUse, PlanItem, Registry, RunError, RunItem, RunRequest, RunStream, Status,
-    StopSignal, Stream, ToolRef, ToolStatus, UnknownReason, WarningSource,
+    Backend, Capabilities, Disposition, Event, EventBody, Expected, Kind, Launch, LineRange,
+    LineSplitter, Metrics, Normalized, Normalizer, NormalizerConfig, OrchestrationSource, Outcome,
+    OutcomeLine, PendingToolUse, PlanItem, PromptInput, Registry, RunError, RunItem, RunRequest,
+    RunStream, Status, StopSignal, Stream, ToolRef, ToolStatus, UnknownReason, WarningSource,
 };
 
 pub use harness_agents_core::{prices, stored};
+
+/// The JSON Schema of the output lines (`schema::lines()`, what `harness schema` prints).
+#[cfg(feature = "schema")]
+#[cfg_attr(docsrs, doc(cfg(feature = "schema")))]
+pub use harness_agents_core::schema;
 
 #[cfg(feature = "sessions")]
 #[cfg_attr(docsrs, doc(cfg(feature = "sessions")))]

@@ -3,10 +3,12 @@
 use std::collections::{BTreeMap, HashMap};
 
 use harness_agents_core::backend::json::{self, Loose};
-use harness_agents_core::backend::{Decoder, Driver, Emitter, NotJson, Summary, parse_value};
+use harness_agents_core::backend::{
+    Decoder, Driver, Emitter, NotJson, Summary, add_numbers, parse_value,
+};
 use harness_agents_core::{
     EventBody, LineRange, Metrics, NormalizerConfig, PendingToolUse, ToolRef, ToolStatus,
-    UnknownReason, WarningSource, add_numbers,
+    UnknownReason, WarningSource,
 };
 use serde_json::{Map, Number, Value};
 

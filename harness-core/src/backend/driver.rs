@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use super::ledger::Ledger;
 use crate::event::{Event, EventBody, Expected, ToolRef, UnknownReason};
-use crate::harness::{Disposition, Normalizer, NormalizerConfig, PendingToolUse};
+use crate::normalizer::{Disposition, Normalizer, NormalizerConfig, PendingToolUse};
 use crate::outcome::{Metrics, Outcome, Status};
 
 /// A stdout line that is not JSON (S2): the driver turns it into a `warning` with source

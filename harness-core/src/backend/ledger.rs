@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use super::text::{is_blank, strip_cr, truncate_chars};
 use crate::event::{Event, EventBody, Kind, Stream, WarningSource};
-use crate::harness::Disposition;
+use crate::normalizer::Disposition;
 
 /// The most characters of a non-JSON line a warning carries (S2).
 pub const MAX_WARNING_TEXT: usize = 1_000;

@@ -17,6 +17,10 @@ mod recorded;
 pub mod text;
 pub mod unescape;
 
+#[cfg(feature = "process")]
+#[cfg_attr(docsrs, doc(cfg(feature = "process")))]
+pub use crate::launch::option;
+pub use crate::outcome::add_numbers;
 /// The attribute on a `Backend` impl that overrides the async [`crate::Backend::run`], so a
 /// backend crate needs no dependency of its own for it.
 pub use async_trait::async_trait;
