@@ -110,10 +110,7 @@ enum Command {
             allow_hyphen_values = true
         )]
         timeout: Option<Duration>,
-        /// The agent's binary [default: the backend's: $CLAUDE_BIN or `claude` on PATH,
-        /// $CODEX_BIN or `codex` on PATH, $OPENCODE_BIN or `opencode` on PATH, $GEMINI_BIN or
-        /// `gemini` on PATH].
-        #[arg(long, value_name = "PATH")]
+        #[arg(long, value_name = "PATH", help = binary_help())]
         binary: Option<PathBuf>,
         /// The agent's command line, for the `acp` backend: any Agent Client Protocol agent
         /// (`'gemini --acp'`, `'opencode acp'`), split as a POSIX shell would, without running
@@ -266,6 +263,21 @@ fn parse_env(text: &str) -> Result<(String, String), String> {
 /// Every backend this binary knows: those of the `harness` facade.
 fn registry() -> Registry {
     harness_agents::registry()
+}
+
+/// The help of `run --binary`: each registered backend's default binary, as its launch names
+/// it, so a new backend appears without an edit here.
+fn binary_help() -> String {
+    let registry = registry();
+    let defaults: Vec<String> = registry
+        .names()
+        .filter_map(|name| registry.get(name)?.launch())
+        .map(|launch| format!("${} or `{}` on PATH", launch.env_var, launch.program))
+        .collect();
+    format!(
+        "The agent's binary [default: the backend's: {}]",
+        defaults.join(", ")
+    )
 }
 
 /// Says that `backend` is not known, naming those that are (`auto` first when `auto` may be

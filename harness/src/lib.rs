@@ -85,42 +85,43 @@ pub use harness_agents_core::schema;
 #[cfg_attr(docsrs, doc(cfg(feature = "sessions")))]
 pub mod sessions;
 
-#[cfg(feature = "acp")]
-#[cfg_attr(docsrs, doc(cfg(feature = "acp")))]
-pub use harness_agents_acp::AcpHarness;
-#[cfg(feature = "claude")]
-#[cfg_attr(docsrs, doc(cfg(feature = "claude")))]
-pub use harness_agents_claude::ClaudeHarness;
-#[cfg(feature = "codex")]
-#[cfg_attr(docsrs, doc(cfg(feature = "codex")))]
-pub use harness_agents_codex::CodexHarness;
-#[cfg(feature = "gemini")]
-#[cfg_attr(docsrs, doc(cfg(feature = "gemini")))]
-pub use harness_agents_gemini::GeminiHarness;
-#[cfg(feature = "opencode")]
-#[cfg_attr(docsrs, doc(cfg(feature = "opencode")))]
-pub use harness_agents_opencode::OpencodeHarness;
+/// Every backend, one line each: the cargo feature that enables it, and its type, which the
+/// facade re-exports and [`registry`] registers in this order. A new backend is one line here
+/// (and its feature in `Cargo.toml`).
+macro_rules! backends {
+    ($($feature:literal => $krate:ident::$backend:ident,)*) => {
+        $(
+            #[cfg(feature = $feature)]
+            #[cfg_attr(docsrs, doc(cfg(feature = $feature)))]
+            pub use $krate::$backend;
+        )*
 
-/// A registry of every backend this build enables, in a fixed order (`claude`, `codex`,
-/// `opencode`, `gemini`, `acp`).
-///
-/// ```
-/// let names: Vec<&str> = harness_agents::registry().names().collect();
-/// assert_eq!(names, ["claude", "codex", "opencode", "gemini", "acp"]);
-/// ```
-pub fn registry() -> Registry {
-    let mut registry = Registry::new();
-    #[cfg(feature = "claude")]
-    registry.register(Box::new(ClaudeHarness));
-    #[cfg(feature = "codex")]
-    registry.register(Box::new(CodexHarness));
-    #[cfg(feature = "opencode")]
-    registry.register(Box::new(OpencodeHarness));
-    #[cfg(feature = "gemini")]
-    registry.register(Box::new(GeminiHarness));
-    #[cfg(feature = "acp")]
-    registry.register(Box::new(AcpHarness));
-    registry
+        /// A registry of every backend this build enables, in a fixed order (`claude`,
+        /// `codex`, `opencode`, `gemini`, `acp`).
+        ///
+        /// ```
+        /// let names: Vec<&str> = harness_agents::registry().names().collect();
+        /// assert_eq!(names, ["claude", "codex", "opencode", "gemini", "acp"]);
+        /// ```
+        pub fn registry() -> Registry {
+            // Not mutated in a build without any backend feature.
+            #[allow(unused_mut)]
+            let mut registry = Registry::new();
+            $(
+                #[cfg(feature = $feature)]
+                registry.register(Box::new($backend));
+            )*
+            registry
+        }
+    };
+}
+
+backends! {
+    "claude" => harness_agents_claude::ClaudeHarness,
+    "codex" => harness_agents_codex::CodexHarness,
+    "opencode" => harness_agents_opencode::OpencodeHarness,
+    "gemini" => harness_agents_gemini::GeminiHarness,
+    "acp" => harness_agents_acp::AcpHarness,
 }
 
 /// The events of a stream of `backend`'s output, read from `reader` as they are needed, then

@@ -122,16 +122,21 @@ fn nothing_is_said_when_stdin_is_a_pipe_or_not_read() {
 
 #[test]
 fn an_unknown_backend_names_auto_where_it_may_be_given() {
+    // The registered backends, in the registry's order, as the binary lists them.
+    let known = harness_agents::registry()
+        .names()
+        .collect::<Vec<_>>()
+        .join(", ");
     let output = run(&["normalize", "--backend", "no-such-agent"], b"");
     assert_eq!(output.status.code(), Some(2));
     assert_eq!(
         String::from_utf8_lossy(&output.stderr),
-        "harness: unknown backend 'no-such-agent' (known: auto, claude, codex, opencode, gemini, acp)\n"
+        format!("harness: unknown backend 'no-such-agent' (known: auto, {known})\n")
     );
     let output = run(&["run", "--backend", "no-such-agent", "hi"], b"");
     assert_eq!(output.status.code(), Some(2));
     assert_eq!(
         String::from_utf8_lossy(&output.stderr),
-        "harness: unknown backend 'no-such-agent' (known: claude, codex, opencode, gemini, acp)\n"
+        format!("harness: unknown backend 'no-such-agent' (known: {known})\n")
     );
 }

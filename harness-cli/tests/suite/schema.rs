@@ -83,11 +83,19 @@ fn every_expected_line_in_the_fixtures_validates_against_the_schema() {
     let mut files = 0;
     let mut lines = 0;
     let mut failures = Vec::new();
+    // Every registered backend's recordings, under its name, and the other folders of the
+    // backends that have more than one.
+    let registry = harness_agents::registry();
+    let mut folders: Vec<&str> = registry.names().collect();
     for folder in fixtures::CLAUDE_FOLDERS
         .into_iter()
         .chain(fixtures::CODEX_FOLDERS)
-        .chain(["opencode", "gemini", "acp"])
     {
+        if !folders.contains(&folder) {
+            folders.push(folder);
+        }
+    }
+    for folder in folders {
         let dir = fixtures::root().join(folder);
         let mut paths: Vec<_> = std::fs::read_dir(&dir)
             .unwrap()

@@ -35,10 +35,11 @@ fn s8_every_line_of_every_disposition_table_is_accounted_for_as_it_says() {
         })
         .collect();
     names.sort();
-    assert_eq!(
-        names,
-        ["claude", "claude-transcript", "codex", "codex-rollout"]
-    );
+    // These tables are there; any other names its normalizer ([`normalizer`] panics on a name
+    // that does not), so a new backend's table is read once it is in the folder.
+    for table in ["claude", "claude-transcript", "codex", "codex-rollout"] {
+        assert!(names.iter().any(|name| name == table), "{table}: {names:?}");
+    }
     for name in names {
         fixtures::assert_dispositions(&name, normalizer(&name).as_mut());
     }
