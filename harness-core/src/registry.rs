@@ -59,10 +59,11 @@ impl Capabilities {
 ///
 /// Two methods are required, [`Backend::name`] and [`Backend::normalizer`] (the core's
 /// [`crate::backend::Driver`] around the backend's [`crate::backend::Decoder`]); every other
-/// method has a default that fits a backend without that trait (no exit codes, no plan, no
-/// line recognized, no live run). A backend that runs its agent live says how it starts in
-/// `Backend::launch` (and `Backend::permission_args`, both with the `process` feature); the
-/// default [`Backend::run`] does the rest. A protocol backend that is its agent's client (`acp`) overrides `run` instead.
+/// method has a default that fits a backend that lacks what it asks about (no exit codes, no
+/// plan, no line recognized, no live run). A backend that runs its agent live says how it
+/// starts in `Backend::launch` (and `Backend::permission_args`, both with the `process`
+/// feature); the default [`Backend::run`] does the rest. A protocol backend that is its
+/// agent's client (`acp`) overrides `run` instead.
 ///
 /// The trait has no associated type or generic method, so a registry holds every backend as a
 /// `Box<dyn Backend>`: a backend names its decoder inside `normalizer`, where a type parameter
