@@ -1,7 +1,9 @@
 //! The incremental normalizer for `gemini --output-format stream-json` (S and G rules, O1).
 
 use harness_agents_core::backend::text::{Joined, truncate_chars};
-use harness_agents_core::backend::{Decoder, Driver, Emitter, NotJson, Summary, parse_value};
+use harness_agents_core::backend::{
+    Decoder, Driver, Emitter, NotJson, Summary, parse_value, reparse,
+};
 use harness_agents_core::{
     EventBody, Metrics, NormalizerConfig, PendingToolUse, ToolRef, ToolStatus, UnknownReason,
     WarningSource,
@@ -57,11 +59,6 @@ pub struct GeminiDecoder {
     stats: Option<[Option<Number>; 4]>,
     /// The last agent text since the previous `result` line (O1): its event's, shared (S7).
     answer: Option<Arc<str>>,
-}
-
-/// A line as a `Value`, for `raw`: it parsed as a view, so it parses as a `Value` (S2).
-fn reparse(line: &[u8]) -> Value {
-    parse_value(line).unwrap_or(Value::Null)
 }
 
 /// `{"tool_use": U, "tool_result": R}` (J8, as for Claude's tool uses).

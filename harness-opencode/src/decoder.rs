@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use harness_agents_core::backend::json::Loose;
 use harness_agents_core::backend::text::Joined;
-use harness_agents_core::backend::{Decoder, Driver, Emitter, NotJson, Summary, parse_value};
+use harness_agents_core::backend::{Decoder, Driver, Emitter, NotJson, Summary, reparse};
 use harness_agents_core::{
     EventBody, Metrics, NormalizerConfig, PendingToolUse, ToolRef, UnknownReason,
 };
@@ -14,15 +14,9 @@ use serde_json::{Number, Value};
 use crate::tools::{Tools, tool_events};
 use crate::wire::{self, Line, Part};
 
-/// The whole line as a `Value`, for the events that carry it (J8). The line already parsed
-/// (into its view, with the same checks), so this cannot fail.
-fn full(line: &[u8]) -> Value {
-    parse_value(line).unwrap_or(Value::Null)
-}
-
 /// The whole `part` of a line.
 fn full_part(line: &[u8]) -> Value {
-    match full(line) {
+    match reparse(line) {
         Value::Object(mut map) => map.remove("part").unwrap_or(Value::Null),
         _ => Value::Null,
     }
@@ -137,7 +131,7 @@ impl OpencodeDecoder {
         let Some((view, kind)) = view.and_then(|v| v.kind.as_str().map(|kind| (v, kind))) else {
             // S3: not an object, or no string `type`.
             self.flush(out);
-            out.unknown(UnknownReason::NotAnEvent, full(line));
+            out.unknown(UnknownReason::NotAnEvent, reparse(line));
             return;
         };
         // P1: the first session id.
@@ -167,11 +161,11 @@ impl OpencodeDecoder {
             }
             ("text" | "reasoning" | "step_start" | "step_finish" | "tool_use", None) => {
                 self.flush(out);
-                out.unknown(UnknownReason::MalformedMessage, full(line));
+                out.unknown(UnknownReason::MalformedMessage, reparse(line));
             }
             _ => {
                 self.flush(out);
-                out.unknown(UnknownReason::UnknownType, full(line));
+                out.unknown(UnknownReason::UnknownType, reparse(line));
             }
         }
     }
@@ -180,7 +174,7 @@ impl OpencodeDecoder {
     fn on_text(&mut self, kind: &str, part: &Part<'_>, line: &[u8], out: &mut Emitter<'_>) {
         let Some(text) = part.text.as_str() else {
             self.flush(out);
-            out.unknown(UnknownReason::MalformedMessage, full(line));
+            out.unknown(UnknownReason::MalformedMessage, reparse(line));
             return;
         };
         if part.synthetic.is_true() {

@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use harness_agents_core::backend::json::{self, Loose};
 use harness_agents_core::backend::{
-    Decoder, Driver, Emitter, NotJson, Summary, add_numbers, parse_value,
+    Decoder, Driver, Emitter, NotJson, Summary, add_numbers, parse_value, reparse,
 };
 use harness_agents_core::{
     EventBody, LineRange, Metrics, NormalizerConfig, PendingToolUse, ToolRef, ToolStatus,
@@ -28,12 +28,6 @@ const MAX_TEXT: usize = 1_000;
 
 /// The thread a line belongs to: its non-empty `parent_tool_use_id`, `None` for the main one.
 type Thread = Option<String>;
-
-/// Parses JSON text the normalizer already knows to be valid (a raw piece of a checked line,
-/// or a `Value` written back out). `null` if that ever fails, rather than a panic.
-fn reparse(text: &str) -> Value {
-    serde_json::from_str(text).unwrap_or(Value::Null)
-}
 
 /// The JSON of a line, made only when an event needs raw input (J8).
 type LineValue<'a> = &'a dyn Fn() -> Value;
@@ -269,7 +263,7 @@ impl Decoder for ClaudeDecoder {
             self.pending.remove(&tool_use.id);
             let body = EventBody::Unknown {
                 reason: UnknownReason::UnresolvedToolUse,
-                raw: tool_raw(reparse(&tool_use.block), Value::Null, None),
+                raw: tool_raw(reparse(tool_use.block.as_bytes()), Value::Null, None),
                 tool: ToolRef {
                     tool: tool_use.name,
                     tool_use_id: Some(tool_use.id),

@@ -82,7 +82,7 @@ impl ClaudeDecoder {
     ) {
         let name = block.name.as_str().map(str::to_string);
         let Some(id) = block.id.as_str() else {
-            let raw = tool_raw(reparse(&text), Value::Null, None);
+            let raw = tool_raw(reparse(text.as_bytes()), Value::Null, None);
             let body = EventBody::Unknown {
                 reason: UnknownReason::MalformedToolUse,
                 raw,
@@ -222,7 +222,7 @@ impl ClaudeDecoder {
                 let candidates: Vec<Value> = seqs
                     .iter()
                     .filter_map(|seq| self.uses.remove(seq))
-                    .map(|u| reparse(&u.block))
+                    .map(|u| reparse(u.block.as_bytes()))
                     .collect();
                 let raw = tool_raw(
                     Value::Array(candidates),
@@ -355,7 +355,7 @@ impl ClaudeDecoder {
             Mapping::Malformed => UnknownReason::MalformedToolUse,
         };
         let raw = tool_raw(
-            reparse(&tool_use.block),
+            reparse(tool_use.block.as_bytes()),
             result.value(),
             result.tool_use_result_value(),
         );

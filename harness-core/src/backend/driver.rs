@@ -31,6 +31,19 @@ pub fn parse_value(line: &[u8]) -> Result<Value, NotJson> {
     serde_json::from_slice(line).map_err(|_| NotJson)
 }
 
+/// JSON the decoder already checked (a line, or a piece of one) parsed again into a `Value`,
+/// for an event that carries it as `raw` (J8); `null` should that ever fail, never a panic.
+///
+/// ```
+/// use harness_agents_core::backend::reparse;
+///
+/// assert_eq!(reparse(br#"{"a":1}"#)["a"], 1);
+/// assert_eq!(reparse("{"), serde_json::Value::Null);
+/// ```
+pub fn reparse(json: impl AsRef<[u8]>) -> Value {
+    serde_json::from_slice(json.as_ref()).unwrap_or(Value::Null)
+}
+
 /// Whether `line`'s top-level `type` is one of `types`: [`crate::Backend::recognizes`] for a
 /// backend whose line types no other backend prints.
 ///
