@@ -6,7 +6,7 @@
 //! shares (line numbers, counts, dispositions, warnings, finish-once, S9). The modules hold the
 //! shared pieces of the rules: [`json`] (exact, fast JSON views, S2), [`paths`] (C14a),
 //! [`reclassify`] (shell commands through the shared classifier, C15, X4), [`text`].
-//! The live side is declarative: see [`crate::Launch`].
+//! The live side is declarative: see `Launch` (with the `process` feature).
 
 mod driver;
 pub mod json;
