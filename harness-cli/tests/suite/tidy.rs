@@ -1,9 +1,9 @@
 //! Tidy: the repository's own rules, checked on its files so that the docs stay true.
 //!
 //! Each test reads the repository from the workspace root (this crate's parent folder),
-//! walking every folder but build output and installed packages (`target/`, `node_modules/`,
-//! `.git/`, Python's virtual environments and caches). Each failure names the file, the line
-//! and what to change.
+//! walking every folder but build output, generated data and installed packages (`target/`,
+//! `node_modules/`, `dist/`, `.git/`, the fuzzers' corpora and artifacts, Python's virtual
+//! environments and caches). Each failure names the file, the line and what to change.
 //!
 //! - Paths named in docs exist. The docs are every `*.md` file and the crate docs (the `//!`
 //!   lines of every Rust file). A *path* there is the target of a Markdown link, or a span in
@@ -48,14 +48,20 @@ fn root() -> PathBuf {
         .to_path_buf()
 }
 
-/// Folders that are build output or installed packages, never the project's own files.
-const SKIPPED: [&str; 6] = [
+/// Folders that are build output, generated data or installed packages (what the
+/// `.gitignore` files leave out), never the project's own files.
+const SKIPPED: [&str; 11] = [
     "target",
     "node_modules",
     ".git",
     ".venv",
     "venv",
     "__pycache__",
+    ".pytest_cache",
+    "dist",
+    "corpus",
+    "artifacts",
+    "coverage",
 ];
 
 /// Every file of the repository, as paths relative to the root with `/` separators, sorted.
