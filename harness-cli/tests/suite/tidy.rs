@@ -7,9 +7,10 @@
 //!
 //! - Paths named in docs exist. The docs are every `*.md` file and the crate docs (the `//!`
 //!   lines of every Rust file). A *path* there is the target of a Markdown link, or a span in
-//!   backticks that has no spaces, no placeholder (`*`, `{`, `<`, `…`, `...`, `$`, `=`, `|`,
-//!   or a name with two capitals in a row, `NAME`, `BACKEND`, `TARGET`, other than README,
-//!   CHANGELOG, ARCHITECTURE, SPEC and SKILL) and that is one of:
+//!   backticks that does not start with `/`, `~` or `-`, holds no space and no mark of a
+//!   placeholder or of code (`*`, `{`, `<`, `…`, `...`, `$`, `=`, `|`, quotes, brackets, `,`,
+//!   `:`, or a name with two capitals in a row such as `NAME`, `BACKEND`, `TARGET`, other than
+//!   README, CHANGELOG, ARCHITECTURE, SPEC and SKILL), and that is one of:
 //!   - a name that starts with a top-level entry of the repository (`fixtures/claude/`,
 //!     `harness-core/src/lib.rs`, `.ci/run`; `target/` aside), resolved from the root;
 //!   - in a package (a folder with `Cargo.toml`, `package.json` or `pyproject.toml` above the
@@ -23,11 +24,11 @@
 //! - No tracker references: the project has no public tracker, so no text names an issue by
 //!   its number (the word "issue" or "issues", then a number, with or without `#`, or a name
 //!   such as "issue" with digits and `_`); the reason goes in the text and the history in git
-//!   (`CHANGELOG.md` included). Recorded agent output under
-//!   `fixtures/` (`*.jsonl`, `*.stderr`, `*.cmd`) is the agents' text, not ours, and is not
-//!   read.
+//!   (`CHANGELOG.md` included). Recorded agent output under `fixtures/` (`*.jsonl`,
+//!   `*.stderr`, `*.cmd`) is the agents' text, not ours, and is not read.
 //! - The inventory of `unsafe` in ARCHITECTURE.md ("Unsafe code") lists every Rust file with
-//!   an `unsafe` block or `unsafe impl` (outside `//` comments), with how many of each.
+//!   an `unsafe` block or `unsafe impl` (outside `//` comments and one-line string literals),
+//!   with how many of each.
 //! - Every Rust file starts with a `//!` header saying what it is.
 //! - The README's samples are the binary's: its `harness backends` output is exactly what
 //!   `harness backends` prints, every complete line of its first output sample is a line that
