@@ -2,11 +2,10 @@
 //!
 //! Claude Code, run as `claude --print --output-format stream-json --verbose`, prints one JSON
 //! object per line. [`ClaudeNormalizer`] turns those lines into the normalized events of
-//! `harness-agents-core`, following the S and C rules of `SPEC.md`: messages are assembled per
-//! thread and flushed as soon as they are complete, tool uses are recorded and emitted when
-//! their results arrive, Bash commands are reclassified through `harness-agents-codex-shell`,
-//! and every line that cannot be mapped becomes an `unknown` or `warning` event, so nothing is
-//! lost.
+//! `harness-agents-core`, following the S and C rules of `docs/contract.md`: messages are assembled
+//! per thread and flushed as soon as they are complete, tool uses are recorded and emitted when
+//! their results arrive, Bash commands are reclassified through `harness-agents-codex-shell`, and
+//! every line that cannot be mapped becomes an `unknown` or `warning` event, so nothing is lost.
 //!
 //! The normalizer is a pure state machine: lines in, events out, no I/O, no panics.
 //!

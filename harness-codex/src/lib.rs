@@ -2,9 +2,9 @@
 //!
 //! Codex, run as `codex exec --json -` (the prompt on stdin), prints one JSON thread event per
 //! line: `thread.started`, `turn.started`, `item.started` / `item.updated` / `item.completed`,
-//! `turn.completed` / `turn.failed`, and `error`. [`CodexNormalizer`] turns those lines into
-//! the normalized events of `harness-agents-core`, following the S and X rules of `SPEC.md` and the
-//! outcome rules O1 and O3:
+//! `turn.completed` / `turn.failed`, and `error`. [`CodexNormalizer`] turns those lines into the
+//! normalized events of `harness-agents-core`, following the S and X rules of `docs/contract.md`
+//! and the outcome rules O1 and O3:
 //!
 //! - items are recorded on `item.started` / `item.updated` and emit their events on
 //!   `item.completed` (X2); items still open at the end of input become `unknown` events with

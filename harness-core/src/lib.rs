@@ -34,8 +34,8 @@
 //! normalizer, and enforces the timeout by killing the agent's whole process group. That
 //! feature is the only one that pulls in `tokio`; without it this crate is the event model alone.
 //!
-//! The JSON form of events is documented rule by rule in `SPEC.md` (J1-J10): one object per
-//! event, tagged `"kind"`, optional fields omitted when absent. Consumers must ignore fields
+//! The JSON form of events is documented rule by rule in `docs/contract.md` (J1-J10): one object
+//! per event, tagged `"kind"`, optional fields omitted when absent. Consumers must ignore fields
 //! they do not know: new ones may be added.
 
 #![cfg_attr(docsrs, feature(doc_cfg))]

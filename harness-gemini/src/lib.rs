@@ -6,7 +6,7 @@
 //! `tool_use` and `tool_result` (a tool call and its outcome, paired by `tool_id`), `error`
 //! (a warning or an error of the run) and, last, `result` (the status and the token figures).
 //! [`GeminiNormalizer`] turns those lines into the normalized events of `harness-agents-core`,
-//! following the S rules of `SPEC.md` and the G rules of `docs/gemini.md`:
+//! following the S rules of `docs/contract.md` and the G rules of `docs/gemini.md`:
 //!
 //! - the assistant's chunks of one turn are joined into one `agent` event, flushed by the next
 //!   JSON line that is not a chunk (G3);

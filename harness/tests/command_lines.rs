@@ -1,7 +1,7 @@
 //! Every backend's live command line, side by side: what `harness run` starts for a request
-//! (Claude Code: README "Live runs"; Codex: the `CodexHarness` docs; opencode: P14; Gemini
-//! CLI: G12). The prompt is never among the arguments, and every value that may start with `-`
-//! goes as one `--name=value` word.
+//! (Claude Code: `docs/cli.md`, "Running a live agent"; Codex: the `CodexHarness` docs;
+//! opencode: P14; Gemini CLI: G12). The prompt is never among the arguments, and every value
+//! that may start with `-` goes as one `--name=value` word.
 
 #![cfg(all(
     feature = "claude",

@@ -1,7 +1,7 @@
 //! Every kind of message the client writes (A12-A15), recorded in
 //! `fixtures/acp/client/messages.jsonl` (in the transcript's format, with the agent's messages
 //! they answer) so that `acp-schema-check/` parses them with the protocol's official types.
-//! This test fails when the file is not what the client writes; `HARNESS_BLESS=1` rewrites it.
+//! This test fails when the file is not what the client writes; `UPDATE_EXPECT=1` rewrites it.
 
 use std::path::PathBuf;
 
@@ -80,7 +80,7 @@ fn a12_a15_the_client_messages_the_schema_check_reads_are_current() {
     assert_eq!(client.len(), 9, "{client:#?}");
     let text = lines.join("\n") + "\n";
     let path = path();
-    if std::env::var_os("HARNESS_BLESS").is_some() {
+    if fixtures::update_expect() {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(&path, &text).unwrap();
     }
@@ -88,7 +88,7 @@ fn a12_a15_the_client_messages_the_schema_check_reads_are_current() {
     assert_eq!(
         committed,
         text,
-        "{} is stale: rerun with HARNESS_BLESS=1, then `cargo test --manifest-path acp-schema-check/Cargo.toml`",
+        "{} is stale: rerun with UPDATE_EXPECT=1, then `cargo test --manifest-path acp-schema-check/Cargo.toml`",
         path.display()
     );
 }

@@ -41,15 +41,19 @@ fn every_gemini_recording_prints_its_expected_events_named_or_detected() {
             "{}",
             fixture.name
         );
-        let expected = std::fs::read_to_string(&fixture.expected).unwrap();
         let actual = String::from_utf8(named.stdout).unwrap();
-        if let Err(problems) = fixtures::compare(&expected, &actual) {
+        if let Err(problems) = fixtures::check_expected(&fixture.expected, &actual) {
             failures.push(format!("{}: {}", fixture.name, problems[0]));
         }
         checked += 1;
     }
     assert_eq!(checked, 39);
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{}\n{}",
+        failures.join("\n"),
+        fixtures::UPDATE_HINT
+    );
 }
 
 #[test]

@@ -1,3 +1,5 @@
+//! The binary's tests by concern, and the helpers they share to run it.
+
 mod acp;
 mod classify;
 mod format;
@@ -10,6 +12,7 @@ mod run_codex;
 mod run_opencode;
 mod schema;
 mod sessions;
+mod tidy;
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};

@@ -27,9 +27,8 @@ fn every_recorded_stream_prints_exactly_its_expected_events() {
             }
             let output = cmd.output().unwrap();
             assert!(output.status.success(), "{}: {output:?}", fixture.name);
-            let expected = std::fs::read_to_string(&fixture.expected).unwrap();
             let actual = String::from_utf8(output.stdout).unwrap();
-            if let Err(problems) = fixtures::compare(&expected, &actual) {
+            if let Err(problems) = fixtures::check_expected(&fixture.expected, &actual) {
                 failures.push(format!("{}: {}", fixture.name, problems[0]));
             }
             checked += 1;
@@ -37,7 +36,12 @@ fn every_recorded_stream_prints_exactly_its_expected_events() {
     }
     // Claude 2.1.332, 2.1.197 and edges; Codex 0.171.0, 0.163.0 and edges.
     assert_eq!(checked, 49 + 47 + 9 + 50 + 50 + 2);
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{}\n{}",
+        failures.join("\n"),
+        fixtures::UPDATE_HINT
+    );
 }
 
 const SMALL: &str = concat!(

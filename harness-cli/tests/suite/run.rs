@@ -535,7 +535,7 @@ fn interrupt(signal: &str, code: i32) {
 }
 
 /// `kill -9 harness` leaves nothing to catch; the agent dies of its
-/// parent-death signal. (What the agent itself started is not covered: see the README.)
+/// parent-death signal. (What the agent itself started is not covered: see `docs/cli.md`.)
 #[test]
 fn killing_harness_with_sigkill_kills_the_agent() {
     let fake = Fake::new("sigkill");

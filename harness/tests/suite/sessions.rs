@@ -287,10 +287,10 @@ fn shown(backend: &str, dir: &Path) -> Vec<Value> {
 }
 
 /// Golden files: each recorded session's events and outcome, as reviewed by hand
-/// (`NAME.stored.expected.jsonl`). `HARNESS_BLESS=1` rewrites them; review the diff.
+/// (`NAME.stored.expected.jsonl`). `UPDATE_EXPECT=1` rewrites them; review the diff.
 #[test]
 fn stored_sessions_give_their_expected_events() {
-    let bless = std::env::var_os("HARNESS_BLESS").is_some();
+    let bless = fixtures::update_expect();
     let mut differ = Vec::new();
     for backend in ["claude", "codex"] {
         for (name, dir) in scenarios(backend) {
@@ -315,6 +315,7 @@ fn stored_sessions_give_their_expected_events() {
     }
     assert!(
         differ.is_empty(),
-        "differ from their expected files: {differ:?}"
+        "differ from their expected files: {differ:?}\n{}",
+        fixtures::UPDATE_HINT
     );
 }

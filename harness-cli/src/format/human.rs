@@ -1,141 +1,24 @@
-//! Output formats: JSON Lines for programs, one readable line per event for people.
+//! The `human` format: one readable line per event, then a summary of the outcome.
 //!
-//! `jsonl` writes each event as one JSON object per line, then the outcome line tagged
-//! `"kind": "outcome"` (J9). `human` writes one line per event (`read      src/app.py:4-9`,
-//! `$ cargo build  (exit 101)`), reasoning dimmed, warnings and errors marked, and a closing
-//! summary of the outcome. Colour is hand-written ANSI, only when asked for.
-//!
-//! The human format is safe to print on a terminal whatever the agent wrote:
-//! every control character of the input (C0 but tab and newline, DEL, C1 such as U+009B, and
-//! the bidirectional overrides) is shown as a visible escape ([`visible`]); text that is
-//! multi-line by nature (agent text, reasoning, commands, warnings, errors) keeps its line
-//! breaks, each further line indented under the label, so that only an event's first line
-//! starts at the left margin and no text can pass for another event. The only escape sequences
-//! written are the printer's own (colours, and on a terminal the rewrite of a running tool's
-//! line).
-//!
-//! A `started` event (L1) is shown as a dimmed line ending in `…` (`read      src/app.py:4-9  …`,
-//! `$ cargo test  …`). On a terminal ([`Printer::live`]) the line is written without its
-//! newline and, when the next event is the tool's own, rewritten in place by it; otherwise the
-//! final event follows on its own line.
+//! Labels take a column of their own (`read      src/app.py:4-9`), paths under the working
+//! directory are shown relative to it, events from inside a sub-agent start with `│ `, and
+//! every piece of agent text goes through [`super::safe`] first. Colour is hand-written ANSI,
+//! only when asked for.
 
-use std::borrow::Cow;
 use std::fmt::Write as _;
-use std::io::{self, IsTerminal, Write};
+use std::io::{self, Write};
 
-use clap::ValueEnum;
 use harness_agents_core::{
-    Event, EventBody, Expected, Kind, LineRange, Outcome, OutcomeLine, Status, ToolRef, ToolStatus,
+    Event, EventBody, Expected, Kind, LineRange, Outcome, Status, ToolRef, ToolStatus,
 };
 use serde_json::{Number, Value};
 
-/// How events are written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Format {
-    /// One JSON object per line, then the outcome line (the default when stdout is not a
-    /// terminal).
-    Jsonl,
-    /// One readable line per event, then a summary (the default on a terminal).
-    Human,
-}
-
-/// When to colour human output.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Color {
-    /// When stdout is a terminal that supports colour (`TERM` is not `dumb`), unless
-    /// `NO_COLOR` is set or `CLICOLOR=0`; always when `CLICOLOR_FORCE` is set.
-    Auto,
-    /// Always.
-    Always,
-    /// Never.
-    Never,
-}
-
-/// The format asked for, else the one that suits where stdout goes.
-pub fn choose_format(asked: Option<Format>) -> Format {
-    asked.unwrap_or(if io::stdout().is_terminal() {
-        Format::Human
-    } else {
-        Format::Jsonl
-    })
-}
-
-/// Whether to colour, per `--color` and the `NO_COLOR`, `CLICOLOR`, `CLICOLOR_FORCE` and
-/// `TERM` conventions (as anstream reads them).
-pub fn choose_color(asked: Color) -> bool {
-    match asked {
-        Color::Always => true,
-        Color::Never => false,
-        Color::Auto => anstream::AutoStream::choice(&io::stdout()) != anstream::ColorChoice::Never,
-    }
-}
-
-/// The width of the terminal on stdout when a running tool's line may be rewritten there: a
-/// terminal whose `TERM` is set and not `dumb`, whose width is known.
-pub fn live_width() -> Option<usize> {
-    let stdout = io::stdout();
-    if !stdout.is_terminal() {
-        return None;
-    }
-    match std::env::var_os("TERM") {
-        Some(term) if !term.is_empty() && term != "dumb" => {}
-        _ => return None,
-    }
-    let size = rustix::termios::tcgetwinsize(&stdout).ok()?;
-    Some(usize::from(size.ws_col)).filter(|&w| w >= 20)
-}
-
-/// Writes events and the outcome in one format.
-pub struct Printer<W: Write> {
-    out: W,
-    format: Format,
-    color: bool,
-    /// Paths under this directory are shown relative to it (human format).
-    pub base: Option<String>,
-    /// The terminal's width when running tools' lines are rewritten in place (human format).
-    live: Option<usize>,
-    /// In live mode, a running tool's line written without its newline: its tool use id.
-    open: Option<Option<String>>,
-}
+use super::Printer;
+use super::safe::{multi_line, one_line};
 
 impl<W: Write> Printer<W> {
-    /// A printer writing to `out`.
-    pub fn new(out: W, format: Format, color: bool) -> Self {
-        Printer {
-            out,
-            format,
-            color,
-            base: None,
-            live: None,
-            open: None,
-        }
-    }
-
-    /// Rewrites a running tool's line in place when its final event comes next: for a
-    /// terminal `width` columns wide that understands `\r` and erase-line (human format).
-    #[must_use]
-    pub fn live(mut self, width: Option<usize>) -> Self {
-        self.live = width;
-        self
-    }
-
-    /// Whether this printer writes the human format.
-    pub fn is_human(&self) -> bool {
-        self.format == Format::Human
-    }
-
-    /// Writes one event.
-    pub fn event(&mut self, event: &Event) -> io::Result<()> {
-        match self.format {
-            Format::Jsonl => {
-                serde_json::to_writer(&mut self.out, event).map_err(io::Error::from)?;
-                self.out.write_all(b"\n")
-            }
-            Format::Human => self.human(event),
-        }
-    }
-
-    fn human(&mut self, event: &Event) -> io::Result<()> {
+    /// Writes one event in the human format, ending or rewriting a running tool's line first.
+    pub(super) fn human(&mut self, event: &Event) -> io::Result<()> {
         let id = final_tool_use_id(&event.body);
         if let Some(open) = self.open.take() {
             if id.is_some() && open.as_deref() == id {
@@ -160,25 +43,14 @@ impl<W: Write> Printer<W> {
         self.out.write_all(b"\n")
     }
 
-    /// Writes the closing outcome: the outcome line (J9) or the summary.
-    pub fn outcome(&mut self, outcome: &Outcome) -> io::Result<()> {
-        match self.format {
-            Format::Jsonl => serde_json::to_writer(&mut self.out, &OutcomeLine::new(outcome))
-                .map_err(io::Error::from)?,
-            Format::Human => {
-                if self.open.take().is_some() {
-                    self.out.write_all(b"\n")?;
-                }
-                let line = human_summary(outcome, self.color);
-                self.out.write_all(line.as_bytes())?;
-            }
+    /// Writes the summary of the outcome, ending a running tool's line first.
+    pub(super) fn human_outcome(&mut self, outcome: &Outcome) -> io::Result<()> {
+        if self.open.take().is_some() {
+            self.out.write_all(b"\n")?;
         }
+        let line = human_summary(outcome, self.color);
+        self.out.write_all(line.as_bytes())?;
         self.out.write_all(b"\n")
-    }
-
-    /// Flushes what was written.
-    pub fn flush(&mut self) -> io::Result<()> {
-        self.out.flush()
     }
 }
 
@@ -188,64 +60,6 @@ fn final_tool_use_id(body: &EventBody) -> Option<&str> {
         return None;
     }
     body.tool()?.tool_use_id.as_deref()
-}
-
-/// How [`visible`] treats line breaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Breaks {
-    /// Multi-line text: `\n` (and `\r\n`) stay line breaks and tabs stay tabs; the printer
-    /// indents every further line under the label.
-    Keep,
-    /// A one-line field (a path, a query, a name): `\n` and tab are escaped like the rest.
-    Escape,
-}
-
-/// `text` with every control character shown as a visible escape, so that nothing an agent
-/// writes can move the cursor, retitle or clear the terminal, or start a line of its own:
-/// `\n`, `\r`, `\t` and `\e` (ESC) by name, every other C0 character, DEL, the C1 characters
-/// (U+0080 to U+009F, U+009B included) and the bidirectional controls (U+202A to U+202E,
-/// U+2066 to U+2069) as `\u{..}`. Backslashes are not escaped: `\e` in the output may be an
-/// escape or the agent's own two characters; neither can act on the terminal.
-pub fn visible(text: &str, breaks: Breaks) -> Cow<'_, str> {
-    let unsafe_char = |c: char| {
-        matches!(c, '\0'..='\x1f' | '\x7f'..='\u{9f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
-            && !(breaks == Breaks::Keep && (c == '\n' || c == '\t'))
-    };
-    if !text.chars().any(unsafe_char) {
-        return Cow::Borrowed(text);
-    }
-    let mut out = String::with_capacity(text.len() + 16);
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        if breaks == Breaks::Keep && c == '\r' && chars.peek() == Some(&'\n') {
-            // A CRLF line end is a line end.
-            continue;
-        }
-        if !unsafe_char(c) {
-            out.push(c);
-            continue;
-        }
-        match c {
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\x1b' => out.push_str("\\e"),
-            _ => {
-                let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
-            }
-        }
-    }
-    Cow::Owned(out)
-}
-
-/// One-line text, made safe.
-fn one_line(text: &str) -> Cow<'_, str> {
-    visible(text, Breaks::Escape)
-}
-
-/// Multi-line text, made safe; its line breaks are indented by [`render`].
-fn multi_line(text: &str) -> Cow<'_, str> {
-    visible(text, Breaks::Keep)
 }
 
 const RESET: &str = "\x1b[0m";
@@ -845,14 +659,15 @@ pub fn human_summary(outcome: &Outcome, color: bool) -> String {
 
 #[cfg(test)]
 mod tests {
-    //! The human printer on hand-made events: running tools (L1) and the
-    //! visible escapes (item 2). The binary's tests cover the rest through real streams.
+    //! The human printer on hand-made events: running tools (L1), unknown subjects and
+    //! messages written in pieces. The binary's tests cover the rest through real streams.
 
     use harness_agents_core::{
         Event, EventBody, Expected, Kind, LineRange, Outcome, ToolRef, ToolStatus,
     };
 
-    use super::{Breaks, Format, Printer, human_event, visible, write_said};
+    use super::super::{Format, Printer};
+    use super::{human_event, write_said};
 
     fn tool(name: &str, id: &str) -> ToolRef {
         ToolRef {
@@ -1104,37 +919,6 @@ mod tests {
             super::unknown_subject(&command).unwrap(),
             format!("{}…", "y".repeat(120))
         );
-    }
-
-    #[test]
-    fn visible_escapes_every_control_character() {
-        let table = [
-            ("plain text", Breaks::Escape, "plain text"),
-            ("a\nb\tc", Breaks::Keep, "a\nb\tc"),
-            ("a\nb\tc", Breaks::Escape, "a\\nb\\tc"),
-            ("crlf\r\nline", Breaks::Keep, "crlf\nline"),
-            ("crlf\r\nline", Breaks::Escape, "crlf\\r\\nline"),
-            ("lone\rcr", Breaks::Keep, "lone\\rcr"),
-            ("\x1b]0;title\x07", Breaks::Keep, "\\e]0;title\\u{7}"),
-            ("\x1b[2J\x1b[H", Breaks::Keep, "\\e[2J\\e[H"),
-            ("\u{9b}31m", Breaks::Keep, "\\u{9b}31m"),
-            ("\u{85}\u{80}\u{9f}", Breaks::Keep, "\\u{85}\\u{80}\\u{9f}"),
-            ("del\x7f", Breaks::Keep, "del\\u{7f}"),
-            (
-                "nul\0bs\x08vt\x0bff\x0c",
-                Breaks::Keep,
-                "nul\\u{0}bs\\u{8}vt\\u{b}ff\\u{c}",
-            ),
-            (
-                "\u{202e}evil\u{2066}",
-                Breaks::Keep,
-                "\\u{202e}evil\\u{2066}",
-            ),
-            ("ünïcödé → 語 \\e", Breaks::Keep, "ünïcödé → 語 \\e"),
-        ];
-        for (input, breaks, expected) in table {
-            assert_eq!(visible(input, breaks), expected, "{input:?}");
-        }
     }
 
     #[test]
