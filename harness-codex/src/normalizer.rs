@@ -14,7 +14,7 @@ use harness_agents_core::{
 use serde_json::{Number, Value};
 
 use crate::items::{completed, plan_items_of};
-use crate::wire::{self, Item, ItemField, LineParts, reparse};
+use crate::wire::{Item, ItemField, LineParts, reparse, reparse_line};
 
 /// An item started or updated but not completed yet (X2).
 #[derive(Debug)]
@@ -103,12 +103,12 @@ impl CodexDecoder {
         self.emit_here(out, body);
     }
 
-    /// One object line, read through its view; `text` is the line, for the rare events that
+    /// One object line, read through its view; `line` is the line, for the rare events that
     /// carry it (J8).
-    fn on_parts(&mut self, parts: &LineParts<'_>, text: &str, out: &mut Emitter<'_>) {
+    fn on_parts(&mut self, parts: &LineParts<'_>, line: &[u8], out: &mut Emitter<'_>) {
         let Some(kind) = parts.kind.as_str() else {
             // S3: no string `type`.
-            self.unknown_here(out, UnknownReason::NotAnEvent, reparse(text));
+            self.unknown_here(out, UnknownReason::NotAnEvent, reparse_line(line));
             return;
         };
         out.consumed_by(match kind {
@@ -122,9 +122,9 @@ impl CodexDecoder {
                 }
             }
             "turn.started" => {}
-            "item.started" => self.on_item(&parts.item, text, Phase::Started, out),
-            "item.updated" => self.on_item(&parts.item, text, Phase::Updated, out),
-            "item.completed" => self.on_item(&parts.item, text, Phase::Completed, out),
+            "item.started" => self.on_item(&parts.item, line, Phase::Started, out),
+            "item.updated" => self.on_item(&parts.item, line, Phase::Updated, out),
+            "item.completed" => self.on_item(&parts.item, line, Phase::Completed, out),
             "turn.completed" => {
                 self.terminal(out);
                 self.usage = Usage::of(&parts.usage);
@@ -144,7 +144,7 @@ impl CodexDecoder {
                 let source = WarningSource::Stream;
                 self.emit_here(out, EventBody::Warning { message, source });
             }
-            _ => self.unknown_here(out, UnknownReason::UnknownType, reparse(text)),
+            _ => self.unknown_here(out, UnknownReason::UnknownType, reparse_line(line)),
         }
     }
 
@@ -156,7 +156,7 @@ impl CodexDecoder {
     }
 
     /// X2: records, replaces or completes an item.
-    fn on_item(&mut self, item: &ItemField<'_>, line: &str, phase: Phase, out: &mut Emitter<'_>) {
+    fn on_item(&mut self, item: &ItemField<'_>, line: &[u8], phase: Phase, out: &mut Emitter<'_>) {
         let item = match item {
             ItemField::Object(item) if item.view.kind.as_str().is_some() => item,
             ItemField::Object(item) => {
@@ -164,7 +164,7 @@ impl CodexDecoder {
                 return;
             }
             ItemField::Absent | ItemField::Other => {
-                self.unknown_here(out, UnknownReason::UnknownItem, reparse(line));
+                self.unknown_here(out, UnknownReason::UnknownItem, reparse_line(line));
                 return;
             }
         };
@@ -298,14 +298,12 @@ impl Decoder for CodexDecoder {
     }
 
     fn line(&mut self, line: &[u8], out: &mut Emitter<'_>) -> Result<(), NotJson> {
-        // The fast path: a borrowed view, which exists exactly when the line parses into a
-        // `Value` (S2). Other lines (not UTF-8, not an object) take the `Value` path.
-        match json::object_text(line) {
-            Some(text) => {
-                let mut parts = LineParts::default();
-                wire::parse(text, &mut parts)?;
-                self.on_parts(&parts, text, out);
-            }
+        // The core's entry point: a borrowed view, fast then exact, which exists exactly when
+        // the line parses into a `Value` (S2); read in place, as the view is large.
+        let mut parts = None;
+        json::read_line_into::<LineParts<'_>>(line, &mut parts, false)?;
+        match &parts {
+            Some(parts) => self.on_parts(parts, line, out),
             // S3: valid JSON that is not an object.
             None => self.unknown_here(out, UnknownReason::NotAnEvent, parse_value(line)?),
         }
