@@ -4,7 +4,7 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use harness_agents_core::backend::json::Loose;
+use harness_agents_core::backend::json::{Loose, read_line};
 use harness_agents_core::backend::text::{Joined, truncate_chars};
 use harness_agents_core::backend::{
     Decoder, Driver, Emitter, MAX_WARNING_TEXT, NotJson, Recorded, Summary, add_numbers,
@@ -17,7 +17,7 @@ use serde::Deserialize;
 use serde_json::{Map, Number, Value};
 
 use crate::tools;
-use crate::view::{self, LineView, MessageView, USAGE};
+use crate::view::{self, LineView, MessageView, USAGE, Written};
 use crate::wire::{
     ContentBlock, ContentChunk, From, PermissionRequest, Plan, PlanEntryStatus, ToolCallStatus,
     id_key,
@@ -407,7 +407,7 @@ impl AcpDecoder {
         let Some(message) = &view.message else {
             return false;
         };
-        if view.has_text {
+        if view.has_text.0 {
             return false;
         }
         match view.from.as_str() {
@@ -425,7 +425,7 @@ impl AcpDecoder {
             };
             self.requests.insert(key, method.to_string());
             if method == "session/new" {
-                if let Some(cwd) = message.cwd.as_str() {
+                if let Some(cwd) = message.cwd() {
                     self.cwd = Some(cwd.to_string());
                 }
             }
@@ -437,7 +437,7 @@ impl AcpDecoder {
     /// A3 and A4 on the fast path: answers without an error to the client's requests, and the
     /// updates that need no `raw` message.
     fn fast_agent(&mut self, message: &MessageView<'_>, out: &mut Emitter<'_>) -> bool {
-        let update = message.update.as_deref();
+        let update = message.update();
         let kind = match update.map(|u| view::loose(u, "sessionUpdate")) {
             Some(Some(kind)) => kind,
             Some(None) => return false,
@@ -462,20 +462,20 @@ impl AcpDecoder {
                 }
                 match method.as_str() {
                     "session/new" => {
-                        if let Some(session) = message.result_session.as_str() {
+                        if let Some(session) = message.result_session() {
                             out.session_id(session);
                         }
                         out.consumed_by("A3");
                     }
                     "session/prompt" => {
-                        let usage = match &message.usage {
+                        let usage = match message.usage() {
                             Some(usage) => usage.clone().map(|count| match count {
                                 Loose::Number(n) => Some(n),
                                 _ => None,
                             }),
                             None => Default::default(),
                         };
-                        self.prompt_ended(usage, message.stop_reason.as_str(), out);
+                        self.prompt_ended(usage, message.stop_reason(), out);
                     }
                     _ => out.consumed_by("A3"),
                 }
@@ -493,7 +493,7 @@ impl AcpDecoder {
     fn fast_update(
         &mut self,
         message: &MessageView<'_>,
-        update: &[(&str, &str)],
+        update: &[(Cow<'_, str>, Written<'_>)],
         kind: &str,
         out: &mut Emitter<'_>,
     ) -> bool {
@@ -533,17 +533,17 @@ impl AcpDecoder {
                     return false;
                 };
                 let mut members = Vec::with_capacity(update.len());
-                for (key, text) in update {
-                    match serde_json::from_str(text) {
-                        Ok(value) => members.push((key.to_string(), value)),
-                        Err(_) => return false,
+                for (key, written) in update {
+                    match written.value() {
+                        Some(value) => members.push((key.to_string(), value)),
+                        None => return false,
                     }
                 }
                 Action::Tool(id.into_owned(), members)
             }
             _ => return false,
         };
-        if let Some(session) = message.session.as_str() {
+        if let Some(session) = message.session() {
             out.session_id(session);
         }
         match action {
@@ -591,7 +591,9 @@ impl Decoder for AcpDecoder {
     }
 
     fn line(&mut self, line: &[u8], out: &mut Emitter<'_>) -> Result<(), NotJson> {
-        if let Some(view) = view::view(line) {
+        // The core's entry point reads the view (fast, then exact when unsure); a line the
+        // view cannot decide, or that is no JSON object, takes the exact path, which decides.
+        if let Ok(Some(view)) = read_line::<LineView<'_>>(line) {
             if self.fast(&view, out) {
                 return Ok(());
             }
@@ -704,6 +706,32 @@ mod tests {
             assert_same(&lines);
         }
         assert_eq!(recordings.len(), 24);
+    }
+
+    /// S2: lines the fast reader is unsure of (a tab before them, an escaped key) are read
+    /// by the entry point's checked path, and the decoder decides from that view exactly as
+    /// the exact path does.
+    #[test]
+    fn s2_the_checked_view_gives_the_exact_paths_events() {
+        for (_, text) in &fixtures::recordings("acp") {
+            let tabbed: Vec<Vec<u8>> = text
+                .split(|b| *b == b'\n')
+                .filter(|l| !l.is_empty())
+                .map(|l| [b"\t", l].concat())
+                .collect();
+            let lines: Vec<&[u8]> = tabbed.iter().map(Vec::as_slice).collect();
+            assert!(lines.iter().all(|l| read_line::<LineView<'_>>(l).is_ok()));
+            assert_same(&lines);
+        }
+        let lines: [&[u8]; 6] = [
+            br#"{"from":"client","message":{"id":1,"method":"session/new","params":{"\u0063wd":"/repo"}}}"#,
+            br#"{"from":"agent","message":{"id":1,"result":{"sessionI\u0064":"s-1"}}}"#,
+            br#"{"from":"client","message":{"id":2,"method":"session/prompt","params":{}}}"#,
+            br#"{"from":"agent","message":{"method":"session/update","params":{"update":{"sessionUpdate":"agent_message_chunk","\u0063ontent":{"type":"text","text":"a\u00e9"},"x":1e300}}}}"#,
+            br#"{"from":"agent","message":{"method":"session/update","params":{"update":{"sessionUpdate":"tool_call","toolCallId":"t","status":"completed","\u006bind":"read","n":123456789012345678901234}}}}"#,
+            br#"{"from":"agent","message":{"id":2,"result":{"stopReason":"end_turn","usage":{"inputTokens":1,"outputT\u006fkens":2}}}}"#,
+        ];
+        assert_same(&lines);
     }
 
     #[test]

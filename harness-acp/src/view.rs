@@ -1,13 +1,20 @@
-//! The fast path of the normalizer: a borrowed view of one transcript line, read in one pass
-//! by the core's fast reader [`Scan`], with only the fields the common lines need.
+//! The fast path of the normalizer: a borrowed view of one transcript line, with only the
+//! fields the common lines need, read through the core's entry point (`json::read_line`).
 //!
-//! [`Scan`] accepts only text `serde_json` surely parses into a `Value` and gives up (`None`)
-//! on anything else; the decoder then reads the line the exact way (a `Value`), so a line is
-//! JSON here exactly when it is for `serde_json` (S2). The decoder also takes the exact path
-//! for any line whose events need the message itself (`unknown`'s `raw`) or whose fields have
-//! unusual types; the view only decides the lines whose events it can give the same.
+//! The entry point reads the line with the core's fast reader ([`Scan`]) when it is sure of
+//! it, and the checked way (through `serde_json`, every other member skipped with `Checked`)
+//! otherwise, which decides: a line has a view exactly when it parses into a `Value` that is
+//! an object (S2). The decoder takes the exact path (the line read into a `Value`) for any line
+//! it cannot decide from the view: a line that is not an object, or whose events need the
+//! message itself (`unknown`'s `raw`), or whose fields have unusual types; the view only
+//! decides the lines whose events it can give the same.
 
-use harness_agents_core::backend::json::{Loose, Scan};
+use std::borrow::Cow;
+use std::fmt;
+
+use harness_agents_core::backend::json::{Checked, FieldsSeed, Key, Loose, Member, Scan};
+use serde::Deserialize;
+use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 
 /// The members of `result.usage` the prompt's answer reads (A10), in this order.
 pub(crate) const USAGE: [&str; 5] = [
@@ -18,148 +25,236 @@ pub(crate) const USAGE: [&str; 5] = [
     "thoughtTokens",
 ];
 
-/// A transcript line: `{"from":...,"message":{...}}`, and nothing else.
+harness_agents_core::json_view! {
+    /// A transcript line: `{"from":...,"message":{...}}`, and nothing else.
+    pub(crate) struct LineView<'a> {
+        /// `from`.
+        from: "from",
+        /// Whether the line has a `text` member (of any type).
+        has_text: "text" => Present,
+        /// `message`, when an object; `None` when absent or anything else.
+        message: "message" => Option<MessageView<'a>>,
+    }
+}
+
+harness_agents_core::json_view! {
+    /// The fields of a message the rules read.
+    pub(crate) struct MessageView<'a> {
+        /// `id`.
+        id: "id",
+        /// `method`.
+        method: "method",
+        /// `error` (only whether it is there matters to the fast path).
+        error: "error",
+        /// `result`, when an object.
+        result: "result" => Option<ResultView<'a>>,
+        /// `params`, when an object.
+        params: "params" => Option<ParamsView<'a>>,
+    }
+}
+
+harness_agents_core::json_view! {
+    /// The fields of an answer's `result` the rules read.
+    pub(crate) struct ResultView<'a> {
+        /// `sessionId`.
+        session: "sessionId",
+        /// `stopReason`.
+        stop_reason: "stopReason",
+        /// `usage`'s [`USAGE`] members, when `usage` is an object.
+        usage: "usage"[USAGE],
+    }
+}
+
+harness_agents_core::json_view! {
+    /// The fields of a message's `params` the rules read.
+    pub(crate) struct ParamsView<'a> {
+        /// `cwd`.
+        cwd: "cwd",
+        /// `sessionId`.
+        session: "sessionId",
+        /// `update`, each member as written, in order.
+        update: "update" => Update<'a>,
+    }
+}
+
+impl<'a> MessageView<'a> {
+    /// `result.sessionId`, when a string.
+    pub(crate) fn result_session(&self) -> Option<&str> {
+        self.result.as_ref()?.session.as_str()
+    }
+
+    /// `result.stopReason`, when a string.
+    pub(crate) fn stop_reason(&self) -> Option<&str> {
+        self.result.as_ref()?.stop_reason.as_str()
+    }
+
+    /// `result.usage`'s [`USAGE`] members, when `result` and `usage` are objects.
+    pub(crate) fn usage(&self) -> Option<&[Loose<'a>; 5]> {
+        self.result.as_ref()?.usage.as_ref()
+    }
+
+    /// `params.cwd`, when a string.
+    pub(crate) fn cwd(&self) -> Option<&str> {
+        self.params.as_ref()?.cwd.as_str()
+    }
+
+    /// `params.sessionId`, when a string.
+    pub(crate) fn session(&self) -> Option<&str> {
+        self.params.as_ref()?.session.as_str()
+    }
+
+    /// `params.update`'s members, when `params` and `update` are objects.
+    pub(crate) fn update(&self) -> Option<&[(Cow<'a, str>, Written<'a>)]> {
+        self.params.as_ref()?.update.0.as_deref()
+    }
+}
+
+/// Whether a member is there, whatever its value (checked, skipped).
 #[derive(Debug, Default)]
-pub(crate) struct LineView<'a> {
-    /// `from`.
-    pub(crate) from: Loose<'a>,
-    /// Whether the line has a `text` member (of any type).
-    pub(crate) has_text: bool,
-    /// `message`, when an object; `None` when absent or anything else.
-    pub(crate) message: Option<MessageView<'a>>,
+pub(crate) struct Present(pub(crate) bool);
+
+impl<'de> Member<'de> for Present {
+    fn read<D: Deserializer<'de>>(&mut self, deserializer: D, _: bool) -> Result<(), D::Error> {
+        Checked::deserialize(deserializer)?;
+        self.0 = true;
+        Ok(())
+    }
+
+    fn scan(&mut self, scan: &mut Scan<'de>, _: bool) -> Option<()> {
+        scan.skip()?;
+        self.0 = true;
+        Some(())
+    }
 }
 
-/// The fields of a message the rules read.
+/// One member of an update, as the path that read it keeps it: the fast reader its text
+/// (surely JSON), the checked path its value.
+#[derive(Debug)]
+pub(crate) enum Written<'a> {
+    /// The value as written.
+    Text(&'a str),
+    /// The value.
+    Value(serde_json::Value),
+}
+
+impl Written<'_> {
+    /// The member as a `Value`; `None` should its text not parse.
+    pub(crate) fn value(&self) -> Option<serde_json::Value> {
+        match self {
+            Written::Text(text) => serde_json::from_str(text).ok(),
+            Written::Value(value) => Some(value.clone()),
+        }
+    }
+}
+
+/// An update: its members in order (a repeated key kept each time, as the tool call merge
+/// reads them), when it is an object; `None` otherwise.
 #[derive(Debug, Default)]
-pub(crate) struct MessageView<'a> {
-    /// `id`.
-    pub(crate) id: Loose<'a>,
-    /// `method`.
-    pub(crate) method: Loose<'a>,
-    /// `error` (only whether it is there matters to the fast path).
-    pub(crate) error: Loose<'a>,
-    /// `result.sessionId`.
-    pub(crate) result_session: Loose<'a>,
-    /// `result.stopReason`.
-    pub(crate) stop_reason: Loose<'a>,
-    /// `result.usage`'s [`USAGE`] members, when `usage` is an object.
-    pub(crate) usage: Option<[Loose<'a>; 5]>,
-    /// `params.cwd`.
-    pub(crate) cwd: Loose<'a>,
-    /// `params.sessionId`.
-    pub(crate) session: Loose<'a>,
-    /// `params.update`, when an object: each member's key and text as written, in order.
-    pub(crate) update: Option<Vec<(&'a str, &'a str)>>,
+pub(crate) struct Update<'a>(pub(crate) Option<Vec<(Cow<'a, str>, Written<'a>)>>);
+
+impl<'de> Member<'de> for Update<'de> {
+    fn read<D: Deserializer<'de>>(&mut self, deserializer: D, _: bool) -> Result<(), D::Error> {
+        self.0 = deserializer.deserialize_any(UpdateVisitor)?;
+        Ok(())
+    }
+
+    fn scan(&mut self, scan: &mut Scan<'de>, _: bool) -> Option<()> {
+        if scan.peek()? != b'{' {
+            scan.skip()?;
+            self.0 = None;
+            return Some(());
+        }
+        let mut members = Vec::new();
+        scan.members(|scan, key| {
+            members.push((Cow::Borrowed(key), Written::Text(scan.raw()?)));
+            Some(())
+        })?;
+        self.0 = Some(members);
+        Some(())
+    }
 }
 
-/// The text of the last member named `key`.
-pub(crate) fn member<'a>(members: &[(&'a str, &'a str)], key: &str) -> Option<&'a str> {
-    members
-        .iter()
-        .rev()
-        .find(|(k, _)| *k == key)
-        .map(|(_, v)| *v)
+/// Reads an update's members, each value whole; `None` for any other value.
+struct UpdateVisitor;
+
+type Members<'a> = Option<Vec<(Cow<'a, str>, Written<'a>)>>;
+
+impl<'de> Visitor<'de> for UpdateVisitor {
+    type Value = Members<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        while seq.next_element::<Checked>()?.is_some() {}
+        Ok(None)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut members = Vec::new();
+        while let Some(Key(key)) = map.next_key()? {
+            members.push((key, Written::Value(map.next_value()?)));
+        }
+        Ok(Some(members))
+    }
 }
 
-/// A member's text (surely JSON) read as a [`Loose`]; absent when not there.
-pub(crate) fn loose<'a>(members: &[(&'a str, &'a str)], key: &str) -> Option<Loose<'a>> {
+/// The last member named `key`.
+fn member<'m, 'a>(
+    members: &'m [(Cow<'a, str>, Written<'a>)],
+    key: &str,
+) -> Option<&'m Written<'a>> {
+    members.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v)
+}
+
+/// A member read as a [`Loose`]; absent when not there; `None` when unsure (the exact path
+/// then decides).
+pub(crate) fn loose<'m>(
+    members: &'m [(Cow<'_, str>, Written<'m>)],
+    key: &str,
+) -> Option<Loose<'m>> {
     match member(members, key) {
-        Some(text) => Scan::new(text)?.loose(),
+        Some(Written::Text(text)) => Scan::new(text)?.loose(),
+        Some(Written::Value(value)) => Loose::deserialize(value).ok(),
         None => Some(Loose::Absent),
     }
 }
 
-/// The named fields of a member (surely JSON); `Some(None)` when it is absent or not an object.
-pub(crate) fn fields<'a, const N: usize>(
-    members: &[(&'a str, &'a str)],
+/// The named fields of a member; `Some(None)` when it is absent or not an object; `None` when
+/// unsure.
+pub(crate) fn fields<'m, const N: usize>(
+    members: &'m [(Cow<'_, str>, Written<'m>)],
     key: &str,
-    names: &[&str; N],
-) -> Option<Option<[Loose<'a>; N]>> {
+    names: &'static [&'static str; N],
+) -> Option<Option<[Loose<'m>; N]>> {
     match member(members, key) {
-        Some(text) => Scan::new(text)?.fields(names),
+        Some(Written::Text(text)) => Scan::new(text)?.fields(names),
+        Some(Written::Value(value)) => FieldsSeed(names).deserialize(value).ok(),
         None => Some(None),
     }
-}
-
-/// The view of a line, when [`Scan`] is sure the line is JSON and it is an object; `None`
-/// otherwise (the caller then takes the exact path, which decides).
-pub(crate) fn view(line: &[u8]) -> Option<LineView<'_>> {
-    let text = std::str::from_utf8(line).ok()?;
-    let mut scan = Scan::new(text)?;
-    let mut view = LineView::default();
-    scan.members(|scan, key| {
-        match key {
-            "from" => view.from = scan.loose()?,
-            "text" => {
-                view.has_text = true;
-                scan.skip()?;
-            }
-            "message" => view.message = message(scan)?,
-            _ => scan.skip()?,
-        }
-        Some(())
-    })?;
-    scan.end()?;
-    Some(view)
-}
-
-/// A message's view; `Some(None)` when it is not an object.
-fn message<'a>(scan: &mut Scan<'a>) -> Option<Option<MessageView<'a>>> {
-    if scan.peek()? != b'{' {
-        scan.skip()?;
-        return Some(None);
-    }
-    let mut view = MessageView::default();
-    scan.members(|scan, key| {
-        match key {
-            "id" => view.id = scan.loose()?,
-            "method" => view.method = scan.loose()?,
-            "error" => view.error = scan.loose()?,
-            "result" => {
-                (view.result_session, view.stop_reason, view.usage) =
-                    (Loose::Absent, Loose::Absent, None);
-                if scan.peek()? != b'{' {
-                    return scan.skip();
-                }
-                scan.members(|scan, key| {
-                    match key {
-                        "sessionId" => view.result_session = scan.loose()?,
-                        "stopReason" => view.stop_reason = scan.loose()?,
-                        "usage" => view.usage = scan.fields(&USAGE)?,
-                        _ => scan.skip()?,
-                    }
-                    Some(())
-                })?;
-            }
-            "params" => {
-                (view.cwd, view.session, view.update) = (Loose::Absent, Loose::Absent, None);
-                if scan.peek()? != b'{' {
-                    return scan.skip();
-                }
-                scan.members(|scan, key| {
-                    match key {
-                        "cwd" => view.cwd = scan.loose()?,
-                        "sessionId" => view.session = scan.loose()?,
-                        "update" => {
-                            view.update = None;
-                            if scan.peek()? != b'{' {
-                                return scan.skip();
-                            }
-                            let mut members = Vec::new();
-                            scan.members(|scan, key| {
-                                members.push((key, scan.raw()?));
-                                Some(())
-                            })?;
-                            view.update = Some(members);
-                        }
-                        _ => scan.skip()?,
-                    }
-                    Some(())
-                })?;
-            }
-            _ => scan.skip()?,
-        }
-        Some(())
-    })?;
-    Some(Some(view))
 }

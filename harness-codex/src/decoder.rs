@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use harness_agents_core::backend::json::{self, Loose};
 use harness_agents_core::backend::{
-    Decoder, Driver, Emitter, NotJson, Recorded, Summary, parse_value,
+    Decoder, Driver, Emitter, NotJson, Recorded, Summary, parse_value, reparse,
 };
 use harness_agents_core::{
     EventBody, Metrics, NormalizerConfig, PendingToolUse, PlanItem, ToolRef, UnknownReason,
@@ -14,7 +14,7 @@ use harness_agents_core::{
 use serde_json::Number;
 
 use crate::tools::{completed, plan_items_of};
-use crate::wire::{self, Item, ItemField, LineParts, reparse};
+use crate::wire::{Item, ItemField, LineParts};
 
 /// An item started or updated but not completed yet (X2).
 #[derive(Debug)]
@@ -90,12 +90,12 @@ impl CodexDecoder {
         }
     }
 
-    /// One object line, read through its view; `text` is the line, for the rare events that
+    /// One object line, read through its view; `line` is the line, for the rare events that
     /// carry it (J8).
-    fn on_parts(&mut self, parts: &LineParts<'_>, text: &str, out: &mut Emitter<'_>) {
+    fn on_parts(&mut self, parts: &LineParts<'_>, line: &[u8], out: &mut Emitter<'_>) {
         let Some(kind) = parts.kind.as_str() else {
             // S3: no string `type`.
-            out.unknown(UnknownReason::NotAnEvent, reparse(text));
+            out.unknown(UnknownReason::NotAnEvent, reparse(line));
             return;
         };
         out.consumed_by(match kind {
@@ -109,9 +109,9 @@ impl CodexDecoder {
                 }
             }
             "turn.started" => {}
-            "item.started" => self.on_item(&parts.item, text, Phase::Started, out),
-            "item.updated" => self.on_item(&parts.item, text, Phase::Updated, out),
-            "item.completed" => self.on_item(&parts.item, text, Phase::Completed, out),
+            "item.started" => self.on_item(&parts.item, line, Phase::Started, out),
+            "item.updated" => self.on_item(&parts.item, line, Phase::Updated, out),
+            "item.completed" => self.on_item(&parts.item, line, Phase::Completed, out),
             "turn.completed" => {
                 self.terminal(out);
                 self.usage = Usage::of(&parts.usage);
@@ -131,7 +131,7 @@ impl CodexDecoder {
                 let source = WarningSource::Stream;
                 out.emit(EventBody::Warning { message, source });
             }
-            _ => out.unknown(UnknownReason::UnknownType, reparse(text)),
+            _ => out.unknown(UnknownReason::UnknownType, reparse(line)),
         }
     }
 
@@ -143,7 +143,7 @@ impl CodexDecoder {
     }
 
     /// X2: records, replaces or completes an item.
-    fn on_item(&mut self, item: &ItemField<'_>, line: &str, phase: Phase, out: &mut Emitter<'_>) {
+    fn on_item(&mut self, item: &ItemField<'_>, line: &[u8], phase: Phase, out: &mut Emitter<'_>) {
         let item = match item {
             ItemField::Object(item) if item.view.kind.as_str().is_some() => item,
             ItemField::Object(item) => {
@@ -285,14 +285,12 @@ impl Decoder for CodexDecoder {
     }
 
     fn line(&mut self, line: &[u8], out: &mut Emitter<'_>) -> Result<(), NotJson> {
-        // The fast path: a borrowed view, which exists exactly when the line parses into a
-        // `Value` (S2). Other lines (not UTF-8, not an object) take the `Value` path.
-        match json::object_text(line) {
-            Some(text) => {
-                let mut parts = LineParts::default();
-                wire::parse(text, &mut parts)?;
-                self.on_parts(&parts, text, out);
-            }
+        // The core's entry point: a borrowed view, fast then exact, which exists exactly when
+        // the line parses into a `Value` (S2); read in place, as the view is large.
+        let mut parts = None;
+        json::read_line_into::<LineParts<'_>>(line, &mut parts, false)?;
+        match &parts {
+            Some(parts) => self.on_parts(parts, line, out),
             // S3: valid JSON that is not an object.
             None => out.unknown(UnknownReason::NotAnEvent, parse_value(line)?),
         }
@@ -313,7 +311,7 @@ impl Decoder for CodexDecoder {
             };
             out.emit(EventBody::Unknown {
                 reason: UnknownReason::UnresolvedToolUse,
-                raw: reparse(&open.raw),
+                raw: reparse(open.raw.as_bytes()),
                 tool,
             });
         }

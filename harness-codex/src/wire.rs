@@ -1,7 +1,8 @@
 //! Borrowed, typed views of `codex exec --json` lines: the parse phase of the normalizer.
 //!
-//! Each view is declared once with `json_view!`, which makes both of its readers. A line is
-//! read in one pass by [`Scan`], the core's fast reader of text that is surely JSON: it keeps
+//! Each view is declared once with `json_view!`, which makes both of its readers. The
+//! normalizer reads each line through the core's entry point (`json::read_line_into`): in
+//! one pass by [`Scan`], the core's fast reader of text that is surely JSON: it keeps
 //! the fields the X rules use, as [`Loose`] values (a repeated key keeps its last
 //! value, as in a `serde_json::Value`), and the item's JSON text, which a recorded item (X2)
 //! and the rare events that carry raw JSON need; every string it skips (a command's
@@ -14,10 +15,10 @@
 //! [`Loose`]: harness_agents_core::backend::json::Loose
 //! [`Checked`]: harness_agents_core::backend::json::Checked
 
+#[cfg(test)]
 use harness_agents_core::backend::NotJson;
-use harness_agents_core::backend::json::{
-    JsonView, Member, Scan, Text, depth_exceeds, scan_into, view_of,
-};
+use harness_agents_core::backend::json::{JsonView, Member, Scan, Text, depth_exceeds};
+use harness_agents_core::backend::reparse;
 use serde::Deserialize;
 use serde::de::{self, Deserializer};
 use serde_json::Value;
@@ -65,7 +66,7 @@ impl Item<'_> {
     /// The item as a `Value`, for the rules that read more than the view (X5, X6) and the
     /// events that carry it (J8).
     pub fn value(&self) -> Value {
-        reparse(self.raw)
+        reparse(self.raw.as_bytes())
     }
 
     /// The item as written.
@@ -159,36 +160,29 @@ harness_agents_core::json_view! {
     }
 }
 
-/// Reads into `parts` (all default) the parts of a line that starts with `{`; `NotJson` when it
-/// is not valid JSON (S2).
-///
-/// Most lines are read by [`scan`] alone; a line it is unsure of is read the checked way,
-/// which decides.
-pub(crate) fn parse<'a>(text: &'a str, parts: &mut LineParts<'a>) -> Result<(), NotJson> {
-    if scan(text, parts).is_none() {
-        *parts = parse_checked(text).ok_or(NotJson)?;
-    }
+/// Reads into `parts` (all default) the parts of a line that starts with `{` through the
+/// core's entry point, as the normalizer reads a line; `NotJson` when it is not a JSON object.
+#[cfg(test)]
+fn parse<'a>(text: &'a str, parts: &mut LineParts<'a>) -> Result<(), NotJson> {
+    let mut view = None;
+    harness_agents_core::backend::json::read_line_into(text.as_bytes(), &mut view, false)?;
+    *parts = view.ok_or(NotJson)?;
     Ok(())
 }
 
-/// The fast path: reads into `parts` (all default) the parts of a line that is surely JSON
-/// ([`Scan`]), in one pass that keeps the item's text; `None` when unsure, `parts` then
-/// partly read. It reads exactly what [`parse_checked`] reads, which
-/// the tests compare.
+/// The fast path alone: reads into `parts` (all default) the parts of a line that is surely
+/// JSON ([`Scan`]), in one pass that keeps the item's text; `None` when unsure, `parts` then
+/// partly read. It reads exactly what [`parse_checked`] reads, which the tests compare.
+#[cfg(test)]
 fn scan<'a>(text: &'a str, parts: &mut LineParts<'a>) -> Option<()> {
-    scan_into(text, parts, false)
+    harness_agents_core::backend::json::scan_into(text, parts, false)
 }
 
-/// The checked path: reads the parts of a line through `serde_json`; `None` when it is not
-/// valid JSON (S2).
+/// The checked path alone: reads the parts of a line through `serde_json`; `None` when it is
+/// not valid JSON (S2).
+#[cfg(test)]
 fn parse_checked(text: &str) -> Option<LineParts<'_>> {
-    view_of(text)
-}
-
-/// Parses JSON text the normalizer already knows to be valid; `null` should that ever fail,
-/// rather than a panic.
-pub(crate) fn reparse(text: &str) -> Value {
-    serde_json::from_str(text).unwrap_or(Value::Null)
+    harness_agents_core::backend::json::view_of(text)
 }
 
 #[cfg(test)]

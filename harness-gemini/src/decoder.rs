@@ -1,16 +1,14 @@
 //! The incremental normalizer for `gemini --output-format stream-json` (S and G rules, O1).
 
 use harness_agents_core::backend::text::{Joined, truncate_chars};
-use harness_agents_core::backend::{
-    Decoder, Driver, Emitter, NotJson, Summary, parse_value, reparse,
-};
+use harness_agents_core::backend::{Decoder, Driver, Emitter, NotJson, Summary, reparse};
 use harness_agents_core::{
     EventBody, Metrics, NormalizerConfig, PendingToolUse, ToolRef, ToolStatus, UnknownReason,
     WarningSource,
 };
 use std::sync::Arc;
 
-use harness_agents_core::backend::json::{JsonView, Loose};
+use harness_agents_core::backend::json::{Loose, read_line};
 use serde_json::{Number, Value};
 
 use crate::tools::{self, Context, Mapping};
@@ -69,12 +67,6 @@ fn tool_raw(tool_use: Value, tool_result: Value) -> Value {
     raw.insert("tool_use".to_string(), tool_use);
     raw.insert("tool_result".to_string(), tool_result);
     Value::Object(raw)
-}
-
-/// The view of an object line already parsed as a `Value` (the view and the `Value` accept the
-/// same lines, so this path only exists for safety).
-fn view_of(value: &Value) -> LineView<'_> {
-    LineView::view(value).ok().flatten().unwrap_or_default()
 }
 
 impl GeminiDecoder {
@@ -348,18 +340,14 @@ impl Decoder for GeminiDecoder {
     }
 
     fn line(&mut self, line: &[u8], out: &mut Emitter<'_>) -> Result<(), NotJson> {
-        if let Some(view) = wire::view(line) {
-            self.on_view(view, line, out);
-            return Ok(());
-        }
         // G3: a line that is not JSON does not end the text being assembled.
-        let value = parse_value(line)?;
-        if value.is_object() {
-            self.on_view(view_of(&value), line, out);
-        } else {
-            // S3: valid JSON that is not an object.
-            self.flush(out);
-            out.unknown(UnknownReason::NotAnEvent, value);
+        match read_line::<LineView<'_>>(line)? {
+            Some(view) => self.on_view(view, line, out),
+            None => {
+                // S3: valid JSON that is not an object.
+                self.flush(out);
+                out.unknown(UnknownReason::NotAnEvent, reparse(line));
+            }
         }
         Ok(())
     }

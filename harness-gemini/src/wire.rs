@@ -1,10 +1,11 @@
 //! The parse phase: a borrowed view of one line that reads, in one pass, only the fields the
 //! G rules use.
 //!
-//! The line is checked as UTF-8 once, then read by the core's fast reader [`Scan`], which is
-//! exact on the JSON it is sure of and gives up on anything else (escaped keys, lone
-//! surrogates, numbers out of range, control characters, deep nesting); the line is then read
-//! through `serde_json` with `from_str`. Both paths read the same view (the tests compare them).
+//! The decoder reads each line through the core's entry point ([`read_line`]): the fast
+//! reader [`Scan`], exact on the JSON it is sure of, and the checked path through
+//! `serde_json` whenever it is unsure (escaped keys, lone surrogates, numbers out of range,
+//! control characters, deep nesting), which decides. Both read the same view (the tests
+//! compare them).
 //!
 //! A line parses into a `serde_json::Value` exactly when it parses into a [`LineView`] (S2): on
 //! the checked path every member is read through `serde_json`'s own deserializer, the fields
@@ -17,8 +18,9 @@
 //!
 //! [`Loose`]: harness_agents_core::backend::json::Loose
 //! [`Checked`]: harness_agents_core::backend::json::Checked
+//! [`read_line`]: harness_agents_core::backend::json::read_line
 
-use harness_agents_core::backend::json::{JsonView, Scan, scan_into, view_of};
+use harness_agents_core::backend::json::{JsonView, Scan};
 use serde::de::MapAccess;
 use serde_json::{Map, Value};
 
@@ -112,34 +114,28 @@ impl<'de> JsonView<'de> for Params {
 /// The names [`LineView::stats`] reads, in its order.
 pub(crate) const STATS: [&str; 4] = ["input_tokens", "output_tokens", "cached", "duration_ms"];
 
-/// A line's view, when it is a JSON object; `None` when it is anything else (valid JSON or
-/// not: the caller then takes the `Value` path, which tells the two apart).
-pub(crate) fn view(line: &[u8]) -> Option<LineView<'_>> {
-    let first = line
-        .iter()
-        .find(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r'))?;
-    if *first != b'{' {
-        return None;
-    }
-    // One UTF-8 check for the whole line; a line that is not UTF-8 is no JSON either (the
-    // `Value` path says so). Then the fast reader, and `from_str` (which checks no string
-    // again) when it is unsure.
-    let text = std::str::from_utf8(line).ok()?;
-    scan(text).or_else(|| checked(text))
+/// A line's view, when it is a JSON object, through the entry point; `None` when it is
+/// anything else (valid JSON or not).
+#[cfg(test)]
+fn view(line: &[u8]) -> Option<LineView<'_>> {
+    harness_agents_core::backend::json::read_line(line)
+        .ok()
+        .flatten()
 }
 
-/// The checked path: the view through `serde_json`; `None` when the line is not a JSON
+/// The checked path alone: the view through `serde_json`; `None` when the line is not a JSON
 /// object (S2).
+#[cfg(test)]
 fn checked(text: &str) -> Option<LineView<'_>> {
-    view_of(text)
+    harness_agents_core::backend::json::view_of(text)
 }
 
-/// The fast path: the view of a line that is surely JSON ([`Scan`]), in one pass; `None` when
-/// unsure, and the caller then takes [`checked`], which reads the same view (the tests
-/// compare them).
+/// The fast path alone: the view of a line that is surely JSON ([`Scan`]), in one pass;
+/// `None` when unsure ([`checked`] then decides; the tests compare them).
+#[cfg(test)]
 fn scan(text: &str) -> Option<LineView<'_>> {
     let mut view = LineView::default();
-    scan_into(text, &mut view, false)?;
+    harness_agents_core::backend::json::scan_into(text, &mut view, false)?;
     Some(view)
 }
 

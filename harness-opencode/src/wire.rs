@@ -1,13 +1,15 @@
 //! The parse phase: one line to a borrowed view of the fields the P rules read, checked
 //! exactly as parsing the whole line into a `Value` would (S2).
 //!
-//! A line is read in one pass. The fields the rules read are kept as [`Loose`] (strings
-//! borrowed from the line when they hold no escape) or, for nested objects, as views of their
-//! own; every other member, such as a tool's `output` and metadata (file contents, diffs,
-//! most of a `tool_use` line's bytes), is skipped with [`Checked`], which makes every check a
-//! `Value` makes (string escapes, surrogate pairs, number ranges, nesting depth) without
-//! keeping anything. A line is therefore JSON here exactly when it is JSON for
-//! `serde_json::Value`. A repeated key keeps its last value, as in a `Value`, and a field of
+//! A line is read in one pass, through the core's entry point (`json::read_line_into`): by
+//! the fast reader (`Scan`) when it is sure of the line, which checks every string it skips
+//! without decoding it, and otherwise the checked way, which decides. The fields the rules
+//! read are kept as [`Loose`] (strings borrowed from the line when they hold no escape) or,
+//! for nested objects, as views of their own; on the checked path every other member, such as
+//! a tool's `output` and metadata (file contents, diffs, most of a `tool_use` line's bytes),
+//! is skipped with [`Checked`], which makes every check a `Value` makes (string escapes,
+//! surrogate pairs, number ranges, nesting depth) without keeping anything. A line is
+//! therefore JSON here exactly when it is JSON for `serde_json::Value`. A repeated key keeps its last value, as in a `Value`, and a field of
 //! an unexpected type is kept for what it is (a view of an object that is not one is `None`).
 //!
 //! The few values the rules read whole are kept as `Value`s: an `error` line's `error` (P13)
@@ -22,7 +24,7 @@
 //! [`Checked`]: harness_agents_core::backend::json::Checked
 
 use harness_agents_core::backend::NotJson;
-use harness_agents_core::backend::json::Member;
+use harness_agents_core::backend::json::read_line_into;
 use serde_json::Value;
 
 harness_agents_core::json_view! {
@@ -148,18 +150,14 @@ pub(crate) fn parse(line: &[u8], output: bool) -> Result<Option<Line<'_>>, NotJs
     Ok(view)
 }
 
-/// [`parse`] into `view`, in place.
+/// [`parse`] into `view`, in place, through the core's entry point: the fast reader when it
+/// is sure, the checked path otherwise, which decides.
 pub(crate) fn parse_into<'a>(
     line: &'a [u8],
     output: bool,
     view: &mut Option<Line<'a>>,
 ) -> Result<(), NotJson> {
-    // One check of the whole line instead of one per string: JSON outside its strings is
-    // ASCII, so a line `Value` accepts is UTF-8, and a `str` reader checks no string again.
-    let text = std::str::from_utf8(line).map_err(|_| NotJson)?;
-    let mut de = serde_json::Deserializer::from_str(text);
-    view.read(&mut de, output).map_err(|_| NotJson)?;
-    de.end().map_err(|_| NotJson)
+    read_line_into(line, view, output)
 }
 
 #[cfg(test)]
@@ -273,6 +271,36 @@ mod tests {
         }
         // Both outcomes are exercised.
         assert!(json > 1_000 && broken > 1_000, "{json} {broken}");
+    }
+
+    /// S2: where the fast reader is sure of a recorded line, it reads the view the checked
+    /// path reads, with the output and without; and it is sure of nearly every one.
+    #[test]
+    fn the_fast_reader_reads_recorded_lines_as_the_checked_path_does() {
+        use harness_agents_core::backend::json::{Member, scan_into};
+
+        let (mut objects, mut sure) = (0, 0);
+        for (_, bytes) in fixtures::recordings("opencode") {
+            for line in std::str::from_utf8(&bytes).unwrap().lines() {
+                if !full(line).is_ok_and(|value| value.is_object()) {
+                    continue;
+                }
+                objects += 1;
+                for output in [false, true] {
+                    let mut checked: Option<Line<'_>> = None;
+                    let mut reader = serde_json::Deserializer::from_str(line);
+                    checked.read(&mut reader, output).unwrap();
+                    let mut fast = Line::default();
+                    if scan_into(line, &mut fast, output).is_some() {
+                        let fast = format!("{:?}", Some(fast));
+                        assert_eq!(fast, format!("{checked:?}"), "{line}");
+                        sure += usize::from(output);
+                    }
+                }
+            }
+        }
+        assert!(objects > 200, "{objects}");
+        assert!(sure * 100 >= objects * 99, "{sure} of {objects}");
     }
 
     #[test]

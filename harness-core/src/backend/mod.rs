@@ -15,7 +15,8 @@ pub mod paths;
 pub mod reclassify;
 mod recorded;
 pub mod text;
-pub mod unescape;
+/// The escape module's former place, kept for callers of its path: [`json::escape`].
+pub use json::escape as unescape;
 
 #[cfg(feature = "process")]
 #[cfg_attr(docsrs, doc(cfg(feature = "process")))]

@@ -7,8 +7,6 @@
 
 use std::sync::Arc;
 
-use super::json::hex_unit;
-
 /// The text of a JSON string, given the part of the line between its quotes, decoded into one
 /// shared allocation of exactly its length; `None` when that part is not the inside of a JSON
 /// string that decodes to valid text (a raw control character, a bad or unfinished escape, an
@@ -100,7 +98,7 @@ fn decode_into(s: &[u8], out: &mut [u8]) -> Option<usize> {
 
 /// The character of the escape at `s[i]` (a backslash) and how many bytes it takes; `None`
 /// when it is no valid JSON escape (an unpaired surrogate included). The one decoder of
-/// escapes: [`Scan`](super::json::Scan) uses it too.
+/// escapes: [`unescape`] and the fast reader's strings use it too.
 #[inline]
 pub(super) fn escape(s: &[u8], i: usize) -> Option<(char, usize)> {
     let c = match *s.get(i + 1)? {
@@ -130,6 +128,75 @@ pub(super) fn escape(s: &[u8], i: usize) -> Option<(char, usize)> {
         _ => return None,
     };
     Some((c, 2))
+}
+
+/// The text of a JSON string, given the part between its quotes as [`Scan`](super::Scan)
+/// read it (checked), with its escapes decoded; `None` on a bad escape.
+pub(super) fn unescape(raw: &str) -> Option<String> {
+    let bytes = raw.as_bytes();
+    let mut text = String::with_capacity(raw.len());
+    let mut pos = 0;
+    while let Some(at) = memchr::memchr(b'\\', &bytes[pos..]) {
+        text.push_str(raw.get(pos..pos + at)?);
+        pos += at;
+        let (decoded, used) = escape(bytes, pos)?;
+        text.push(decoded);
+        pos += used;
+    }
+    text.push_str(raw.get(pos..)?);
+    Some(text)
+}
+
+/// The bytes that follow a backslash in a one-character escape.
+pub(super) const SIMPLE_ESCAPES: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut i = 0;
+    let escapes = *b"\"\\/bfnrt";
+    while i < escapes.len() {
+        table[escapes[i] as usize] = true;
+        i += 1;
+    }
+    table
+};
+
+/// The position after the escape whose backslash is at `at`, checked; `None` when it is not
+/// valid.
+#[inline]
+pub(super) fn escape_end(bytes: &[u8], at: usize) -> Option<usize> {
+    let after = *bytes.get(at + 1)?;
+    // A table rather than a `match`: one well-predicted branch for the common escapes.
+    if SIMPLE_ESCAPES[usize::from(after)] {
+        Some(at + 2)
+    } else if after == b'u' {
+        unicode_escape_end(bytes, at)
+    } else {
+        None
+    }
+}
+
+/// The position after the `\uXXXX` escape at `at`, and after its trailing surrogate when it
+/// is a leading one; `None` when the escape is not valid or a surrogate is unpaired.
+pub(super) fn unicode_escape_end(bytes: &[u8], at: usize) -> Option<usize> {
+    match hex_unit(bytes, at)? {
+        0xDC00..=0xDFFF => None,
+        0xD800..=0xDBFF => {
+            let next = hex_unit(bytes, at + 6)?;
+            (0xDC00..=0xDFFF).contains(&next).then_some(at + 12)
+        }
+        _ => Some(at + 6),
+    }
+}
+
+/// The code unit of the `\uXXXX` escape at `at` in `bytes`.
+fn hex_unit(bytes: &[u8], at: usize) -> Option<u16> {
+    let escape = bytes.get(at..at + 6)?;
+    if escape[..2] != *b"\\u" {
+        return None;
+    }
+    escape[2..].iter().try_fold(0u16, |unit, &b| {
+        let digit = (b as char).to_digit(16)?;
+        Some(unit << 4 | digit as u16)
+    })
 }
 
 /// The bytes as a shared `str`, without copying them; `None` when they are not UTF-8.
