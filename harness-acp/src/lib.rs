@@ -63,6 +63,7 @@ use std::path::PathBuf;
 
 use harness_agents_core::backend::Spec;
 use harness_agents_core::process::{self, ProcessSpec};
+use harness_agents_core::transcript::Header;
 use harness_agents_core::{
     Capabilities, Harness, OrchestrationSource, RunError, RunRequest, RunStream,
 };
@@ -141,6 +142,7 @@ fn spawn(request: RunRequest) -> Result<RunStream, RunError> {
     spec.cwd = Some(dir);
     spec.stdin = Vec::new();
     spec.install_hint = None;
+    spec.header = Header::new(AcpHarness.name(), &config);
     process::spawn_conversation(spec, AcpHarness.normalizer(config), Box::new(client))
 }
 

@@ -50,6 +50,7 @@ pub mod stored;
 #[cfg(feature = "testkit")]
 #[cfg_attr(docsrs, doc(cfg(feature = "testkit")))]
 pub mod testkit;
+pub mod transcript;
 
 pub use error::RunError;
 pub use event::{

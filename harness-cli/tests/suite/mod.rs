@@ -10,6 +10,7 @@ mod run_codex;
 mod run_opencode;
 mod schema;
 mod sessions;
+mod transcript;
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};

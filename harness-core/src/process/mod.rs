@@ -29,8 +29,10 @@
 //!   requests) and says which lines the normalizer reads; what waits for the agent's input is
 //!   bounded (reading pauses beyond 1 MiB), and a timeout or a stop first asks the conversation
 //!   what to write (a cancel) and how long the agent may take to end by itself;
-//! - [`ProcessSpec::transcript`] saves every line the normalizer reads, so the run can be
-//!   normalized again offline;
+//! - [`ProcessSpec::transcript`] saves every line the normalizer reads, standard error
+//!   included, in the order it read them, after a header naming the backend and the
+//!   normalizer's settings ([`crate::transcript`]), so the run normalizes again offline to the
+//!   same events from that file alone;
 //! - when the child has exited but something it left running still holds its pipes open,
 //!   the run waits two seconds, then kills the run's processes and ends.
 //!
@@ -74,6 +76,7 @@ use crate::error::RunError;
 use crate::event::{Event, EventBody, Kind};
 use crate::harness::{Normalizer, NormalizerConfig, RunItem, RunRequest, RunStream, StopSignal};
 use crate::lines::LineSplitter;
+use crate::transcript::{self, Header};
 
 mod tree;
 
@@ -110,10 +113,14 @@ pub struct ProcessSpec {
     /// (e.g. `npm install -g @anthropic-ai/claude-code`); `None` when the binary was named
     /// explicitly, so the error only says it was not found.
     pub install_hint: Option<String>,
-    /// Where to save the transcript: every line the normalizer reads, each followed by `\n`,
-    /// in order (the agent's standard output; with a [`Conversation`], the lines it records).
-    /// `harness normalize` on that file gives the events of the run.
+    /// Where to save the transcript (`docs/transcript.md`, [`crate::transcript`]): `header`,
+    /// then every line the normalizer reads, in the order it reads them: the agent's standard
+    /// output (with a [`Conversation`], the lines it records) and its standard error.
+    /// `harness normalize` on that file alone gives the events of the run.
     pub transcript: Option<PathBuf>,
+    /// The transcript's first line: the backend and the normalizer's settings. [`Self::for_request`]
+    /// fills in the settings; the caller names the backend.
+    pub header: Header,
 }
 
 impl ProcessSpec {
@@ -132,7 +139,14 @@ impl ProcessSpec {
     ) -> Self {
         let program = choose_binary(&request, std::env::var_os(binary_var), default_binary);
         let install_hint = (program.as_os_str() == default_binary).then(|| install_hint.into());
+        let mut config = request.normalizer.clone();
+        if config.cwd.is_none() {
+            config.cwd = absolute_cwd(&request)
+                .or_else(|| std::env::current_dir().ok())
+                .map(|dir| dir.display().to_string());
+        }
         ProcessSpec {
+            header: Header::from_config(&config),
             program,
             args,
             cwd: absolute_cwd(&request),
@@ -313,8 +327,10 @@ fn start(
         }
     }
     let transcript = match &spec.transcript {
-        Some(path) => match std::fs::File::create(path) {
-            Ok(file) => Some(io::BufWriter::new(file)),
+        Some(path) => match std::fs::File::create(path)
+            .and_then(|file| transcript::Writer::new(io::BufWriter::new(file), &spec.header))
+        {
+            Ok(writer) => Some(writer),
             Err(source) => {
                 return Err(RunError::Transcript {
                     path: path.clone(),
@@ -504,7 +520,7 @@ struct Run {
 struct Feed {
     normalizer: Box<dyn Normalizer>,
     conversation: Option<Box<dyn Conversation>>,
-    transcript: Option<io::BufWriter<std::fs::File>>,
+    transcript: Option<transcript::Writer<io::BufWriter<std::fs::File>>>,
     /// Bytes waiting for the agent's standard input.
     input: Vec<u8>,
     /// Whether the agent's standard input is still open (writes are dropped once it is not).
@@ -541,25 +557,35 @@ impl Feed {
     /// A line for the normalizer, saved in the transcript first.
     fn record(&mut self, line: &[u8], events: &mut Vec<Event>) {
         if let Some(transcript) = &mut self.transcript {
-            use std::io::Write as _;
-            if let Err(e) = transcript
-                .write_all(line)
-                .and_then(|()| transcript.write_all(b"\n"))
-            {
-                self.transcript = None;
-                self.failed_writes += 1;
-                events.push(Event::new(EventBody::Error {
-                    message: format!("the transcript could not be written: {e}"),
-                }));
-            }
+            let written = transcript.stdout(line);
+            self.transcript_written(written, events);
         }
         self.normalizer.push_line(line, events);
+    }
+
+    /// One line of the agent's standard error, saved in the transcript first (S4, TR3).
+    fn stderr(&mut self, line: &[u8], events: &mut Vec<Event>) {
+        if let Some(transcript) = &mut self.transcript {
+            let written = transcript.stderr(line);
+            self.transcript_written(written, events);
+        }
+        self.normalizer.push_stderr(line, events);
+    }
+
+    /// A failed write is reported once, as an `error` event, and the transcript dropped.
+    fn transcript_written(&mut self, written: io::Result<()>, events: &mut Vec<Event>) {
+        if let Err(e) = written {
+            self.transcript = None;
+            self.failed_writes += 1;
+            events.push(Event::new(EventBody::Error {
+                message: format!("the transcript could not be written: {e}"),
+            }));
+        }
     }
 
     /// The transcript written out; a failure is an `error` event.
     fn flush(&mut self, events: &mut Vec<Event>) {
         if let Some(mut transcript) = self.transcript.take() {
-            use std::io::Write as _;
             if let Err(e) = transcript.flush() {
                 self.failed_writes += 1;
                 events.push(Event::new(EventBody::Error {
@@ -742,14 +768,12 @@ impl Run {
                     }
                 }
                 read = read_from(&mut stderr, &mut err_buf), if reading && stderr.is_some() => {
-                    let normalizer = &mut feed.normalizer;
                     match read {
                         Ok(n) if n > 0 => {
-                            err_lines
-                                .push(&err_buf[..n], |l| normalizer.push_stderr(l, &mut events));
+                            err_lines.push(&err_buf[..n], |l| feed.stderr(l, &mut events));
                         }
                         _ => {
-                            err_lines.finish(|l| normalizer.push_stderr(l, &mut events));
+                            err_lines.finish(|l| feed.stderr(l, &mut events));
                             stderr = None;
                         }
                     }
@@ -776,8 +800,7 @@ impl Run {
                     // The agent is gone but something it started still holds its pipes.
                     self.group.kill();
                     out_lines.finish(|l| feed.stdout(l, &mut events));
-                    let normalizer = &mut feed.normalizer;
-                    err_lines.finish(|l| normalizer.push_stderr(l, &mut events));
+                    err_lines.finish(|l| feed.stderr(l, &mut events));
                     stdout = None;
                     stderr = None;
                 }

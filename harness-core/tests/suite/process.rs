@@ -14,6 +14,7 @@ use harness_agents_core::process::die_with_parent;
 use harness_agents_core::process::{
     Conversation, ProcessSpec, Reply, absolute_cwd, choose_binary, spawn, spawn_conversation,
 };
+use harness_agents_core::transcript::{Header, replay};
 use harness_agents_core::{
     Event, EventBody, Kind, Normalizer, Outcome, RunError, RunItem, RunRequest, RunStream, Status,
     StopSignal,
@@ -756,8 +757,16 @@ fn a_conversation_answers_each_line_and_the_transcript_holds_what_the_normalizer
         // The test normalizer ends only on a bare `END`; it read `<END`.
         out.push("error:stream ended without a result".into());
         assert_eq!(texts(&events), out);
+        // TR2, TR3: the header, then what the normalizer read, as standard output records.
         let saved = std::fs::read_to_string(&transcript).unwrap();
-        assert_eq!(saved, expected.map(|l| format!("{l}\n")).concat());
+        let header = "{\"harness_transcript\":1,\"started\":false}\n";
+        assert_eq!(
+            saved,
+            format!(
+                "{header}{}",
+                expected.map(|l| format!("out {l}\n")).concat()
+            )
+        );
         assert_eq!(outcome.exit_code, Some(Some(0)));
     });
 }
@@ -851,19 +860,50 @@ fn a_transcript_that_cannot_be_created_is_an_error() {
     });
 }
 
-/// Without a conversation, the transcript holds the agent's standard
-/// output lines, as the normalizer read them.
+/// Without a conversation, the transcript holds its header, then the
+/// agent's standard output and standard error lines as the normalizer read them, in that
+/// order (TR2-TR4); it replays to the live run's events.
 #[test]
-fn the_transcript_of_a_plain_run_holds_its_stdout_lines() {
+fn the_transcript_of_a_plain_run_holds_its_header_then_its_stdout_and_stderr_lines() {
     let dir = Dir::new("transcript");
     let agent = dir.script("echo one; echo two >&2; printf 'three\\r\\nEND'");
     let transcript = dir.0.join("t");
-    runtime().block_on(async {
+    let mut config = harness_agents_core::NormalizerConfig::with_cwd("/repo");
+    config.started = true;
+    let live = runtime().block_on(async {
         let mut spec = spec(agent);
         spec.transcript = Some(transcript.clone());
+        spec.header = Header::new("echo", &config);
         let (events, outcome) = collect(spawn(spec, Box::new(Echo::default())).unwrap()).await;
         assert_eq!(outcome.status, Status::Success);
         assert_eq!(events.len(), 3);
+        events
     });
-    assert_eq!(std::fs::read(&transcript).unwrap(), b"one\nthree\r\nEND\n");
+    let saved = std::fs::read(&transcript).unwrap();
+    let mut lines = saved.split_inclusive(|b| *b == b'\n');
+    let header = lines.next().unwrap();
+    assert_eq!(
+        header,
+        b"{\"harness_transcript\":1,\"backend\":\"echo\",\"cwd\":\"/repo\",\"started\":true}\n"
+    );
+    let rest: Vec<&[u8]> = lines.collect();
+    let of = |tag: &[u8]| -> Vec<Vec<u8>> {
+        rest.iter()
+            .filter_map(|l| l.strip_prefix(tag))
+            .map(|l| l.to_vec())
+            .collect()
+    };
+    assert_eq!(
+        of(b"out "),
+        [b"one\n".to_vec(), b"three\r\n".to_vec(), b"END\n".to_vec()]
+    );
+    assert_eq!(of(b"err "), [b"two\n".to_vec()]);
+    assert_eq!(rest.len(), 4);
+    // Replayed alone, in the order it was read: the live run's events.
+    let parsed = Header::parse(header.trim_ascii_end()).unwrap().unwrap();
+    assert_eq!(parsed.config(), config);
+    let mut normalizer = Echo::default();
+    let mut offline = Vec::new();
+    replay(&saved[header.len()..], &mut normalizer, &mut offline).unwrap();
+    assert_eq!(offline, live);
 }
