@@ -224,3 +224,30 @@ fn tr2_a_transcript_of_another_version_is_refused() {
         )
     );
 }
+
+/// TR6: an ACP run's transcript holds the conversation and the agent's standard error, which
+/// the replay gives as the same warnings at the same places.
+#[test]
+fn tr6_an_acp_run_with_stderr_replays_from_its_transcript_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let transcript = dir.path().join("t");
+    let agent = fixtures::root().join("fake-agent/acp");
+    let command = format!(
+        "sh -c 'echo starting up >&2; echo config loaded >&2; exec sh \"$0\"' '{}'",
+        agent.display()
+    );
+    let mut cmd = harness();
+    cmd.args(["run", "--backend", "acp", "--format", "jsonl", "--cwd"])
+        .arg(dir.path())
+        .arg("--agent")
+        .arg(command)
+        .arg("--transcript")
+        .arg(&transcript)
+        .arg("Read notes.txt");
+    let live = guarded(cmd);
+    assert!(live.status.success(), "{live:?}");
+    let live = values(&live.stdout);
+    let warnings: Vec<&Value> = live.iter().filter(|e| e["source"] == "stderr").collect();
+    assert_eq!(warnings.len(), 2, "{live:?}");
+    assert_eq!(without_exit_code(live), values(&replay(&transcript).stdout));
+}

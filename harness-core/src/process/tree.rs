@@ -1,33 +1,5 @@
-//! A run's whole tree of processes, found and stopped wherever its members went.
-//!
-//! An agent starts tools, and a tool may leave the agent's process group: opencode starts
-//! shell commands in a session of their own (`setsid`), a daemon double-forks, a test runner
-//! puts its workers in groups of their own. Killing the agent's process group misses all of
-//! them, and once the agent is gone they are re-parented to init (or to a subreaper), so the
-//! tree of parents no longer leads to them either.
-//!
-//! A [`RunTree`] therefore marks the run: the agent is started with an environment variable
-//! that names the run alone (`HARNESS_RUN_<pid>_<n>=1`, unique within the process and across
-//! the processes of the machine), which every descendant inherits unless it clears its
-//! environment. [`RunTree::kill`] then, on Linux, scans `/proc` for every process whose
-//! environment holds the mark, adds every descendant of those by the tree of parents (which
-//! catches a child that cleared its environment while its parent lives), sends each SIGKILL
-//! through a pidfd (so a pid reused in the meantime is never signalled), and scans again
-//! until a scan finds nothing alive. Other runs of the same process carry other marks, so
-//! their processes are never touched: several runs may end at once in one process.
-//!
-//! With [`adopt_orphans`], the calling process is also a child subreaper: orphaned
-//! descendants are re-parented to it rather than to init, and [`RunTree::kill`] reaps the
-//! run's processes it adopted, so none is left a zombie. A program that calls it takes on
-//! reaping: the `harness` CLI, which runs one agent and exits, does; a long-lived orchestrator
-//! whose other children expect to be re-parented to init should not.
-//!
-//! # Limits
-//!
-//! - A descendant that clears or replaces its environment (`env -i`, a `sudo`) and whose
-//!   parent then exits before the run ends is found by neither the mark nor the tree.
-//! - A process of another user (a setuid program) cannot be read, nor killed.
-//! - Without `/proc` (macOS, the BSDs) only the agent's process group is killed.
+//! A run's whole tree of processes, found and stopped wherever its members went: the
+//! mechanism and its limits are in the documentation of [the `process` module](super).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
