@@ -45,8 +45,8 @@
 //! tree of parents no longer leads to them either.
 //!
 //! A [`RunTree`] therefore marks the run: the agent is started with an environment variable
-//! that names the run alone (`HARNESS_RUN_<pid>_<n>=1`, unique within the process and across
-//! the processes of the machine), which every descendant inherits unless it clears its
+//! that names the run alone (`HARNESS_RUN_<pid>_<token>_<n>=1`: the process, a random token
+//! of the process, the run's number in it), which every descendant inherits unless it clears its
 //! environment. [`RunTree::kill`] then, on Linux, scans `/proc` for every process whose
 //! environment holds the mark, adds every descendant of those by the tree of parents (which
 //! catches a child that cleared its environment while its parent lives), sends each SIGKILL

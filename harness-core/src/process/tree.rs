@@ -47,9 +47,19 @@ impl RunTree {
     /// A new run's tree, with a mark no other run has.
     pub fn new() -> Self {
         static NEXT: AtomicU64 = AtomicU64::new(0);
+        // A pid is unique only within its pid namespace, and `/proc` shows the processes of
+        // the namespaces below this one too: a random token per process keeps a harness in a
+        // container from sharing a mark with this one.
+        static TOKEN: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+        let token = *TOKEN.get_or_init(|| {
+            use std::hash::{BuildHasher, Hasher};
+            std::collections::hash_map::RandomState::new()
+                .build_hasher()
+                .finish()
+        });
         let n = NEXT.fetch_add(1, Ordering::Relaxed);
         RunTree {
-            var: format!("HARNESS_RUN_{}_{n}", std::process::id()),
+            var: format!("HARNESS_RUN_{}_{token:016x}_{n}", std::process::id()),
             leader: None,
         }
     }
