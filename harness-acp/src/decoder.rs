@@ -53,15 +53,30 @@ pub struct AcpDecoder {
 
 impl AcpDecoder {
     /// A5: a text chunk of the message (`agent_message_chunk`) or of the thought being
-    /// assembled, deferred until the message is flushed.
+    /// assembled, deferred until the message is flushed. An empty one adds no text (Qwen Code
+    /// sends one after every model call): it is the last line of a text being assembled, and
+    /// with none being assembled it starts none (consumed).
     fn chunk(&mut self, kind: &str, text: &str, out: &mut Emitter<'_>) {
         let line = out.line();
+        let (joined, joined_line) = if kind == "agent_message_chunk" {
+            (self.text.is_empty(), &mut self.text_line)
+        } else {
+            (self.thought.is_empty(), &mut self.thought_line)
+        };
+        if text.is_empty() {
+            if joined {
+                out.consumed_by("A5");
+            } else {
+                *joined_line = line;
+                out.defer();
+            }
+            return;
+        }
+        *joined_line = line;
         if kind == "agent_message_chunk" {
             self.text.push_str(text);
-            self.text_line = line;
         } else {
             self.thought.push_str(text);
-            self.thought_line = line;
         }
         out.defer();
     }
@@ -749,6 +764,8 @@ mod tests {
             br#"{"from":"agent","message":{"method":"session/update","params":{"update":{"sessionUpdate":"agent_message_chunk","content":{"type":"image","data":"","mimeType":"m"}}}}}"#,
             br#"{"from":"agent","message":{"method":"session/update","params":{"update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":7}}}}}"#,
             br#"{"from":"agent","message":{"method":"session/update","params":{"update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text"}}}}}"#,
+            br#"{"from":"agent","message":{"method":"session/update","params":{"update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":""}}}}}"#,
+            br#"{"from":"agent","message":{"method":"session/update","params":{"update":{"sessionUpdate":"agent_thought_chunk","content":{"type":"text","text":""}}}}}"#,
             br#"{"from":"agent","message":{"method":"session/update","params":{"update":{"sessionUpdate":"agent_message_chunk","content":[1]}}}}"#,
             br#"{"from":"agent","message":{"method":"session/update","params":{"update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"w"}}},"params":{"update":{"sessionUpdate":"plan","entries":[]}}}}"#,
             br#" { "from" : "agent" , "message" : { "method" : "session/update" , "params" : { "update" : { "sessionUpdate" : "agent_message_chunk" , "content" : { "type" : "text" , "text" : "sp" } } } } } "#,

@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 
 use harness_agents_core::process::{self, ProcessSpec};
+use harness_agents_core::transcript::Header;
 use harness_agents_core::{Backend, RunError, RunRequest, RunStream};
 
 use crate::{AcpClient, AcpHarness, Permission};
@@ -37,6 +38,7 @@ pub(crate) fn spawn(request: RunRequest) -> Result<RunStream, RunError> {
     spec.cwd = Some(dir);
     spec.stdin = Vec::new();
     spec.install_hint = None;
+    spec.header = Header::new(AcpHarness.name(), &config);
     process::spawn_conversation(spec, AcpHarness.normalizer(config), Box::new(client))
 }
 

@@ -117,9 +117,13 @@ enum Command {
         /// one.
         #[arg(long, value_name = "CMD", value_parser = parse_agent, allow_hyphen_values = true)]
         agent: Option<Words>,
-        /// Save the run's transcript to FILE: every line the normalizer read, so `harness
-        /// normalize --backend NAME FILE` gives the same events (for `acp`, the JSON-RPC
-        /// messages of both directions).
+        /// Save the run's transcript to FILE, a complete record of the run: a header line (the
+        /// backend, the working directory and the other settings the normalizer used), then
+        /// every line the agent wrote to standard output and standard error, byte for byte, in
+        /// the order they arrived (for acp, the JSON-RPC messages of both directions instead
+        /// of standard output). `harness normalize FILE`, with no option, gives the run's
+        /// events again, in the same order; only the errors the harness adds itself (a
+        /// timeout, a stop) and the exit code are not in it. Format: docs/transcript.md.
         #[arg(long, value_name = "FILE")]
         transcript: Option<PathBuf>,
         /// An extra argument for the agent's command line (repeatable).
@@ -134,10 +138,11 @@ enum Command {
         /// with `-`.
         prompt: String,
     },
-    /// Normalize a recorded stream: its events, then the outcome.
+    /// Normalize a recorded stream or a transcript: its events, then the outcome.
     Normalize {
-        /// The backend that produced the stream; `auto` detects it from the first line only
-        /// one backend prints (Claude when none does).
+        /// The backend that produced the stream; `auto` takes a transcript's own (`run
+        /// --transcript`), else detects it from the first line only one backend prints
+        /// (Claude when none does).
         #[arg(long, default_value = "auto")]
         backend: String,
         /// The recorded standard error of the same run, read after the stream (S10).
@@ -146,12 +151,15 @@ enum Command {
         /// Where skills live (default: `.claude` under the working directory).
         #[arg(long, value_name = "DIR")]
         workspace: Option<PathBuf>,
-        /// The working directory to resolve relative paths against when the stream names none.
+        /// The working directory to resolve relative paths against when the stream names none
+        /// [default: a transcript's own].
         #[arg(long, value_name = "DIR")]
         cwd: Option<PathBuf>,
         #[command(flatten)]
         output: Output,
-        /// The recorded standard output; `-` or nothing reads standard input.
+        /// The recorded standard output, or a transcript of `harness run --transcript` (its
+        /// header, its backend and settings, and its standard error are read from it); `-`
+        /// or nothing reads standard input.
         file: Option<PathBuf>,
     },
     /// Print how Codex classifies shell commands, as JSON (SPEC B1a).

@@ -7,11 +7,17 @@
 //! backend had been named. At most [`Detector::MAX_LINES`] lines or [`Detector::MAX_BYTES`]
 //! bytes are held back; past that, and at the end of a stream no line decided, the default
 //! backend (Claude) is taken.
+//!
+//! A transcript of a live run (`run --transcript FILE`, `docs/transcript.md`) is recognized by
+//! its first line, its header (TR2): its backend and its normalizer's settings are the header's
+//! (options given on the command line win), and its records are fed in the order the live run
+//! read them, standard error included (TR4), so the events are the live run's.
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 
+use harness_agents_core::transcript::{Header, Record};
 use harness_agents_core::{Backend, Event, Normalizer, NormalizerConfig};
 
 use crate::format::Printer;
@@ -140,6 +146,15 @@ impl<'a> Detector<'a> {
         }
     }
 
+    /// The candidate (or the default) called `name`.
+    pub fn named(&self, name: &str) -> Option<&'a dyn Backend> {
+        self.candidates
+            .iter()
+            .copied()
+            .chain([self.default])
+            .find(|h| h.name() == name)
+    }
+
     /// The end of the stream: the default, with the lines held back.
     pub fn finish(&mut self) -> (&'a dyn Backend, Vec<Vec<u8>>) {
         (self.default, std::mem::take(&mut self.held))
@@ -200,6 +215,12 @@ struct Decoder<'a> {
     /// Holds lines back until the backend is known.
     detecting: Option<Detector<'a>>,
     config: NormalizerConfig,
+    /// The backend named with `--backend`, if one was.
+    named: Option<&'a dyn Backend>,
+    /// Whether the stream's first line is still to come (a transcript's header, TR2).
+    first: bool,
+    /// Whether the stream is a transcript: its lines are records (TR3).
+    transcript: bool,
 }
 
 impl Decoder<'_> {
@@ -237,6 +258,48 @@ impl Decoder<'_> {
                 self.push_line(line, writer)
             }
         }
+    }
+
+    /// Reads the stream as the transcript `header` announces: its settings under those given
+    /// on the command line, its backend unless one was named (TR4). Nothing was pushed yet.
+    fn transcript(&mut self, header: &Header, source: &Source) -> Result<(), Failure> {
+        self.transcript = true;
+        let mut config = header.config();
+        config.cwd = self.config.cwd.take().or(config.cwd);
+        config.workspace = self.config.workspace.take().or(config.workspace);
+        config.started |= self.config.started;
+        self.config = config;
+        let backend = match (self.named, &header.backend, &self.detecting) {
+            (Some(named), _, _) => Some(named),
+            (None, Some(name), Some(detector)) => match detector.named(name) {
+                Some(backend) => Some(backend),
+                None => {
+                    let e = io::Error::other(format!(
+                        "the transcript's backend '{name}' is not one this harness knows"
+                    ));
+                    return Err(Failure::Input(source.name(), e));
+                }
+            },
+            // No backend in the header: detected from its records, as for a plain stream.
+            _ => None,
+        };
+        if let Some(backend) = backend {
+            self.detecting = None;
+            self.normalizer = backend.normalizer(self.config.clone());
+        }
+        Ok(())
+    }
+
+    /// Pushes one stderr line (S4), deciding the backend first if need be.
+    fn push_stderr<W: Write>(
+        &mut self,
+        line: &[u8],
+        writer: &mut EventWriter<W>,
+    ) -> Result<(), Failure> {
+        let normalizer = self.ready(writer)?;
+        normalizer.push_stderr(line, &mut writer.buf);
+        writer.follow_cwd(normalizer);
+        writer.write_events()
     }
 
     /// Decodes with `backend` from now on, replaying `lines` into it.
@@ -290,12 +353,28 @@ fn feed<W: Write>(
         }
         let content = line.strip_suffix(b"\n").unwrap_or(&line);
         if stderr {
-            let normalizer = decoder.ready(writer)?;
-            normalizer.push_stderr(content, &mut writer.buf);
-            writer.follow_cwd(normalizer);
-            writer.write_events()?;
-        } else {
+            decoder.push_stderr(content, writer)?;
+            continue;
+        }
+        if std::mem::take(&mut decoder.first) {
+            match Header::parse(content) {
+                Some(Ok(header)) => {
+                    decoder.transcript(&header, source)?;
+                    continue;
+                }
+                Some(Err(e)) => return Err(Failure::Input(source.name(), io::Error::other(e))),
+                None => {}
+            }
+        }
+        if !decoder.transcript {
             decoder.push_line(content, writer)?;
+            continue;
+        }
+        match Record::parse(content) {
+            Record::Stdout(line) => decoder.push_line(line, writer)?,
+            Record::Stderr(line) => decoder.push_stderr(line, writer)?,
+            // A kind of record this version does not know (TR5).
+            Record::Other(_) => {}
         }
     }
 }
@@ -321,6 +400,9 @@ pub fn run<W: Write>(
             normalizer: harness.normalizer(config.clone()),
             detecting: None,
             config,
+            named: Some(harness),
+            first: true,
+            transcript: false,
         },
         Choice::Auto {
             candidates,
@@ -329,6 +411,9 @@ pub fn run<W: Write>(
             normalizer: default.normalizer(config.clone()),
             detecting: Some(Detector::new(candidates, default)),
             config,
+            named: None,
+            first: true,
+            transcript: false,
         },
     };
     feed(stdout, stdout_input, &mut writer, &mut decoder, false)?;

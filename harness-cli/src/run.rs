@@ -3,8 +3,8 @@
 //! Exit status: 0 when the outcome is `success`, 1 when it is `error` or `incomplete`, 2 for
 //! usage errors, 126 when the agent's binary is not executable, 127 when it is missing, and
 //! 128 + N after a stopping signal N: 129 SIGHUP, 130 SIGINT (Ctrl-C), 131 SIGQUIT, 138 SIGUSR1,
-//! 140 SIGUSR2, 143 SIGTERM. On such a signal the agent's process group is killed at once, and
-//! the outcome is still printed.
+//! 140 SIGUSR2, 143 SIGTERM. On such a signal the agent's process group, and every process it
+//! started in another group or session, is killed at once, and the outcome is still printed.
 //!
 //! Output is written by a thread of its own: a reader that does not keep up (`harness run ... |
 //! slow-reader`) slows the run down but never delays a timeout or a signal. After the first
@@ -51,6 +51,10 @@ pub fn run<W: Write + Send + 'static>(
             return ExitCode::from(1);
         }
     };
+    // Orphans of the run come back to `harness`, which kills and reaps them when the run
+    // ends (`process::RunTree`); `harness` has no other children to confuse with them. Without
+    // it they are still found and killed, only reaped by init instead.
+    let _ = harness_agents_core::process::adopt_orphans();
     runtime.block_on(drive(harness, request, printer))
 }
 

@@ -184,5 +184,6 @@ fn spawn_launch<B: Backend + ?Sized>(
         }
     }
     spec.args = args;
+    spec.header = crate::transcript::Header::new(backend.name(), &config);
     process::spawn(spec, backend.normalizer(config))
 }

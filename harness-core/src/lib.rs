@@ -67,6 +67,7 @@ pub mod stored;
 #[cfg(feature = "testkit")]
 #[cfg_attr(docsrs, doc(cfg(feature = "testkit")))]
 pub mod testkit;
+pub mod transcript;
 
 /// The paths the process driver imports these types by.
 #[cfg(feature = "process")]

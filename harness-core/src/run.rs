@@ -54,9 +54,10 @@ pub struct RunRequest {
     /// `acp` backend: `["gemini", "--acp"]`); the others use [`RunRequest::binary`] and
     /// ignore it.
     pub agent: Option<Vec<String>>,
-    /// Where to save the run's transcript: every line its normalizer reads, in order, so
-    /// `harness normalize` on the file gives the run's events again (for most backends the
-    /// agent's standard output; for `acp`, the JSON-RPC messages of both directions).
+    /// Where to save the run's transcript (`docs/transcript.md`): a header naming the backend
+    /// and the normalizer's settings, then every line its normalizer reads, standard error
+    /// included, in order, so `harness normalize` on the file alone gives the run's events
+    /// again (for `acp`, the output lines are the JSON-RPC messages of both directions).
     pub transcript: Option<PathBuf>,
     /// Stops the run early when it fires (for example on Ctrl-C): the agent's process group is
     /// killed, an `error` event says so, and the stream still ends with the outcome. Dropping

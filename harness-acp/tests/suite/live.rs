@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use fixtures::live::{Fake, collect, runtime};
 use harness_agents_acp::AcpHarness;
+use harness_agents_core::transcript::{Header, replay};
 use harness_agents_core::{
     Backend, Event, NormalizerConfig, Outcome, OutcomeLine, RunError, RunRequest, Status,
 };
@@ -42,15 +43,18 @@ fn run_with(mode: &str, change: impl FnOnce(&mut RunRequest)) -> Run {
         runtime().block_on(async { collect(AcpHarness.run(request).await.unwrap()).await });
     let lines = json_lines(&events, &outcome);
     // A1: the transcript normalizes offline to the live run's events and outcome (the exit
-    // code is the live runner's alone).
+    // code is the live runner's alone), from its records alone: its header names the backend
+    // and the directory (TR2, TR4).
+    let text = std::fs::read_to_string(&transcript).unwrap();
+    let (header, records) = text.split_once('\n').unwrap();
+    let header = Header::parse(header.as_bytes()).unwrap().unwrap();
+    assert_eq!(header.backend.as_deref(), Some("acp"));
     let mut config = NormalizerConfig::default();
     config.cwd = Some(fake.dir().display().to_string());
-    let mut normalizer = AcpHarness.normalizer(config);
+    assert_eq!(header.config(), config);
+    let mut normalizer = AcpHarness.normalizer(header.config());
     let mut offline = Vec::new();
-    let text = std::fs::read_to_string(&transcript).unwrap();
-    for line in text.lines() {
-        normalizer.push_line(line.as_bytes(), &mut offline);
-    }
+    replay(records.as_bytes(), normalizer.as_mut(), &mut offline).unwrap();
     let mut offline_outcome = normalizer.finish(&mut offline);
     offline_outcome.exit_code = outcome.exit_code;
     // Errors the live runner adds itself (a timeout, a stop) are not in the transcript.

@@ -179,6 +179,38 @@ fn a5_chunks_are_joined_reasoning_first_and_flushed_by_the_next_other_line() {
     assert_eq!(run.outcome["final_output"], "Bye");
 }
 
+/// A5: an empty chunk (Qwen Code sends one after every model call) adds no text: it ends a
+/// text being assembled (its `line`), and alone gives no empty `agent` event and leaves the
+/// final output as the last message that said something.
+#[test]
+fn a5_an_empty_chunk_gives_no_event_and_keeps_the_final_output() {
+    let chunk = |kind: &str, text: &str| {
+        update(json!({"sessionUpdate": kind, "content": {"type": "text", "text": text}}))
+    };
+    let run = run(&with(vec![
+        chunk("agent_message_chunk", "Done."),
+        chunk("agent_message_chunk", ""),
+        chunk("agent_thought_chunk", ""),
+        call(
+            "r",
+            "read",
+            "in_progress",
+            json!({"locations": [{"path": "/a"}]}),
+        ),
+        chunk("agent_message_chunk", ""),
+        chunk("agent_thought_chunk", ""),
+    ]));
+    assert_eq!(
+        run.events,
+        [
+            json!({"kind": "agent", "text": "Done.", "line": 5}),
+            json!({"kind": "unknown", "reason": "unresolved_tool_use", "raw": {"toolCallId": "r", "title": "t", "kind": "read", "status": "in_progress", "locations": [{"path": "/a"}]}, "tool": "read", "tool_use_id": "r"}),
+        ]
+    );
+    assert_eq!(run.outcome["final_output"], "Done.");
+    assert_eq!(run.outcome["counts"].get("agent"), Some(&json!(1)));
+}
+
 /// A6: opencode's final update has no `kind`: the first notification's is kept.
 #[test]
 fn a6_a_call_keeps_the_fields_its_later_updates_leave_out() {

@@ -13,6 +13,7 @@ mod run_opencode;
 mod schema;
 mod sessions;
 mod tidy;
+mod transcript;
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};

@@ -534,6 +534,86 @@ fn interrupt(signal: &str, code: i32) {
     }
 }
 
+/// I6: a process the agent started in a session of its own (`setsid`, as
+/// opencode starts its tools) dies with the run on SIGINT, SIGTERM and SIGHUP.
+#[test]
+fn a_signal_kills_what_the_agent_started_in_another_session() {
+    for (signal, code) in [("INT", 130), ("TERM", 143), ("HUP", 129)] {
+        let fake = Fake::new(&format!("setsid-{signal}"));
+        let stream = fake.path("stream.jsonl");
+        std::fs::write(&stream, CUT).unwrap();
+        let (pids, setsid) = (fake.path("pids"), fake.path("setsid"));
+        let mut cmd = fake.command(
+            &["hi"],
+            &[
+                ("FAKE_STREAM", &stream),
+                ("FAKE_PIDS", &pids),
+                ("FAKE_SETSID", &setsid),
+            ],
+        );
+        let child = cmd
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let agent_pids = read_when_written(&pids);
+        let detached = read_when_written(&setsid);
+        self::signal(&child, signal);
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(child.wait_with_output());
+        });
+        let output = rx
+            .recv_timeout(Duration::from_secs(60))
+            .expect("hang guard")
+            .unwrap();
+        assert_eq!(output.status.code(), Some(code), "{output:?}");
+        for pid in agent_pids.lines().chain(detached.lines()) {
+            assert_gone(pid);
+        }
+    }
+}
+
+/// I6: and on `--timeout`.
+#[test]
+fn a_timeout_kills_what_the_agent_started_in_another_session() {
+    let fake = Fake::new("setsid-timeout");
+    let stream = fake.path("stream.jsonl");
+    std::fs::write(&stream, CUT).unwrap();
+    let (pids, setsid) = (fake.path("pids"), fake.path("setsid"));
+    let output = fake.run(
+        &["--timeout", "1", "hi"],
+        &[
+            ("FAKE_STREAM", &stream),
+            ("FAKE_PIDS", &pids),
+            ("FAKE_SETSID", &setsid),
+        ],
+    );
+    assert_eq!(output.status.code(), Some(1));
+    for pid in read_when_written(&pids)
+        .lines()
+        .chain(read_when_written(&setsid).lines())
+    {
+        assert_gone(pid);
+    }
+}
+
+/// I6: and when the agent ends by itself, with its answer.
+#[test]
+fn a_normal_end_kills_what_the_agent_left_in_another_session() {
+    let fake = Fake::new("setsid-end");
+    let stream = fake.path("stream.jsonl");
+    std::fs::write(&stream, SMALL).unwrap();
+    let setsid = fake.path("setsid");
+    let output = fake.run(
+        &["hi"],
+        &[("FAKE_STREAM", &stream), ("FAKE_SETSID", &setsid)],
+    );
+    assert!(output.status.success(), "{output:?}");
+    assert_gone(&read_when_written(&setsid));
+}
+
 /// `kill -9 harness` leaves nothing to catch; the agent dies of its
 /// parent-death signal. (What the agent itself started is not covered: see `docs/cli.md`.)
 #[test]
