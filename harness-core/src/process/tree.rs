@@ -1,5 +1,5 @@
 //! A run's whole tree of processes, found and stopped wherever its members went: the
-//! mechanism and its limits are in the documentation of [the `process` module](super).
+//! mechanism and its limits are in the documentation of [the `process` module](crate::process).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
