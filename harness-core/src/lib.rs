@@ -78,7 +78,7 @@ mod harness {
 
 pub use error::RunError;
 pub use event::{
-    Event, EventBody, Expected, Kind, LineRange, PlanItem, Stream, ToolRef, ToolStatus,
+    Decision, Event, EventBody, Expected, Kind, LineRange, PlanItem, Stream, ToolRef, ToolStatus,
     UnknownReason, WarningSource,
 };
 #[cfg(feature = "process")]

@@ -531,6 +531,7 @@ impl<D: Decoder> Driver<D> {
             counts: self.ledger.counts().clone(),
             exit_code: None,
             computed: summary.computed,
+            turn: None,
         }
     }
 }

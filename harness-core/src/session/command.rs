@@ -4,41 +4,7 @@
 
 use serde_json::{Map, Value};
 
-/// A permission decision (I2, I4).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Decision {
-    /// Allow this use of the tool.
-    Allow,
-    /// Allow this use and the same again for the rest of the session.
-    AllowAlways,
-    /// Refuse it.
-    Deny,
-}
-
-impl Decision {
-    /// Every decision, in the order the SPEC lists them.
-    pub const ALL: [Decision; 3] = [Decision::Allow, Decision::AllowAlways, Decision::Deny];
-
-    /// The decision's name on the wire: `allow`, `allow_always`, `deny`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Decision::Allow => "allow",
-            Decision::AllowAlways => "allow_always",
-            Decision::Deny => "deny",
-        }
-    }
-
-    /// The decision named `name`, if any.
-    pub fn from_name(name: &str) -> Option<Decision> {
-        Decision::ALL.into_iter().find(|d| d.as_str() == name)
-    }
-}
-
-impl std::fmt::Display for Decision {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+use crate::Decision;
 
 /// One command of the caller (I2).
 #[derive(Debug, Clone, PartialEq, Eq)]

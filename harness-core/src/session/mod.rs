@@ -29,7 +29,8 @@
 mod command;
 mod state;
 
-pub use command::{Command, Decision, InputError, parse_command};
+pub use crate::Decision;
+pub use command::{Command, InputError, parse_command};
 pub use state::{SessionState, Step, TurnEnd, Withdrawal};
 
 #[cfg(test)]

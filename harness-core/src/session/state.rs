@@ -7,7 +7,8 @@
 
 use std::collections::VecDeque;
 
-use super::command::{Command, Decision};
+use super::command::Command;
+use crate::Decision;
 
 /// What the session must do next, in order.
 #[derive(Debug, Clone, PartialEq, Eq)]
