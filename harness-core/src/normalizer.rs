@@ -115,6 +115,14 @@ pub trait Normalizer: Send {
         self.finish_each(&mut |event| out.push(event))
     }
 
+    /// Ends the current turn of a session (I3) and returns its outcome: the counts, status and
+    /// final answer of what came since the previous turn's end (or the start), the session id,
+    /// and the backend's figures for the turn (marked `cumulative` where it only reports the
+    /// session's totals). `turn` is left to the session, which numbers the turns. Unlike
+    /// [`Normalizer::finish_each`] it ends nothing: line numbers go on (J2), a tool use without
+    /// its result stays pending, and a turn without a terminal line is `incomplete`.
+    fn end_turn(&mut self) -> Outcome;
+
     /// What became of the last stdout line pushed ([`Disposition::Blank`] before any).
     fn last_disposition(&self) -> Disposition;
 

@@ -897,6 +897,9 @@ mod tests {
             outcome.counts = self.counts.clone();
             outcome
         }
+        fn end_turn(&mut self) -> Outcome {
+            Outcome::empty()
+        }
         fn last_disposition(&self) -> crate::Disposition {
             crate::Disposition::Emitted
         }
