@@ -23,6 +23,11 @@ pub struct NormalizerConfig {
     /// Emit a `started` event as soon as a tool use is recorded (L1): the CLI's `--started`.
     /// Off by default, so a recorded stream gives exactly the events of the other rules.
     pub started: bool,
+    /// The stream is a session's (SPEC section 8): the lines only a session has (permission
+    /// requests, answers to the session's control requests) follow the backend's session
+    /// rules (such as CS1-CS4 for Claude Code). Off for a run, whose lines follow the run
+    /// rules alone, so such a line in a run stays an `unknown` event as the C rules say.
+    pub session: bool,
 }
 
 impl NormalizerConfig {

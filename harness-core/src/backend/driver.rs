@@ -11,7 +11,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::ledger::Ledger;
-use crate::event::{Event, EventBody, Expected, Kind, ToolRef, UnknownReason};
+use crate::event::{Decision, Event, EventBody, Expected, Kind, ToolRef, UnknownReason};
 use crate::normalizer::{Disposition, Normalizer, NormalizerConfig, PendingToolUse};
 use crate::outcome::{Metrics, Outcome, Status};
 
@@ -415,24 +415,37 @@ impl Emitter<'_> {
         if !self.started {
             return;
         }
-        let command = would_be.iter().find_map(|body| match body {
-            EventBody::Command { command, .. }
-            | EventBody::Read {
-                command: Some(command),
-                ..
-            }
-            | EventBody::Search {
-                command: Some(command),
-                ..
-            }
-            | EventBody::List {
-                command: Some(command),
-                ..
-            } => Some(command.clone()),
-            _ => None,
-        });
-        let expect = would_be.iter().filter_map(Expected::of).collect();
+        let (command, expect) = foresee(would_be);
         self.started(tool, command, expect, parent);
+    }
+
+    /// Emits a `permission` event of the current line (I4): the agent's request `id` to use
+    /// `tool` with `input`, offering `options`. `would_be` is what the tool use would give on
+    /// success, as for [`Emitter::started_from`]: it names the command and its classification,
+    /// or the file a file tool works on. Unlike `started`, it is always emitted and counted.
+    pub fn permission(&mut self, request: PermissionRequest, parent: Option<String>) {
+        let PermissionRequest {
+            id,
+            options,
+            tool,
+            input,
+            would_be,
+        } = request;
+        let (command, expect) = foresee(&would_be);
+        let path = match &command {
+            Some(_) => None,
+            None => expect.first().and_then(|e| e.path.clone()),
+        };
+        let body = EventBody::Permission {
+            id,
+            options,
+            path,
+            command,
+            expect,
+            input,
+            tool,
+        };
+        self.emit_in(body, parent);
     }
 
     /// The stream named its session id (S5, O4): the first one named is the outcome's.
@@ -489,6 +502,45 @@ impl Emitter<'_> {
     pub fn consumed_by(&mut self, rule: &'static str) {
         self.ledger.consumed_by(rule);
     }
+}
+
+/// A permission request as a backend read it, for [`Emitter::permission`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct PermissionRequest {
+    /// The agent's id of the request, which the caller's answer names.
+    pub id: String,
+    /// The decisions the agent accepts.
+    pub options: Vec<Decision>,
+    /// The tool's name and its use's id.
+    pub tool: ToolRef,
+    /// The tool's input as the agent gave it.
+    pub input: Option<Value>,
+    /// What the tool use would give on success (the backend's mapping of it); empty when the
+    /// backend does not map the tool.
+    pub would_be: Vec<EventBody>,
+}
+
+/// The shell command and the expected events of a tool use, from what it would give: the
+/// fields a `started` or a `permission` event carries.
+fn foresee(would_be: &[EventBody]) -> (Option<String>, Vec<Expected>) {
+    let command = would_be.iter().find_map(|body| match body {
+        EventBody::Command { command, .. }
+        | EventBody::Read {
+            command: Some(command),
+            ..
+        }
+        | EventBody::Search {
+            command: Some(command),
+            ..
+        }
+        | EventBody::List {
+            command: Some(command),
+            ..
+        } => Some(command.clone()),
+        _ => None,
+    });
+    let expect = would_be.iter().filter_map(Expected::of).collect();
+    (command, expect)
 }
 
 /// The normalizer of a backend: its [`Decoder`] with the core's bookkeeping.

@@ -24,6 +24,8 @@ pub use crate::outcome::add_numbers;
 /// The attribute on a `Backend` impl that overrides the async [`crate::Backend::run`], so a
 /// backend crate needs no dependency of its own for it.
 pub use async_trait::async_trait;
-pub use driver::{Decoder, Driver, Emitter, ExactOnly, NotJson, Summary, has_type, parse_value};
+pub use driver::{
+    Decoder, Driver, Emitter, ExactOnly, NotJson, PermissionRequest, Summary, has_type, parse_value,
+};
 pub use ledger::MAX_WARNING_TEXT;
 pub use recorded::Recorded;
