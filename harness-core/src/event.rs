@@ -367,6 +367,73 @@ pub enum EventBody {
         #[serde(flatten)]
         tool: ToolRef,
     },
+    /// The agent asks whether it may use a tool (I4): only in a session, which waits for the
+    /// caller's answer. Counted in the outcome's `counts`.
+    Permission {
+        /// The request's id, which the caller's answer names (the agent's own request id).
+        id: String,
+        /// The decisions the agent accepts, in the order allow, allow_always, deny.
+        options: Vec<Decision>,
+        /// The file the tool would work on, when its input names one.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "schema", schemars(with = "String"))]
+        path: Option<String>,
+        /// The shell command, when the tool runs one (J3).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "schema", schemars(with = "String"))]
+        command: Option<String>,
+        /// The events the tool use would give, as a `started` event has them (for a shell
+        /// command, its classification); omitted when empty.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        expect: Vec<Expected>,
+        /// The tool's input as the agent gave it, so the caller decides on all of it (an
+        /// edit's new text, say), not only on the fields above; absent when the agent sent none.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "schema", schemars(with = "Value"))]
+        input: Option<Value>,
+        /// Tool name and id.
+        #[serde(flatten)]
+        tool: ToolRef,
+    },
+}
+
+/// A caller's decision on a permission request (I2, I4): one of the `options` of a
+/// `permission` event, and the `decision` of the answer that names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum Decision {
+    /// Allow this use of the tool.
+    Allow,
+    /// Allow this use and the same again for the rest of the session.
+    AllowAlways,
+    /// Refuse it.
+    Deny,
+}
+
+impl Decision {
+    /// Every decision, in the order the SPEC lists them.
+    pub const ALL: [Decision; 3] = [Decision::Allow, Decision::AllowAlways, Decision::Deny];
+
+    /// The decision's name as written in JSON: `allow`, `allow_always`, `deny`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Decision::Allow => "allow",
+            Decision::AllowAlways => "allow_always",
+            Decision::Deny => "deny",
+        }
+    }
+
+    /// The decision named `name`, if any.
+    pub fn from_name(name: &str) -> Option<Decision> {
+        Decision::ALL.into_iter().find(|d| d.as_str() == name)
+    }
+}
+
+impl std::fmt::Display for Decision {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 impl EventBody {
@@ -381,6 +448,7 @@ impl EventBody {
             | EventBody::Command { tool, .. }
             | EventBody::Skill { tool, .. }
             | EventBody::Started { tool, .. }
+            | EventBody::Permission { tool, .. }
             | EventBody::Unknown { tool, .. } => Some(tool),
             EventBody::Agent { .. }
             | EventBody::Reasoning { .. }
@@ -405,6 +473,7 @@ impl EventBody {
             EventBody::Warning { .. } => Kind::Warning,
             EventBody::Error { .. } => Kind::Error,
             EventBody::Started { .. } => Kind::Started,
+            EventBody::Permission { .. } => Kind::Permission,
             EventBody::Unknown { .. } => Kind::Unknown,
         }
     }
@@ -442,11 +511,13 @@ pub enum Kind {
     Unknown,
     /// See [`EventBody::Started`] (L1; opt-in, never counted).
     Started,
+    /// See [`EventBody::Permission`] (I4; only in a session).
+    Permission,
 }
 
 impl Kind {
     /// Every kind, in the order of SPEC §1.
-    pub const ALL: [Kind; 13] = [
+    pub const ALL: [Kind; 14] = [
         Kind::Agent,
         Kind::Reasoning,
         Kind::Read,
@@ -460,6 +531,7 @@ impl Kind {
         Kind::Error,
         Kind::Unknown,
         Kind::Started,
+        Kind::Permission,
     ];
 
     /// The kind's name as written in JSON.
@@ -478,6 +550,7 @@ impl Kind {
             Kind::Error => "error",
             Kind::Unknown => "unknown",
             Kind::Started => "started",
+            Kind::Permission => "permission",
         }
     }
 }
@@ -496,6 +569,8 @@ pub enum WarningSource {
     RateLimit,
     /// The backend's stream reported a recoverable problem (X6, X7).
     Stream,
+    /// A session's command line it could not use (I2).
+    Input,
 }
 
 /// Why input became an `unknown` event (J8).

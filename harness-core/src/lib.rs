@@ -63,6 +63,7 @@ mod run;
 #[cfg(feature = "schema")]
 #[cfg_attr(docsrs, doc(cfg(feature = "schema")))]
 pub mod schema;
+pub mod session;
 pub mod stored;
 #[cfg(feature = "testkit")]
 #[cfg_attr(docsrs, doc(cfg(feature = "testkit")))]
@@ -78,7 +79,7 @@ mod harness {
 
 pub use error::RunError;
 pub use event::{
-    Event, EventBody, Expected, Kind, LineRange, PlanItem, Stream, ToolRef, ToolStatus,
+    Decision, Event, EventBody, Expected, Kind, LineRange, PlanItem, Stream, ToolRef, ToolStatus,
     UnknownReason, WarningSource,
 };
 #[cfg(feature = "process")]

@@ -23,6 +23,11 @@ pub struct NormalizerConfig {
     /// Emit a `started` event as soon as a tool use is recorded (L1): the CLI's `--started`.
     /// Off by default, so a recorded stream gives exactly the events of the other rules.
     pub started: bool,
+    /// The stream is a session's (SPEC section 8): the lines only a session has (permission
+    /// requests, answers to the session's control requests) follow the backend's session
+    /// rules (such as CS1-CS4 for Claude Code). Off for a run, whose lines follow the run
+    /// rules alone, so such a line in a run stays an `unknown` event as the C rules say.
+    pub session: bool,
 }
 
 impl NormalizerConfig {
@@ -114,6 +119,14 @@ pub trait Normalizer: Send {
     fn finish(&mut self, out: &mut Vec<Event>) -> Outcome {
         self.finish_each(&mut |event| out.push(event))
     }
+
+    /// Ends the current turn of a session (I3) and returns its outcome: the counts, status and
+    /// final answer of what came since the previous turn's end (or the start), the session id,
+    /// and the backend's figures for the turn (marked `cumulative` where it only reports the
+    /// session's totals). `turn` is left to the session, which numbers the turns. Unlike
+    /// [`Normalizer::finish_each`] it ends nothing: line numbers go on (J2), a tool use without
+    /// its result stays pending, and a turn without a terminal line is `incomplete`.
+    fn end_turn(&mut self) -> Outcome;
 
     /// What became of the last stdout line pushed ([`Disposition::Blank`] before any).
     fn last_disposition(&self) -> Disposition;

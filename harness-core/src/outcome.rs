@@ -20,6 +20,8 @@ pub enum Status {
     Error,
     /// No terminal line arrived.
     Incomplete,
+    /// A session's turn the caller stopped (I2, I3).
+    Interrupted,
 }
 
 /// Usage and timing figures the backend reported (O2, O3). Absent figures are omitted.
@@ -63,6 +65,10 @@ pub struct Metrics {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "schema", schemars(with = "Number"))]
     pub num_turns: Option<Number>,
+    /// In a session's turn outcome (I3): the figures cover the session so far, as the backend
+    /// reports them, not this turn alone. Written only when true.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cumulative: bool,
 }
 
 /// Adds two JSON numbers: exactly when both are integers that fit, else as floats.
@@ -125,6 +131,10 @@ pub struct Outcome {
     /// `docs/sessions.md`). Absent when every figure was reported.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub computed: Vec<String>,
+    /// In a session, the turn this outcome closes (1, 2, ...; I3). Absent for a run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(with = "u32", range(min = 1)))]
+    pub turn: Option<u32>,
 }
 
 /// `counts`: an object whose keys are event kinds and whose values are counts.
@@ -158,6 +168,7 @@ impl Outcome {
             counts: BTreeMap::new(),
             exit_code: None,
             computed: Vec::new(),
+            turn: None,
         }
     }
 }

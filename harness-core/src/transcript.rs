@@ -60,6 +60,9 @@ pub struct Header {
     pub workspace: Option<String>,
     /// Whether the normalizer emitted `started` events (L1).
     pub started: bool,
+    /// Whether the stream is a session's (its control lines follow the session rules); written
+    /// only when true.
+    pub session: bool,
 }
 
 /// The header as written: the version first, then the rest, absent values left out.
@@ -74,6 +77,8 @@ struct Wire {
     workspace: Option<String>,
     #[serde(default)]
     started: bool,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    session: bool,
 }
 
 /// A header of a version this crate cannot read (TR2).
@@ -102,16 +107,18 @@ impl Header {
             cwd: config.cwd.clone(),
             workspace: config.workspace.clone(),
             started: config.started,
+            session: config.session,
         }
     }
 
     /// The normalizer's settings it records.
     pub fn config(&self) -> NormalizerConfig {
-        NormalizerConfig {
-            cwd: self.cwd.clone(),
-            workspace: self.workspace.clone(),
-            started: self.started,
-        }
+        let mut config = NormalizerConfig::default();
+        config.cwd = self.cwd.clone();
+        config.workspace = self.workspace.clone();
+        config.started = self.started;
+        config.session = self.session;
+        config
     }
 
     /// The header line, without its `\n`.
@@ -122,6 +129,7 @@ impl Header {
             cwd: self.cwd.clone(),
             workspace: self.workspace.clone(),
             started: self.started,
+            session: self.session,
         };
         // Serializing strings and a number into a vector cannot fail.
         serde_json::to_vec(&wire).unwrap_or_default()
@@ -146,6 +154,7 @@ impl Header {
             cwd: wire.cwd,
             workspace: wire.workspace,
             started: wire.started,
+            session: wire.session,
         }))
     }
 }

@@ -68,10 +68,11 @@ struct ReadmeExample;
 struct WorkspaceReadme;
 
 pub use harness_agents_core::{
-    Backend, Capabilities, Disposition, Event, EventBody, Expected, Kind, Launch, LineRange,
-    LineSplitter, Metrics, Normalized, Normalizer, NormalizerConfig, OrchestrationSource, Outcome,
-    OutcomeLine, PendingToolUse, PlanItem, PromptInput, Registry, RunError, RunItem, RunRequest,
-    RunStream, Status, StopSignal, Stream, ToolRef, ToolStatus, UnknownReason, WarningSource,
+    Backend, Capabilities, Decision, Disposition, Event, EventBody, Expected, Kind, Launch,
+    LineRange, LineSplitter, Metrics, Normalized, Normalizer, NormalizerConfig,
+    OrchestrationSource, Outcome, OutcomeLine, PendingToolUse, PlanItem, PromptInput, Registry,
+    RunError, RunItem, RunRequest, RunStream, Status, StopSignal, Stream, ToolRef, ToolStatus,
+    UnknownReason, WarningSource,
 };
 
 pub use harness_agents_core::{prices, stored};

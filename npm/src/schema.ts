@@ -222,7 +222,7 @@ export type Event1 =
       /**
        * Where it came from (J7).
        */
-      source: "stderr" | "non_json" | "rate_limit" | "stream";
+      source: "stderr" | "non_json" | "rate_limit" | "stream" | "input";
     }
   | {
       kind: "error";
@@ -282,7 +282,49 @@ export type Event1 =
        * The tool use's id, when it has a string id.
        */
       tool_use_id?: string;
+    }
+  | {
+      /**
+       * The shell command, when the tool runs one (J3).
+       */
+      command?: string;
+      /**
+       * The events the tool use would give, as a `started` event has them (for a shell
+       * command, its classification); omitted when empty.
+       */
+      expect?: Expected[];
+      /**
+       * The request's id, which the caller's answer names (the agent's own request id).
+       */
+      id: string;
+      /**
+       * The tool's input as the agent gave it, so the caller decides on all of it (an
+       * edit's new text, say), not only on the fields above; absent when the agent sent none.
+       */
+      input?: unknown;
+      kind: "permission";
+      /**
+       * The decisions the agent accepts, in the order allow, allow_always, deny.
+       */
+      options: Decision[];
+      /**
+       * The file the tool would work on, when its input names one.
+       */
+      path?: string;
+      /**
+       * The backend's name for the tool (`"Read"`, `"Bash"`, `"command_execution"`), when known.
+       */
+      tool?: string;
+      /**
+       * The tool use's id, when it has a string id.
+       */
+      tool_use_id?: string;
     };
+/**
+ * A caller's decision on a permission request (I2, I4): one of the `options` of a
+ * `permission` event, and the `decision` of the answer that names it.
+ */
+export type Decision = "allow" | "allow_always" | "deny";
 
 /**
  * The lines read, when the tool use named them.
@@ -331,7 +373,8 @@ export interface Expected {
     | "warning"
     | "error"
     | "unknown"
-    | "started";
+    | "started"
+    | "permission";
   /**
    * A skill's name, when known.
    */
@@ -397,11 +440,15 @@ export interface OutcomeLine {
   /**
    * How the run ended.
    */
-  status: "success" | "error" | "incomplete";
+  status: "success" | "error" | "incomplete" | "interrupted";
   /**
    * Output conforming to a requested JSON schema (Claude's `structured_output`).
    */
   structured_output?: unknown;
+  /**
+   * In a session, the turn this outcome closes (1, 2, ...; I3). Absent for a run.
+   */
+  turn?: number;
 }
 /**
  * Usage and timing.
@@ -415,6 +462,11 @@ export interface Metrics {
    * Input tokens read from the prompt cache.
    */
   cache_read_input_tokens?: number;
+  /**
+   * In a session's turn outcome (I3): the figures cover the session so far, as the backend
+   * reports them, not this turn alone. Written only when true.
+   */
+  cumulative?: boolean;
   /**
    * Time spent in the model's API, in milliseconds.
    */

@@ -4,10 +4,11 @@ use std::collections::{BTreeMap, HashMap};
 
 use harness_agents_core::backend::json::{self, Loose};
 use harness_agents_core::backend::{
-    Decoder, Driver, Emitter, NotJson, Summary, add_numbers, parse_value, reparse,
+    Decoder, Driver, Emitter, NotJson, PermissionRequest, Summary, add_numbers, parse_value,
+    reparse,
 };
 use harness_agents_core::{
-    EventBody, LineRange, Metrics, NormalizerConfig, PendingToolUse, ToolRef, ToolStatus,
+    Decision, EventBody, LineRange, Metrics, NormalizerConfig, PendingToolUse, ToolRef, ToolStatus,
     UnknownReason, WarningSource,
 };
 use serde_json::{Map, Number, Value};
@@ -41,6 +42,8 @@ pub type ClaudeNormalizer = Driver<ClaudeDecoder>;
 pub struct ClaudeDecoder {
     /// The working directory when the stream names none (C14a).
     config_cwd: Option<String>,
+    /// Whether the stream is a session's: the CS rules apply to its control lines.
+    session: bool,
     /// Where skills live (C14a).
     workspace: Option<String>,
     init_cwd: Option<String>,
@@ -189,6 +192,21 @@ impl ClaudeDecoder {
                         self.flush_line_default(&parent, out);
                         self.on_rate_limit(&line, &parent, out);
                     }
+                    Some("control_request") if self.session => {
+                        self.flush_line_default(&parent, out);
+                        self.on_control_request(line, &parent, out);
+                    }
+                    // CS3: the agent's answer to a control request of the session (an
+                    // interrupt); CS4: it withdrew a permission request (the session forgets
+                    // it). Both are the session's business, not events.
+                    Some("control_response") if self.session => {
+                        out.consumed_by("CS3");
+                        self.flush_line_default(&parent, out);
+                    }
+                    Some("control_cancel_request") if self.session => {
+                        out.consumed_by("CS4");
+                        self.flush_line_default(&parent, out);
+                    }
                     Some(_) => {
                         self.flush_line_default(&parent, out);
                         out.unknown_in(UnknownReason::UnknownType, line, parent.clone());
@@ -199,6 +217,62 @@ impl ClaudeDecoder {
                     }
                 }
             }
+        }
+    }
+
+    /// A `control_request` line of a session. CS1: `can_use_tool` is a `permission` event
+    /// (I4): the request's id, the three decisions (Claude Code takes a session rule for
+    /// "always"), the tool and its input with what its use would give. CS2: any other
+    /// subtype (hooks, MCP messages) is answered with an error by the session and emits
+    /// nothing; a request without a string id or a `can_use_tool` without a tool name is an
+    /// `unknown` (`malformed_message`), since nobody could answer it.
+    fn on_control_request(&mut self, line: Value, parent: &Thread, out: &mut Emitter<'_>) {
+        let request = line.get("request");
+        let subtype = request
+            .and_then(|r| r.get("subtype"))
+            .and_then(Value::as_str);
+        let id = line.get("request_id").and_then(Value::as_str);
+        let name = request
+            .and_then(|r| r.get("tool_name"))
+            .and_then(Value::as_str);
+        match (subtype, id, name) {
+            (Some("can_use_tool"), Some(id), Some(name)) => {
+                out.consumed_by("CS1");
+                let input = request.and_then(|r| r.get("input")).cloned();
+                let tool = ToolRef {
+                    tool: Some(name.to_string()),
+                    tool_use_id: request
+                        .and_then(|r| r.get("tool_use_id"))
+                        .and_then(Value::as_str)
+                        .map(str::to_string),
+                };
+                let would_be = match &input {
+                    Some(input) => {
+                        let block = serde_json::json!({ "input": input }).to_string();
+                        let ok = ToolStatus {
+                            success: true,
+                            error: None,
+                        };
+                        match self.mapping(&block, &ok, &tool) {
+                            Mapping::Events(bodies) => bodies,
+                            Mapping::Nothing | Mapping::UnknownTool | Mapping::Malformed => {
+                                Vec::new()
+                            }
+                        }
+                    }
+                    None => Vec::new(),
+                };
+                let request = PermissionRequest {
+                    id: id.to_string(),
+                    options: Decision::ALL.to_vec(),
+                    tool,
+                    input,
+                    would_be,
+                };
+                out.permission(request, parent.clone());
+            }
+            (Some(subtype), Some(_), _) if subtype != "can_use_tool" => out.consumed_by("CS2"),
+            _ => out.unknown_in(UnknownReason::MalformedMessage, line, parent.clone()),
         }
     }
 
@@ -242,6 +316,7 @@ impl ClaudeDecoder {
 impl Decoder for ClaudeDecoder {
     fn configure(&mut self, config: &NormalizerConfig) {
         self.config_cwd = config.cwd.clone();
+        self.session = config.session;
         self.workspace = config.workspace.clone();
     }
 

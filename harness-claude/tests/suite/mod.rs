@@ -10,6 +10,7 @@ mod kit;
 mod lines;
 mod messages;
 mod outcome;
+mod session;
 mod tools;
 
 use std::collections::BTreeMap;

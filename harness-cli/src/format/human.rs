@@ -412,6 +412,39 @@ fn body_text(body: &EventBody, style: &Style<'_>) -> String {
             }
             paint(color, DIM, &text)
         }
+        EventBody::Permission {
+            id,
+            options,
+            path,
+            command,
+            expect,
+            tool,
+            ..
+        } => {
+            // What the tool would do, as a running tool shows it; a file tool the backend does
+            // not classify shows its path beside its name.
+            let mut what = if command.is_some() || !expect.is_empty() {
+                started_text(command.as_deref(), expect, tool, style)
+            } else {
+                tool.tool
+                    .as_deref()
+                    .map(|t| one_line(t).into_owned())
+                    .unwrap_or_default()
+            };
+            if let (Some(path), None, true) = (path, command, expect.is_empty()) {
+                let _ = write!(what, "  {}", show_path(path, style.base));
+            }
+            let offered: Vec<&str> = options.iter().map(|d| d.as_str()).collect();
+            format!(
+                "{}{what}  {}",
+                style.label(&format!("{BOLD}{YELLOW}"), "permission"),
+                paint(
+                    color,
+                    DIM,
+                    &format!("[{}] id {}", offered.join(" / "), one_line(id))
+                )
+            )
+        }
         // A kind newer than this printer (the list may grow, J10): its name alone.
         other => style.label(DIM, other.kind().as_str()),
     }
@@ -603,6 +636,7 @@ pub fn human_summary(outcome: &Outcome, color: bool) -> String {
         Status::Success => ("success", GREEN),
         Status::Error => ("error", RED),
         Status::Incomplete => ("incomplete", YELLOW),
+        Status::Interrupted => ("interrupted", YELLOW),
         _ => ("ended", YELLOW),
     };
     let mut parts = vec![paint(color, &format!("{BOLD}{code}"), name)];
@@ -663,7 +697,7 @@ mod tests {
     //! messages written in pieces. The binary's tests cover the rest through real streams.
 
     use harness_agents_core::{
-        Event, EventBody, Expected, Kind, LineRange, Outcome, ToolRef, ToolStatus,
+        Decision, Event, EventBody, Expected, Kind, LineRange, Outcome, ToolRef, ToolStatus,
     };
 
     use super::super::{Format, Printer};
@@ -744,6 +778,59 @@ mod tests {
     }
 
     const SUMMARY: &str = "── incomplete\n";
+
+    fn permission(command: Option<&str>, expect: Vec<Expected>, path: Option<&str>) -> Event {
+        Event::new(EventBody::Permission {
+            id: "req-1".to_string(),
+            options: vec![Decision::Allow, Decision::AllowAlways, Decision::Deny],
+            path: path.map(String::from),
+            command: command.map(String::from),
+            expect,
+            input: None,
+            tool: tool("Bash", "t9"),
+        })
+    }
+
+    #[test]
+    fn i4_a_permission_request_shows_what_the_tool_would_do_and_the_choices() {
+        assert_eq!(
+            human_event(
+                &permission(
+                    Some("rm -rf build"),
+                    vec![Expected::new(Kind::Command)],
+                    None
+                ),
+                None,
+                false
+            ),
+            "permission $ rm -rf build  [allow / allow_always / deny] id req-1"
+        );
+        let mut read = Expected::new(Kind::Read);
+        read.path = Some("/repo/a.txt".to_string());
+        assert_eq!(
+            human_event(
+                &permission(None, vec![read], Some("/repo/a.txt")),
+                Some("/repo"),
+                false
+            ),
+            "permission read      a.txt  [allow / allow_always / deny] id req-1"
+        );
+        assert_eq!(
+            human_event(
+                &permission(None, vec![], Some("/repo/b.txt")),
+                Some("/repo"),
+                false
+            ),
+            "permission Bash  b.txt  [allow / allow_always / deny] id req-1"
+        );
+    }
+
+    #[test]
+    fn i3_an_interrupted_turn_says_so() {
+        let mut outcome = Outcome::empty();
+        outcome.status = harness_agents_core::Status::Interrupted;
+        assert_eq!(super::human_summary(&outcome, false), "── interrupted");
+    }
 
     #[test]
     fn l1_off_a_terminal_the_final_event_follows_the_running_line() {

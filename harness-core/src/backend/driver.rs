@@ -5,12 +5,13 @@
 //! line's [`Disposition`], the event counts (O1), the `started` switch (L1), finish-once, and the
 //! `stream ended without a result` error (S9). A backend writes only its decoding and mapping.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use serde_json::Value;
 
 use super::ledger::Ledger;
-use crate::event::{Event, EventBody, Expected, ToolRef, UnknownReason};
+use crate::event::{Decision, Event, EventBody, Expected, Kind, ToolRef, UnknownReason};
 use crate::normalizer::{Disposition, Normalizer, NormalizerConfig, PendingToolUse};
 use crate::outcome::{Metrics, Outcome, Status};
 
@@ -192,6 +193,16 @@ pub trait Decoder: Default + Send + Sized + 'static {
         Summary::default()
     }
 
+    /// The backend's figures for the turn of a session that just ended (I3). By default the
+    /// figures of [`Decoder::summary`], which cover the session so far, marked
+    /// `cumulative`; a decoder that can tell a turn's own figures gives them here (and starts
+    /// the next turn's).
+    fn turn_summary(&mut self) -> Summary {
+        let mut summary = self.summary();
+        summary.metrics.cumulative = true;
+        summary
+    }
+
     /// The working directory the stream itself named (O4); the driver falls back to the
     /// configured one.
     fn cwd(&self) -> Option<&str> {
@@ -271,6 +282,10 @@ struct Facts {
     failed: bool,
     /// The agent's final answer so far. One field, so its type can change in one place.
     final_output: Option<Arc<str>>,
+    /// Whether the current turn of a session reported a failure (I3).
+    turn_failed: bool,
+    /// Whether the current turn of a session set the final answer (I3).
+    turn_answered: bool,
 }
 
 /// Where a decoder's events go, with the bookkeeping of the line being read and the outcome's
@@ -413,24 +428,37 @@ impl Emitter<'_> {
         if !self.started {
             return;
         }
-        let command = would_be.iter().find_map(|body| match body {
-            EventBody::Command { command, .. }
-            | EventBody::Read {
-                command: Some(command),
-                ..
-            }
-            | EventBody::Search {
-                command: Some(command),
-                ..
-            }
-            | EventBody::List {
-                command: Some(command),
-                ..
-            } => Some(command.clone()),
-            _ => None,
-        });
-        let expect = would_be.iter().filter_map(Expected::of).collect();
+        let (command, expect) = foresee(would_be);
         self.started(tool, command, expect, parent);
+    }
+
+    /// Emits a `permission` event of the current line (I4): the agent's request `id` to use
+    /// `tool` with `input`, offering `options`. `would_be` is what the tool use would give on
+    /// success, as for [`Emitter::started_from`]: it names the command and its classification,
+    /// or the file a file tool works on. Unlike `started`, it is always emitted and counted.
+    pub fn permission(&mut self, request: PermissionRequest, parent: Option<String>) {
+        let PermissionRequest {
+            id,
+            options,
+            tool,
+            input,
+            would_be,
+        } = request;
+        let (command, expect) = foresee(&would_be);
+        let path = match &command {
+            Some(_) => None,
+            None => expect.first().and_then(|e| e.path.clone()),
+        };
+        let body = EventBody::Permission {
+            id,
+            options,
+            path,
+            command,
+            expect,
+            input,
+            tool,
+        };
+        self.emit_in(body, parent);
     }
 
     /// The stream named its session id (S5, O4): the first one named is the outcome's.
@@ -449,12 +477,14 @@ impl Emitter<'_> {
     /// when a terminal line arrived ([`Emitter::terminal`]), else `incomplete` (O1).
     pub fn fail(&mut self) {
         self.facts.failed = true;
+        self.facts.turn_failed = true;
     }
 
     /// The agent's final answer so far (O1), replacing any earlier one; `None` clears it. Give
     /// an `Arc::clone` of the last `agent` event's text rather than a copy (S7).
     pub fn final_output(&mut self, text: Option<Arc<str>>) {
         self.facts.final_output = text;
+        self.facts.turn_answered = true;
     }
 
     /// S9, O4: a tool use still pending at the end of input, as an `unknown` event with reason
@@ -487,6 +517,45 @@ impl Emitter<'_> {
     }
 }
 
+/// A permission request as a backend read it, for [`Emitter::permission`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct PermissionRequest {
+    /// The agent's id of the request, which the caller's answer names.
+    pub id: String,
+    /// The decisions the agent accepts.
+    pub options: Vec<Decision>,
+    /// The tool's name and its use's id.
+    pub tool: ToolRef,
+    /// The tool's input as the agent gave it.
+    pub input: Option<Value>,
+    /// What the tool use would give on success (the backend's mapping of it); empty when the
+    /// backend does not map the tool.
+    pub would_be: Vec<EventBody>,
+}
+
+/// The shell command and the expected events of a tool use, from what it would give: the
+/// fields a `started` or a `permission` event carries.
+fn foresee(would_be: &[EventBody]) -> (Option<String>, Vec<Expected>) {
+    let command = would_be.iter().find_map(|body| match body {
+        EventBody::Command { command, .. }
+        | EventBody::Read {
+            command: Some(command),
+            ..
+        }
+        | EventBody::Search {
+            command: Some(command),
+            ..
+        }
+        | EventBody::List {
+            command: Some(command),
+            ..
+        } => Some(command.clone()),
+        _ => None,
+    });
+    let expect = would_be.iter().filter_map(Expected::of).collect();
+    (command, expect)
+}
+
 /// The normalizer of a backend: its [`Decoder`] with the core's bookkeeping.
 ///
 /// A backend names it (`pub type ClaudeNormalizer = Driver<ClaudeDecoder>;`) and hands it out
@@ -497,6 +566,14 @@ pub struct Driver<D> {
     ledger: Ledger,
     facts: Facts,
     config: NormalizerConfig,
+    turn: TurnStart,
+}
+
+/// Where the current turn of a session started: the counts and terminal lines before it.
+#[derive(Debug, Default)]
+struct TurnStart {
+    counts: BTreeMap<Kind, u64>,
+    terminals: u64,
 }
 
 impl<D: Decoder> Driver<D> {
@@ -507,6 +584,7 @@ impl<D: Decoder> Driver<D> {
             ledger: Ledger::default(),
             facts: Facts::default(),
             config,
+            turn: TurnStart::default(),
         }
     }
 
@@ -518,6 +596,7 @@ impl<D: Decoder> Driver<D> {
             ledger: Ledger::default(),
             facts: Facts::default(),
             config,
+            turn: TurnStart::default(),
         }
     }
 
@@ -544,6 +623,7 @@ impl<D: Decoder> Driver<D> {
             counts: self.ledger.counts().clone(),
             exit_code: None,
             computed: summary.computed,
+            turn: None,
         }
     }
 }
@@ -589,6 +669,48 @@ impl<D: Decoder> Normalizer for Driver<D> {
             }
         }
         self.outcome()
+    }
+
+    fn end_turn(&mut self) -> Outcome {
+        let summary = self.decoder.turn_summary();
+        let terminals = self.ledger.terminals();
+        let status = if self.facts.turn_failed {
+            Status::Error
+        } else if terminals > self.turn.terminals || !D::EXPECTS_TERMINAL {
+            Status::Success
+        } else {
+            Status::Incomplete
+        };
+        let counts = self.ledger.counts();
+        let turn_counts = counts
+            .iter()
+            .filter_map(|(kind, &n)| {
+                let before = self.turn.counts.get(kind).copied().unwrap_or(0);
+                (n > before).then_some((*kind, n - before))
+            })
+            .collect();
+        let outcome = Outcome {
+            session_id: self.facts.session_id.clone(),
+            status,
+            final_output: if self.facts.turn_answered {
+                self.facts.final_output.clone()
+            } else {
+                None
+            },
+            structured_output: summary.structured_output,
+            metrics: summary.metrics,
+            counts: turn_counts,
+            exit_code: None,
+            computed: summary.computed,
+            turn: None,
+        };
+        self.turn = TurnStart {
+            counts: counts.clone(),
+            terminals,
+        };
+        self.facts.turn_failed = false;
+        self.facts.turn_answered = false;
+        outcome
     }
 
     fn last_disposition(&self) -> Disposition {
@@ -682,6 +804,51 @@ mod tests {
         assert_eq!(outcome.session_id, None);
         assert_eq!(outcome.final_output, None);
         assert_eq!(outcome.status, Status::Error);
+    }
+
+    #[test]
+    fn i3_each_turn_has_its_own_counts_status_and_answer() {
+        let mut driver = Driver::<Says>::new(NormalizerConfig::default());
+        let mut events = Vec::new();
+        let mut push = |driver: &mut Driver<Says>, line: Value| {
+            driver.push_line(line.to_string().as_bytes(), &mut events);
+        };
+        push(&mut driver, json!({"session": "s1", "open": "u1"}));
+        push(&mut driver, json!({"answer": "one", "end": true}));
+        driver.push_stderr(b"note", &mut Vec::new());
+        let first = driver.end_turn();
+        assert_eq!(first.session_id.as_deref(), Some("s1"));
+        assert_eq!(first.status, Status::Success);
+        assert_eq!(first.final_output.as_deref(), Some("one"));
+        assert_eq!(first.counts, BTreeMap::from([(Kind::Warning, 1)]));
+        assert!(
+            first.metrics.cumulative,
+            "the default figures cover the session"
+        );
+        assert_eq!(first.turn, None);
+
+        // A turn that fails, says nothing and ends: its own status, no answer of its own.
+        push(&mut driver, json!({"failed": true, "end": true}));
+        let second = driver.end_turn();
+        assert_eq!(second.status, Status::Error);
+        assert_eq!(second.final_output, None);
+        assert_eq!(second.counts, BTreeMap::new());
+
+        // A turn cut short before its terminal line: incomplete, and the failure was the
+        // previous turn's.
+        push(&mut driver, json!({"answer": "three"}));
+        let third = driver.end_turn();
+        assert_eq!(third.status, Status::Incomplete);
+        assert_eq!(third.final_output.as_deref(), Some("three"));
+
+        // The session's outcome covers every turn; the tool use left open is resolved at the
+        // end of input, not at a turn's end (J2 numbering goes on).
+        let mut end = Vec::new();
+        let outcome = driver.finish(&mut end);
+        assert_eq!(outcome.status, Status::Error);
+        assert_eq!(outcome.counts.get(&Kind::Unknown), Some(&1));
+        assert_eq!(outcome.counts.get(&Kind::Warning), Some(&1));
+        assert!(!outcome.metrics.cumulative);
     }
 
     #[test]

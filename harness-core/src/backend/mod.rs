@@ -26,7 +26,8 @@ pub use crate::outcome::add_numbers;
 /// backend crate needs no dependency of its own for it.
 pub use async_trait::async_trait;
 pub use driver::{
-    Decoder, Driver, Emitter, ExactOnly, NotJson, Summary, has_type, parse_value, reparse,
+    Decoder, Driver, Emitter, ExactOnly, NotJson, PermissionRequest, Summary, has_type,
+    parse_value, reparse,
 };
 pub use ledger::MAX_WARNING_TEXT;
 pub use recorded::Recorded;

@@ -105,6 +105,9 @@ impl Normalizer for Echo {
         outcome.counts = self.counts.clone();
         outcome
     }
+    fn end_turn(&mut self) -> Outcome {
+        Outcome::empty()
+    }
     fn last_disposition(&self) -> harness_agents_core::Disposition {
         harness_agents_core::Disposition::Emitted
     }

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, ClassVar, Literal, Union
 
 __all__ = [
+    "Decision",
     "Kind",
     "Status",
     "Stream",
@@ -32,15 +33,21 @@ __all__ = [
     "ErrorEvent",
     "UnknownEvent",
     "StartedEvent",
+    "PermissionEvent",
     "Outcome",
     "Event",
     "FROM_JSON",
 ]
 
-Kind = Literal["agent", "reasoning", "read", "write", "search", "list", "command", "skill", "plan", "warning", "error", "unknown", "started"]
+Decision = Literal["allow", "allow_always", "deny"]
+"""A caller's decision on a permission request (I2, I4): one of the `options` of a
+`permission` event, and the `decision` of the answer that names it.
+"""
+
+Kind = Literal["agent", "reasoning", "read", "write", "search", "list", "command", "skill", "plan", "warning", "error", "unknown", "started", "permission"]
 """The event kinds, without their fields (used for counts)."""
 
-Status = Literal["success", "error", "incomplete"]
+Status = Literal["success", "error", "incomplete", "interrupted"]
 """How a run ended (O1)."""
 
 Stream = Literal["stderr"]
@@ -49,7 +56,7 @@ Stream = Literal["stderr"]
 UnknownReason = Literal["unknown_type", "unknown_system_subtype", "not_an_event", "malformed_message", "unknown_block", "unknown_tool", "malformed_tool_use", "unpaired_result", "ambiguous_tool_use_id", "unresolved_tool_use", "unknown_item"]
 """Why input became an `unknown` event (J8)."""
 
-WarningSource = Literal["stderr", "non_json", "rate_limit", "stream"]
+WarningSource = Literal["stderr", "non_json", "rate_limit", "stream", "input"]
 """Where a warning came from (J7)."""
 
 
@@ -117,6 +124,11 @@ class Metrics:
     cache_read_input_tokens: int | float | None = None
     """Input tokens read from the prompt cache."""
 
+    cumulative: bool | None = None
+    """In a session's turn outcome (I3): the figures cover the session so far, as the backend
+    reports them, not this turn alone. Written only when true.
+    """
+
     duration_api_ms: int | float | None = None
     """Time spent in the model's API, in milliseconds."""
 
@@ -145,6 +157,8 @@ class Metrics:
             out["cache_creation_input_tokens"] = self.cache_creation_input_tokens
         if self.cache_read_input_tokens is not None:
             out["cache_read_input_tokens"] = self.cache_read_input_tokens
+        if self.cumulative is not None:
+            out["cumulative"] = self.cumulative
         if self.duration_api_ms is not None:
             out["duration_api_ms"] = self.duration_api_ms
         if self.duration_ms is not None:
@@ -833,6 +847,80 @@ class StartedEvent:
 
 
 @dataclass(slots=True, kw_only=True)
+class PermissionEvent:
+    """The agent asks whether it may use a tool (I4): only in a session, which waits for the
+    caller's answer. Counted in the outcome's `counts`.
+
+    The JSON object's "kind" is "permission".
+    """
+
+    kind: ClassVar[Literal["permission"]] = "permission"
+
+    id: str
+    """The request's id, which the caller's answer names (the agent's own request id)."""
+
+    options: list[Decision]
+    """The decisions the agent accepts, in the order allow, allow_always, deny."""
+
+    command: str | None = None
+    """The shell command, when the tool runs one (J3)."""
+
+    expect: list[Expected] | None = None
+    """The events the tool use would give, as a `started` event has them (for a shell
+    command, its classification); omitted when empty.
+    """
+
+    input: Any | None = None
+    """The tool's input as the agent gave it, so the caller decides on all of it (an
+    edit's new text, say), not only on the fields above; absent when the agent sent none.
+    """
+
+    path: str | None = None
+    """The file the tool would work on, when its input names one."""
+
+    tool: str | None = None
+    """The backend's name for the tool (`"Read"`, `"Bash"`, `"command_execution"`), when known."""
+
+    tool_use_id: str | None = None
+    """The tool use's id, when it has a string id."""
+
+    line: int | None = None
+    """The 1-based line the event comes from (J2); absent for end-of-input events."""
+
+    parent_tool_use_id: str | None = None
+    """The sub-agent's tool use this event was produced inside (J4)."""
+
+    stream: Stream | None = None
+    """`Some(Stream::Stderr)` for events made from standard error (J2); absent for stdout."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object `harness` writes for this value (absent fields left out)."""
+        out: dict[str, Any] = {}
+        out["kind"] = "permission"
+        out["id"] = self.id
+        out["options"] = self.options
+        if self.command is not None:
+            out["command"] = self.command
+        if self.expect is not None:
+            out["expect"] = [item.to_dict() for item in self.expect]
+        if self.input is not None:
+            out["input"] = self.input
+        if self.path is not None:
+            out["path"] = self.path
+        if self.tool is not None:
+            out["tool"] = self.tool
+        if self.tool_use_id is not None:
+            out["tool_use_id"] = self.tool_use_id
+        if self.line is not None:
+            out["line"] = self.line
+        if self.parent_tool_use_id is not None:
+            out["parent_tool_use_id"] = self.parent_tool_use_id
+        if self.stream is not None:
+            out["stream"] = self.stream
+        return out
+
+
+@dataclass(slots=True, kw_only=True)
 class Outcome:
     """The outcome as the CLI's closing line: the outcome's fields plus `"kind": "outcome"` (J9).
 
@@ -871,6 +959,9 @@ class Outcome:
     structured_output: Any | None = None
     """Output conforming to a requested JSON schema (Claude's `structured_output`)."""
 
+    turn: int | None = None
+    """In a session, the turn this outcome closes (1, 2, ...; I3). Absent for a run."""
+
     def to_dict(self) -> dict[str, Any]:
         """The JSON object `harness` writes for this value (absent fields left out)."""
         out: dict[str, Any] = {}
@@ -888,6 +979,8 @@ class Outcome:
             out["session_id"] = self.session_id
         if self.structured_output is not None:
             out["structured_output"] = self.structured_output
+        if self.turn is not None:
+            out["turn"] = self.turn
         return out
 
 
@@ -905,6 +998,7 @@ Event = Union[
     ErrorEvent,
     UnknownEvent,
     StartedEvent,
+    PermissionEvent,
 ]
 """One normalized event (SPEC J1-J10): one class per kind."""
 
@@ -930,6 +1024,7 @@ def _Metrics_from_json(data: dict[str, Any]) -> Metrics:
     return Metrics(
         cache_creation_input_tokens=data.get("cache_creation_input_tokens"),
         cache_read_input_tokens=data.get("cache_read_input_tokens"),
+        cumulative=data.get("cumulative"),
         duration_api_ms=data.get("duration_api_ms"),
         duration_ms=data.get("duration_ms"),
         input_tokens=data.get("input_tokens"),
@@ -1103,6 +1198,22 @@ def _StartedEvent_from_json(data: dict[str, Any]) -> StartedEvent:
     )
 
 
+def _PermissionEvent_from_json(data: dict[str, Any]) -> PermissionEvent:
+    return PermissionEvent(
+        id=data["id"],
+        options=data["options"],
+        command=data.get("command"),
+        expect=None if (value := data.get("expect")) is None else [_Expected_from_json(item) for item in value],
+        input=data.get("input"),
+        path=data.get("path"),
+        tool=data.get("tool"),
+        tool_use_id=data.get("tool_use_id"),
+        line=data.get("line"),
+        parent_tool_use_id=data.get("parent_tool_use_id"),
+        stream=data.get("stream"),
+    )
+
+
 def _Outcome_from_json(data: dict[str, Any]) -> Outcome:
     return Outcome(
         counts=data["counts"],
@@ -1113,6 +1224,7 @@ def _Outcome_from_json(data: dict[str, Any]) -> Outcome:
         final_output=data.get("final_output"),
         session_id=data.get("session_id"),
         structured_output=data.get("structured_output"),
+        turn=data.get("turn"),
     )
 
 
@@ -1130,6 +1242,7 @@ FROM_JSON: dict[str, Callable[[dict[str, Any]], Any]] = {
     "error": _ErrorEvent_from_json,
     "unknown": _UnknownEvent_from_json,
     "started": _StartedEvent_from_json,
+    "permission": _PermissionEvent_from_json,
     "outcome": _Outcome_from_json,
 }
 """The builder of each JSON object, by its "kind"; the extension calls these."""

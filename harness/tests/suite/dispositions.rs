@@ -1,6 +1,7 @@
 //! S8: every input line is accounted for. Each table `fixtures/dispositions/NAME.jsonl` pairs
 //! input lines with the disposition each must get, through the normalizer NAME names: a
-//! registered backend's, or a stored session's (`claude-transcript`, `codex-rollout`).
+//! registered backend's, a stored session's (`claude-transcript`, `codex-rollout`), or a
+//! backend's in a live session (`claude-session`: its `session` setting on).
 
 use harness_agents::{Normalizer, NormalizerConfig};
 use harness_agents_claude::TranscriptNormalizer;
@@ -8,7 +9,14 @@ use harness_agents_codex::RolloutNormalizer;
 
 /// A fresh normalizer for the table `name`.
 fn normalizer(name: &str) -> Box<dyn Normalizer> {
-    let config = NormalizerConfig::default();
+    let mut config = NormalizerConfig::default();
+    if let Some(backend) = name.strip_suffix("-session") {
+        config.session = true;
+        return harness_agents::registry()
+            .get(backend)
+            .unwrap_or_else(|| panic!("no normalizer for the table {name}"))
+            .normalizer(config);
+    }
     match name {
         "claude-transcript" => Box::new(TranscriptNormalizer::new(config)),
         "codex-rollout" => Box::new(RolloutNormalizer::new(config)),
@@ -37,7 +45,13 @@ fn s8_every_line_of_every_disposition_table_is_accounted_for_as_it_says() {
     names.sort();
     // These tables are there; any other names its normalizer ([`normalizer`] panics on a name
     // that does not), so a new backend's table is read once it is in the folder.
-    for table in ["claude", "claude-transcript", "codex", "codex-rollout"] {
+    for table in [
+        "claude",
+        "claude-session",
+        "claude-transcript",
+        "codex",
+        "codex-rollout",
+    ] {
         assert!(names.iter().any(|name| name == table), "{table}: {names:?}");
     }
     for name in names {

@@ -1,0 +1,37 @@
+//! Sessions (SPEC section 8, I1-I7): one conversation with one agent over several turns, with
+//! follow-up prompts, permission requests answered by the caller, interrupts and close.
+//!
+//! This module holds what every backend's session shares and that needs no I/O:
+//!
+//! - [`parse_command`] reads the caller's commands (I2): `prompt`, `interrupt`,
+//!   `permission`, `close`; any other line is an [`InputError`], which a session reports as a
+//!   `warning` with source `input` and then goes on.
+//! - [`SessionState`] keeps the prompt queue (one turn at a time, in the order sent), the
+//!   running turn and whether it was interrupted, the permission requests waiting for their
+//!   answer and the decisions each offers, and what closing and the end of the caller's input
+//!   mean. Each input returns the [`Step`]s to take through the backend's transport.
+//!
+//! Decisions it makes, beyond the SPEC's words:
+//!
+//! - An answer to a request that is not waiting (unknown, already answered, withdrawn by the
+//!   agent) or with a decision the request does not offer is a warning, and the request keeps
+//!   waiting.
+//! - When the caller's input ends, the queued prompts still run (I2), but nobody is left to
+//!   answer a permission request: each one waiting, and each one asked later, is withdrawn
+//!   ([`Withdrawal::NoCaller`]: denied), so the turn goes on and ends instead of hanging (I6).
+//! - Interrupting withdraws the waiting requests first ([`Withdrawal::Interrupted`]: ACP
+//!   requires them answered `cancelled`), then stops the turn; a request the agent makes while
+//!   its turn is being interrupted is withdrawn at once.
+//! - A command after `close` is a warning.
+//!
+//! *Architecture invariant:* this module knows no backend and does no I/O.
+
+mod command;
+mod state;
+
+pub use crate::Decision;
+pub use command::{Command, InputError, parse_command};
+pub use state::{SessionState, Step, TurnEnd, Withdrawal};
+
+#[cfg(test)]
+mod tests;
