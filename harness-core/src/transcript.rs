@@ -113,12 +113,12 @@ impl Header {
 
     /// The normalizer's settings it records.
     pub fn config(&self) -> NormalizerConfig {
-        let mut config = NormalizerConfig::default();
-        config.cwd = self.cwd.clone();
-        config.workspace = self.workspace.clone();
-        config.started = self.started;
-        config.session = self.session;
-        config
+        NormalizerConfig {
+            cwd: self.cwd.clone(),
+            workspace: self.workspace.clone(),
+            started: self.started,
+            session: self.session,
+        }
     }
 
     /// The header line, without its `\n`.

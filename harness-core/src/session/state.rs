@@ -77,7 +77,7 @@ struct Pending {
     options: Vec<Decision>,
 }
 
-/// A session's state: see [the module documentation](self).
+/// A session's state: see [the module documentation](crate::session).
 ///
 /// ```
 /// use harness_agents_core::session::{Command, SessionState, Step};
