@@ -48,8 +48,6 @@ struct ReadmeExample;
 pub mod backend;
 mod error;
 mod event;
-#[cfg(feature = "process")]
-mod launch;
 mod lines;
 mod normalized;
 mod normalizer;
@@ -70,25 +68,18 @@ pub mod stored;
 pub mod testkit;
 pub mod transcript;
 
-/// The paths the process driver imports these types by.
-#[cfg(feature = "process")]
-mod harness {
-    pub(crate) use crate::normalizer::{Normalizer, NormalizerConfig};
-    pub(crate) use crate::run::{RunItem, RunRequest, RunStream, StopSignal};
-}
-
 pub use error::RunError;
 pub use event::{
     Decision, Event, EventBody, Expected, Kind, LineRange, PlanItem, Stream, ToolRef, ToolStatus,
     UnknownReason, WarningSource,
 };
-#[cfg(feature = "process")]
-#[cfg_attr(docsrs, doc(cfg(feature = "process")))]
-pub use launch::{Launch, PromptInput};
 pub use lines::LineSplitter;
 pub use normalized::Normalized;
 pub use normalizer::{Disposition, Normalizer, NormalizerConfig, PendingToolUse};
 pub use outcome::{Metrics, Outcome, OutcomeLine, Status};
+#[cfg(feature = "process")]
+#[cfg_attr(docsrs, doc(cfg(feature = "process")))]
+pub use process::{Launch, PromptInput};
 /// [`Backend`] under the name xtask's recorders import it by; not part of the API.
 #[doc(hidden)]
 pub use registry::Backend as Harness;

@@ -8,9 +8,9 @@ use std::path::Path;
 use async_trait::async_trait;
 
 use crate::error::RunError;
-#[cfg(feature = "process")]
-use crate::launch::{Launch, launch_run};
 use crate::normalizer::{Normalizer, NormalizerConfig};
+#[cfg(feature = "process")]
+use crate::process::{Launch, launch_run};
 use crate::run::{RunRequest, RunStream};
 
 /// What a backend can report, so a caller knows which fields to expect.

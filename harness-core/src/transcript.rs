@@ -32,7 +32,7 @@ use std::io::{self, BufRead, Write};
 use serde::{Deserialize, Serialize};
 
 use crate::event::Event;
-use crate::harness::{Normalizer, NormalizerConfig};
+use crate::normalizer::{Normalizer, NormalizerConfig};
 
 /// The version of the format this crate writes and reads (TR2).
 pub const VERSION: u64 = 1;

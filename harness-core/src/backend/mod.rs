@@ -15,13 +15,11 @@ pub mod paths;
 pub mod reclassify;
 mod recorded;
 pub mod text;
-/// The escape module's former place, kept for callers of its path: [`json::escape`].
-pub use json::escape as unescape;
 
+pub use crate::outcome::add_numbers;
 #[cfg(feature = "process")]
 #[cfg_attr(docsrs, doc(cfg(feature = "process")))]
-pub use crate::launch::option;
-pub use crate::outcome::add_numbers;
+pub use crate::process::launch::option;
 /// The attribute on a `Backend` impl that overrides the async [`crate::Backend::run`], so a
 /// backend crate needs no dependency of its own for it.
 pub use async_trait::async_trait;

@@ -110,12 +110,16 @@ use tokio::sync::mpsc;
 
 use crate::error::RunError;
 use crate::event::{Event, EventBody, Kind};
-use crate::harness::{Normalizer, NormalizerConfig, RunItem, RunRequest, RunStream, StopSignal};
 use crate::lines::LineSplitter;
+use crate::normalizer::{Normalizer, NormalizerConfig};
+use crate::run::{RunItem, RunRequest, RunStream, StopSignal};
 use crate::transcript::{self, Header};
 
+pub(crate) mod launch;
 mod tree;
 
+pub(crate) use launch::launch_run;
+pub use launch::{Launch, PromptInput};
 pub use tree::{RunTree, adopt_orphans};
 
 /// How long the pipes may stay open after the child has exited (held by something it left

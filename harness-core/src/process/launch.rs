@@ -1,7 +1,7 @@
 //! Everything about starting an agent live: how a backend's agent starts, as data
 //! ([`Launch`], [`PromptInput`]), the one-word option values it passes ([`option`]), and the
-//! default [`Backend::run`] that hands them to the process driver. Built with the `process`
-//! feature only, as that driver is.
+//! default [`Backend::run`] that hands them to the process driver, which it belongs to: the
+//! always-built trait module names none of it without the `process` feature.
 
 use std::path::Path;
 
