@@ -13,7 +13,7 @@ use std::sync::Arc;
 /// unpaired surrogate: serde_json rejects those too, so a caller falls back to its exact path).
 ///
 /// ```
-/// use harness_agents_core::backend::unescape::shared_text;
+/// use harness_agents_core::backend::json::escape::shared_text;
 ///
 /// assert_eq!(shared_text(r#"a \"b\"\n\u00e9\ud83d\ude00"#).as_deref(), Some("a \"b\"\né😀"));
 /// assert_eq!(shared_text("plain").as_deref(), Some("plain"));
@@ -37,7 +37,7 @@ pub fn shared_text(inside: &str) -> Option<Arc<str>> {
 /// whenever it has escapes: S7).
 ///
 /// ```
-/// use harness_agents_core::backend::unescape::exact_string;
+/// use harness_agents_core::backend::json::escape::exact_string;
 ///
 /// let text = exact_string(r#"a \"b\"\n"#).unwrap();
 /// assert_eq!((text.as_str(), text.capacity()), ("a \"b\"\n", 6));
