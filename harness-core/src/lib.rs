@@ -46,6 +46,9 @@
 struct ReadmeExample;
 
 pub mod backend;
+#[cfg(feature = "process")]
+#[cfg_attr(docsrs, doc(cfg(feature = "process")))]
+pub mod detect;
 mod error;
 mod event;
 #[cfg(feature = "process")]
@@ -67,6 +70,7 @@ pub mod stored;
 #[cfg(feature = "testkit")]
 #[cfg_attr(docsrs, doc(cfg(feature = "testkit")))]
 pub mod testkit;
+mod versions;
 
 /// The paths the process driver imports these types by.
 #[cfg(feature = "process")]
@@ -92,3 +96,4 @@ pub use outcome::{Metrics, Outcome, OutcomeLine, Status};
 pub use registry::Backend as Harness;
 pub use registry::{Backend, Capabilities, OrchestrationSource, Registry};
 pub use run::{RunItem, RunRequest, RunStream, StopSignal};
+pub use versions::{Coverage, KnownAgent, Versions, parse_version};

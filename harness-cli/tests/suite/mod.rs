@@ -1,4 +1,5 @@
 mod acp;
+mod backends;
 mod classify;
 mod format;
 mod gemini;
