@@ -24,6 +24,9 @@ use crate::versions::{Coverage, KnownAgent, Versions, parse_version};
 /// How long an agent may take to print its version by default.
 pub const VERSION_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// How long what an agent left running may hold its pipes open after it has exited.
+const LINGER: Duration = Duration::from_millis(500);
+
 /// The most of each output stream kept from an agent asked its version.
 const KEPT: usize = 64 * 1024;
 
@@ -432,8 +435,9 @@ fn ask_version(path: &Path, args: &[&str], timeout: Duration) -> Result<String, 
         }
     };
     if status.is_some() {
-        // The pipes close when the agent's leftovers do; they get until the deadline.
-        collect(deadline);
+        // The pipes close when the agent's leftovers do: they get a moment (within the
+        // deadline), then go with the group below, their output already read.
+        collect(deadline.min(Instant::now() + LINGER));
     }
     // Whatever the agent left running (or the agent itself, on a timeout) goes, and with it
     // the pipes it held.
