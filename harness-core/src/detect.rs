@@ -386,14 +386,8 @@ fn find(binary: &Path) -> Result<PathBuf, Lookup> {
 /// prints (standard output first, then standard error); kills the group after `timeout`.
 fn ask_version(path: &Path, args: &[&str], timeout: Duration) -> Result<String, String> {
     let asked = format!("{} {}", path.display(), args.join(" "));
-    let mut child = Command::new(path)
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .spawn()
-        .map_err(|e| format!("{} cannot be run: {e}", path.display()))?;
+    let mut child =
+        spawn(path, args).map_err(|e| format!("{} cannot be run: {e}", path.display()))?;
     let group = rustix::process::Pid::from_child(&child);
     let (tx, rx) = mpsc::channel();
     for (index, pipe) in [
@@ -463,6 +457,34 @@ fn ask_version(path: &Path, args: &[&str], timeout: Duration) -> Result<String, 
     } else {
         format!("`{asked}` failed ({status}): {said}")
     })
+}
+
+/// Starts `path args` with no input and its outputs piped, in a process group of its own.
+///
+/// A binary being written (an agent updating itself, or a file another thread of this process
+/// still held open for writing when some thread forked) fails with `ETXTBSY` for a moment: it
+/// is tried again a few times before that counts.
+fn spawn(path: &Path, args: &[&str]) -> std::io::Result<std::process::Child> {
+    let mut tries = 0;
+    loop {
+        let spawned = Command::new(path)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .spawn();
+        match spawned {
+            Err(e)
+                if e.raw_os_error() == Some(rustix::io::Errno::TXTBSY.raw_os_error())
+                    && tries < 10 =>
+            {
+                tries += 1;
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            other => return other,
+        }
+    }
 }
 
 /// The first [`KEPT`] bytes `pipe` gives; the rest is read and dropped, so the agent never
