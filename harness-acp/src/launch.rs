@@ -5,9 +5,42 @@ use std::path::PathBuf;
 
 use harness_agents_core::process::{self, ProcessSpec};
 use harness_agents_core::transcript::Header;
-use harness_agents_core::{Backend, RunError, RunRequest, RunStream};
+use harness_agents_core::{Backend, KnownAgent, RunError, RunRequest, RunStream, Versions};
 
 use crate::{AcpClient, AcpHarness, Permission};
+
+/// The agents known to speak ACP, with the command that starts each as an ACP agent (what
+/// `harness backends` lists and looks for; any other is run with `--agent CMD`). `fixtures/acp/`
+/// is recorded with Gemini CLI and opencode, at the releases of their own backends' recordings.
+pub const KNOWN_AGENTS: &[KnownAgent] = &[
+    KnownAgent::new(
+        "gemini",
+        &["gemini", "--acp"],
+        "npm install -g @google/gemini-cli",
+    )
+    .recorded(Versions::new("0.61.0")),
+    KnownAgent::new(
+        "opencode",
+        &["opencode", "acp"],
+        "npm install -g opencode-ai",
+    )
+    .recorded(Versions::new("1.18.33")),
+    KnownAgent::new(
+        "qwen",
+        &["qwen", "--acp"],
+        "npm install -g @qwen-code/qwen-code",
+    ),
+    KnownAgent::new(
+        "claude-code-acp",
+        &["claude-code-acp"],
+        "npm install -g @zed-industries/claude-code-acp",
+    ),
+    KnownAgent::new(
+        "codex-acp",
+        &["codex-acp"],
+        "npm install -g @zed-industries/codex-acp",
+    ),
+];
 
 /// The agent's command line for a request: `agent` then `extra_args`, or `binary` then
 /// `extra_args`; `None` when the request names neither.

@@ -62,13 +62,14 @@ mod wire;
 
 use harness_agents_core::backend::async_trait;
 use harness_agents_core::{
-    Backend, Capabilities, Normalizer, NormalizerConfig, OrchestrationSource, RunError, RunRequest,
-    RunStream,
+    Backend, Capabilities, KnownAgent, Normalizer, NormalizerConfig, OrchestrationSource, RunError,
+    RunRequest, RunStream,
 };
 use serde_json::Value;
 
 pub use client::{AcpClient, CANCEL_GRACE, Permission};
 pub use decoder::{AcpDecoder, AcpNormalizer};
+pub use launch::KNOWN_AGENTS;
 
 /// The ACP backend, registered as `"acp"`.
 ///
@@ -107,6 +108,11 @@ impl Backend for AcpHarness {
     /// ACP reports no exit codes; `plan` updates are the orchestration source (A4).
     fn capabilities(&self) -> Capabilities {
         Capabilities::new(false, OrchestrationSource::Plan)
+    }
+
+    /// Gemini CLI, opencode, Qwen Code and the Claude Code and Codex adapters, as ACP agents.
+    fn known_agents(&self) -> &'static [KnownAgent] {
+        KNOWN_AGENTS
     }
 
     /// The agent's command, [`AcpClient`] as its conversation (A12-A15), instead of a launch.

@@ -1,8 +1,13 @@
 //! The live launch: builds Claude Code's command line from a `RunRequest` and hands it to the
 //! shared process driver of `harness-core`.
 
-use harness_agents_core::Launch;
 use harness_agents_core::backend::option;
+use harness_agents_core::{Launch, Versions};
+
+/// The Claude Code releases the recordings cover: `fixtures/claude/` is recorded with 2.1.332, and
+/// `fixtures/claude-2.1.197/` keeps an older release's recordings; `claude --version` prints the
+/// version. `cargo xtask record` installs the recorded release by default.
+pub const VERSIONS: Versions = Versions::new("2.1.332").older(&["2.1.197"]);
 
 /// How Claude Code is started live: the request's binary, else `$CLAUDE_BIN`, else `claude`,
 /// installed by `npm install -g @anthropic-ai/claude-code`; `--print --output-format

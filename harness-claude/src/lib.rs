@@ -77,10 +77,10 @@ mod transcript;
 mod wire;
 
 use harness_agents_core::backend::has_type;
-use harness_agents_core::{Backend, Launch, Normalizer, NormalizerConfig};
+use harness_agents_core::{Backend, Launch, Normalizer, NormalizerConfig, Versions};
 
 pub use decoder::{ClaudeDecoder, ClaudeNormalizer};
-pub use launch::LAUNCH;
+pub use launch::{LAUNCH, VERSIONS};
 pub use transcript::{BOOKKEEPING, TranscriptDecoder, TranscriptNormalizer};
 
 /// The Claude Code backend, registered as `"claude"`.
@@ -133,6 +133,10 @@ impl Backend for ClaudeHarness {
     /// C14: `StructuredOutput` gives no event at all; its output reaches the outcome.
     fn eventless_tools(&self) -> &'static [&'static str] {
         &["StructuredOutput"]
+    }
+
+    fn versions(&self) -> Option<Versions> {
+        Some(VERSIONS)
     }
 
     fn launch(&self) -> Option<Launch> {

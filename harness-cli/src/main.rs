@@ -5,12 +5,14 @@
 //! - `harness normalize [FILE]` reads a recorded stream and prints its events, then the outcome;
 //! - `harness classify` prints how Codex classifies shell commands;
 //! - `harness sessions list|show|stats` reads the sessions Claude Code and Codex stored on disk;
-//! - `harness backends` lists the backends this binary knows;
+//! - `harness backends` lists the backends this binary knows and whether each one's agent is
+//!   installed (path, version, whether the recordings cover that version);
 //! - `harness schema` prints the JSON Schema (draft 2020-12) of the event and outcome lines.
 //!
 //! Events are written as JSON Lines (`--format jsonl`, the default when stdout is not a
 //! terminal) or one readable line each (`--format human`, the default on a terminal).
 
+mod backends;
 mod classify;
 mod format;
 mod normalize;
@@ -23,7 +25,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use harness_agents_core::{NormalizerConfig, Registry, RunRequest};
 
 use crate::format::{Color, Format, Printer, choose_color, choose_format, live_width};
@@ -181,8 +183,15 @@ enum Command {
         harness sessions stats --by model --format json"
     )]
     Sessions(sessions::SessionsCommand),
-    /// List the backends this binary knows, with what each reports.
-    Backends,
+    /// List the backends this binary knows, with what each reports and whether its agent is
+    /// installed: found (then its path and version, and whether the recordings cover that
+    /// version), missing or broken. For acp, the known ACP agents, each with its command.
+    #[command(after_help = "Examples:\n  \
+        harness backends\n  \
+        harness backends --format jsonl\n  \
+        harness backends --backend codex --binary ~/bin/codex-nightly\n  \
+        harness backends --backend acp --agent 'qwen --acp'")]
+    Backends(backends::BackendsArgs),
     /// Print the JSON Schema (draft 2020-12) of the lines `run` and `normalize` write: each is
     /// an event or the closing outcome line (`oneOf`).
     Schema,
@@ -320,8 +329,16 @@ fn parse_agent(text: &str) -> Result<Words, String> {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
     let registry = registry();
+    // `--version` names the agent versions the recordings cover, read from the backends. clap
+    // takes a `&'static str` without its `string` feature: the one text lives as long as the
+    // process anyway.
+    let long_version: &'static str = backends::long_version(&registry).leak();
+    let command = Cli::command().long_version(long_version);
+    let cli = match Cli::from_arg_matches(&command.get_matches()) {
+        Ok(cli) => cli,
+        Err(e) => e.exit(),
+    };
     match cli.command {
         Command::Run {
             backend,
@@ -421,25 +438,7 @@ fn main() -> ExitCode {
             exit_code(classify::run(script, argv, &mut input, &mut out).and_then(|()| out.flush()))
         }
         Command::Sessions(command) => sessions::run(command),
-        Command::Backends => {
-            let mut out = io::stdout().lock();
-            for name in registry.names() {
-                let Some(backend) = registry.get(name) else {
-                    continue;
-                };
-                let caps = backend.capabilities();
-                let plan = caps.orchestration_source.as_str();
-                let line = serde_json::json!({
-                    "name": name,
-                    "exit_codes": caps.exit_codes,
-                    "orchestration_source": plan,
-                });
-                if writeln!(out, "{line}").is_err() {
-                    break;
-                }
-            }
-            ExitCode::SUCCESS
-        }
+        Command::Backends(args) => backends::run(&registry, args),
         Command::Schema => {
             let schema = harness_agents_core::schema::lines();
             let mut out = io::stdout().lock();

@@ -1,8 +1,8 @@
 //! The live launch: builds Codex's command line from a `RunRequest` and hands it to the shared
 //! process driver of `harness-core`.
 
-use harness_agents_core::Launch;
 use harness_agents_core::backend::option;
+use harness_agents_core::{Launch, Versions};
 
 /// The `--sandbox` value (or other flags) a `permission_mode` stands for.
 ///
@@ -21,6 +21,11 @@ pub(crate) fn permission_args(mode: &str) -> Vec<String> {
     };
     vec![option("--sandbox", sandbox)]
 }
+
+/// The Codex CLI releases the recordings cover: `fixtures/codex/` is recorded with 0.171.0, and
+/// `fixtures/codex-0.163.0/` keeps an older release's recordings; `codex --version` prints the
+/// version. `cargo xtask record` installs the recorded release by default.
+pub const VERSIONS: Versions = Versions::new("0.171.0").older(&["0.163.0"]);
 
 /// How Codex is started live: the request's binary, else `$CODEX_BIN`, else `codex`, installed
 /// by `npm install -g @openai/codex`; `exec --json --skip-git-repo-check --cd=DIR

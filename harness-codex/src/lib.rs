@@ -98,11 +98,11 @@ mod wire;
 
 use harness_agents_core::backend::has_type;
 use harness_agents_core::{
-    Backend, Capabilities, Launch, Normalizer, NormalizerConfig, OrchestrationSource,
+    Backend, Capabilities, Launch, Normalizer, NormalizerConfig, OrchestrationSource, Versions,
 };
 
 pub use decoder::{CodexDecoder, CodexNormalizer};
-pub use launch::LAUNCH;
+pub use launch::{LAUNCH, VERSIONS};
 pub use rollout::{BOOKKEEPING, RolloutDecoder, RolloutNormalizer};
 
 /// The Codex backend, registered as `"codex"`.
@@ -189,6 +189,10 @@ impl Backend for CodexHarness {
     /// names no tool use (J3), or nothing when its text is empty.
     fn eventless_tools(&self) -> &'static [&'static str] {
         &["agent_message", "reasoning"]
+    }
+
+    fn versions(&self) -> Option<Versions> {
+        Some(VERSIONS)
     }
 
     fn launch(&self) -> Option<Launch> {

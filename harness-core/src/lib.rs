@@ -46,6 +46,9 @@
 struct ReadmeExample;
 
 pub mod backend;
+#[cfg(feature = "process")]
+#[cfg_attr(docsrs, doc(cfg(feature = "process")))]
+pub mod detect;
 mod error;
 mod event;
 mod lines;
@@ -67,6 +70,7 @@ pub mod stored;
 #[cfg_attr(docsrs, doc(cfg(feature = "testkit")))]
 pub mod testkit;
 pub mod transcript;
+mod versions;
 
 pub use error::RunError;
 pub use event::{
@@ -85,3 +89,4 @@ pub use process::{Launch, PromptInput};
 pub use registry::Backend as Harness;
 pub use registry::{Backend, Capabilities, OrchestrationSource, Registry};
 pub use run::{RunItem, RunRequest, RunStream, StopSignal};
+pub use versions::{Coverage, KnownAgent, Versions, parse_version};

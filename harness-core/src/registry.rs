@@ -12,6 +12,7 @@ use crate::normalizer::{Normalizer, NormalizerConfig};
 #[cfg(feature = "process")]
 use crate::process::{Launch, launch_run};
 use crate::run::{RunRequest, RunStream};
+use crate::versions::{KnownAgent, Versions};
 
 /// What a backend can report, so a caller knows which fields to expect.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -133,6 +134,20 @@ pub trait Backend: Send + Sync {
     /// X3). Every other recorded tool use leaves through an event that names its id; the
     /// conformance kit checks both.
     fn eventless_tools(&self) -> &'static [&'static str] {
+        &[]
+    }
+
+    /// The agent versions its recordings cover, and how its agent is asked its version
+    /// (`harness --version`, `harness backends`, `cargo xtask record`); `None` (the default)
+    /// when it has no recordings of a release.
+    fn versions(&self) -> Option<Versions> {
+        None
+    }
+
+    /// The agents known to speak this backend's protocol, with their commands, for a protocol
+    /// backend without an agent of its own (`acp`: Gemini CLI's `gemini --acp`, ...); what
+    /// `harness backends` looks for. The default knows none.
+    fn known_agents(&self) -> &'static [KnownAgent] {
         &[]
     }
 

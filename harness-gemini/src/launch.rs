@@ -1,8 +1,13 @@
 //! The live launch: builds Gemini CLI's command line from a `RunRequest` (G12) and hands it to
 //! the shared process driver of `harness-core`.
 
-use harness_agents_core::Launch;
 use harness_agents_core::backend::option;
+use harness_agents_core::{Launch, Versions};
+
+/// The Gemini CLI releases the recordings cover: `fixtures/gemini/` is recorded with 0.61.0;
+/// `gemini --version` prints the version. `cargo xtask record` installs the recorded release by
+/// default.
+pub const VERSIONS: Versions = Versions::new("0.61.0");
 
 /// How Gemini CLI is started live: the request's binary, else `$GEMINI_BIN`, else `gemini`,
 /// installed by `npm install -g @google/gemini-cli`; `--output-format=stream-json --skip-trust

@@ -73,12 +73,12 @@ mod tools;
 mod wire;
 
 use harness_agents_core::{
-    Backend, Capabilities, Launch, Normalizer, NormalizerConfig, OrchestrationSource,
+    Backend, Capabilities, Launch, Normalizer, NormalizerConfig, OrchestrationSource, Versions,
 };
 use serde_json::Value;
 
 pub use decoder::{GeminiDecoder, GeminiNormalizer};
-pub use launch::LAUNCH;
+pub use launch::{LAUNCH, VERSIONS};
 
 /// The Gemini CLI backend, registered as `"gemini"`.
 ///
@@ -134,6 +134,10 @@ impl Backend for GeminiHarness {
     /// G7: `write_todos` gives a `plan`, which names no tool use (J3).
     fn eventless_tools(&self) -> &'static [&'static str] {
         tools::EVENTLESS
+    }
+
+    fn versions(&self) -> Option<Versions> {
+        Some(VERSIONS)
     }
 
     fn launch(&self) -> Option<Launch> {

@@ -2,7 +2,12 @@
 //! driver of `harness-core` (P14).
 
 use harness_agents_core::backend::option;
-use harness_agents_core::{Launch, PromptInput};
+use harness_agents_core::{Launch, PromptInput, Versions};
+
+/// The opencode releases the recordings cover: `fixtures/opencode/` is recorded with 1.18.33;
+/// `opencode --version` prints the version. `cargo xtask record` installs the recorded release by
+/// default.
+pub const VERSIONS: Versions = Versions::new("1.18.33");
 
 /// How opencode is started live: the request's binary, else `$OPENCODE_BIN`, else `opencode`,
 /// installed by `npm install -g opencode-ai`; `run --format=json --thinking [--model=MODEL]

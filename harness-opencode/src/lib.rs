@@ -64,11 +64,11 @@ mod tools;
 mod wire;
 
 use harness_agents_core::{
-    Backend, Capabilities, Launch, Normalizer, NormalizerConfig, OrchestrationSource,
+    Backend, Capabilities, Launch, Normalizer, NormalizerConfig, OrchestrationSource, Versions,
 };
 
 pub use decoder::{OpencodeDecoder, OpencodeNormalizer};
-pub use launch::LAUNCH;
+pub use launch::{LAUNCH, VERSIONS};
 
 /// The opencode backend, registered as `"opencode"`.
 ///
@@ -116,6 +116,10 @@ impl Backend for OpencodeHarness {
 
     fn capabilities(&self) -> Capabilities {
         Capabilities::new(true, OrchestrationSource::Plan)
+    }
+
+    fn versions(&self) -> Option<Versions> {
+        Some(VERSIONS)
     }
 
     fn launch(&self) -> Option<Launch> {

@@ -75,7 +75,8 @@ pub use harness_agents_core::{
     UnknownReason, WarningSource,
 };
 
-pub use harness_agents_core::{prices, stored};
+pub use harness_agents_core::{Coverage, KnownAgent, Versions, parse_version};
+pub use harness_agents_core::{detect, prices, stored};
 
 /// The JSON Schema of the output lines (`schema::lines()`, what `harness schema` prints).
 #[cfg(feature = "schema")]

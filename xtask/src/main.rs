@@ -12,6 +12,9 @@
 //! - `cargo xtask record [--backend claude|codex|opencode] [--check] [SCENARIO...]`: re-records
 //!   the Claude Code (or Codex, or opencode) corpus from the real binary against a scripted API
 //!   stand-in, or reports drift (`record`).
+//! - `cargo xtask dist [--out DIR]`: every artifact of a release in one folder (`dist.rs`): the
+//!   binary tarball with its checksum, the npm packages, the wheel and the crate packages, the
+//!   binary and the wheel linked against glibc 2.17 and checked.
 //! - `cargo xtask fuzz TARGET [--time SECS]`: a cargo-fuzz target (`claude_normalizer`,
 //!   `codex_normalizer`, `classifier`) seeded from `fixtures/`, for SECS s (default 600).
 //! - `cargo xtask sessions-bench [--files N] [--gib G] [--big-mb M] [--keep DIR]`: `harness
@@ -22,6 +25,7 @@
 //!   peak RSS and time of each.
 
 mod bench;
+mod dist;
 mod fuzz;
 mod record;
 mod rusage;
@@ -61,6 +65,10 @@ enum Task {
     Bench,
     /// Re-records the fixtures from the real binaries, or reports drift.
     Record(record::Args),
+    /// Every artifact of a release in one folder (default `target/dist/`): the binary tarball
+    /// and its checksum, the npm packages, the wheel, the crate packages; the binary and the
+    /// wheel against glibc 2.17.
+    Dist(dist::Args),
     /// Runs a cargo-fuzz target seeded from `fixtures/`.
     Fuzz {
         /// The target: `claude_normalizer` or `classifier`.
@@ -93,6 +101,7 @@ fn main() -> ExitCode {
         Task::Corpus { force } => bench::corpus(force),
         Task::Bench => bench::bench(),
         Task::Record(args) => record::record(args),
+        Task::Dist(args) => dist::dist(args),
         Task::Fuzz {
             target,
             time,

@@ -18,7 +18,7 @@
 
 mod human;
 mod jsonl;
-mod safe;
+pub(crate) mod safe;
 
 use std::io::{self, IsTerminal, Write};
 

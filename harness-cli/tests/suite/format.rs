@@ -80,9 +80,12 @@ fn backends_lists_each_backend_with_its_capabilities() {
     let output = run(&["backends"], b"");
     assert_eq!(output.status.code(), Some(0));
     let text = String::from_utf8(output.stdout).unwrap();
+    // Each line also says whether the backend's agent is installed (suite::backends).
     assert!(
-        text.lines()
-            .any(|l| l == r#"{"exit_codes":false,"name":"claude","orchestration_source":"none"}"#),
+        text.lines().any(|l| super::backends::reports(
+            l,
+            r#"{"exit_codes":false,"name":"claude","orchestration_source":"none"}"#
+        )),
         "{text}"
     );
 }

@@ -490,7 +490,15 @@ fn sample<'a>(text: &'a str, command: &str, language: &str) -> Option<(usize, Ve
 
 #[test]
 fn the_readmes_backends_sample_is_what_the_binary_prints() {
-    let output = harness().arg("backends").output().unwrap();
+    // On a machine with none of the agents (an empty PATH, no `*_BIN` variable), so the sample
+    // does not depend on what this machine has installed.
+    let empty = tempfile::tempdir().unwrap();
+    let mut command = harness();
+    command.arg("backends").env("PATH", empty.path());
+    for name in ["CLAUDE_BIN", "CODEX_BIN", "OPENCODE_BIN", "GEMINI_BIN"] {
+        command.env_remove(name);
+    }
+    let output = command.output().unwrap();
     assert!(output.status.success(), "{output:?}");
     let printed = String::from_utf8(output.stdout).unwrap();
     let readme = read("README.md");

@@ -2,3 +2,4 @@
 
 mod dispositions;
 mod sessions;
+mod versions;

@@ -31,7 +31,7 @@ use super::server::{self, Server};
 use super::{Options, drift, npm_install, read};
 
 /// The Claude Code version `fixtures/claude/` is recorded with.
-pub const CLAUDE_VERSION: &str = "2.1.332";
+pub const CLAUDE_VERSION: &str = harness_agents_claude::VERSIONS.recorded;
 /// Where the scratch project lives (the shared recordings' path).
 const PROJECT: &str = "/home/dev/project";
 /// The throwaway HOME.

@@ -32,7 +32,7 @@ use super::server::{Reply, Server};
 use super::{Options, drift, read, scenario_names};
 
 /// The Codex CLI version `fixtures/codex/` is recorded with.
-pub const CODEX_VERSION: &str = "0.171.0";
+pub const CODEX_VERSION: &str = harness_agents_codex::VERSIONS.recorded;
 const HOME: &str = "/home/dev2";
 const PROJECT: &str = "/home/dev2/project";
 const MARKER: &str = ".harness-record";

@@ -45,7 +45,7 @@ use super::server::{Reply, Server};
 use super::{Options, drift, read, scenario_names};
 
 /// The Gemini CLI version the corpus was recorded with.
-pub const GEMINI_VERSION: &str = "0.61.0";
+pub const GEMINI_VERSION: &str = harness_agents_gemini::VERSIONS.recorded;
 pub(super) const HOME: &str = "/home/gemini";
 pub(super) const PROJECT: &str = "/home/gemini/project";
 const TMP: &str = "/home/gemini/tmp";

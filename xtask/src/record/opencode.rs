@@ -44,7 +44,7 @@ use super::{Options, drift, read, scenario_names};
 
 /// The opencode version the corpus was recorded with (`npm view opencode-ai version` on
 /// 2026-12-01).
-pub const OPENCODE_VERSION: &str = "1.18.33";
+pub const OPENCODE_VERSION: &str = harness_agents_opencode::VERSIONS.recorded;
 /// The throwaway HOME.
 pub const HOME: &str = "/home/oc";
 /// The project the agent works in.
