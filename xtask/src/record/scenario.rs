@@ -152,6 +152,17 @@ pub struct HttpError {
     pub body: Value,
 }
 
+impl HttpError {
+    /// The error as the stand-in answers it: the status, the JSON body, the headers.
+    pub fn reply(&self) -> super::server::Reply {
+        let mut reply = super::server::Reply::json(self.status, &self.body);
+        reply
+            .headers
+            .extend(self.headers.iter().map(|(k, v)| (k.clone(), v.clone())));
+        reply
+    }
+}
+
 impl Turn {
     /// The blocks, parsed.
     pub fn values(&self) -> Vec<Value> {
