@@ -205,20 +205,20 @@ pub fn bench() -> Result<()> {
     status(Command::new("cargo").args([
         "bench",
         "-p",
-        "harness-agents-claude",
+        crate::packages::CLAUDE,
         "--bench",
         "normalize",
     ]))?;
     status(Command::new("cargo").args([
         "bench",
         "-p",
-        "harness-agents-codex-shell",
+        crate::packages::CLASSIFIER,
         "--bench",
         "classify",
         "--",
         "corpus/classify",
     ]))?;
-    status(Command::new("cargo").args(["build", "--release", "-p", "harness-cli"]))?;
+    status(Command::new("cargo").args(["build", "--release", "-p", crate::packages::CLI]))?;
 
     println!();
     println!("| figure | value | target |");

@@ -14,12 +14,15 @@
 //!   stand-in, or reports drift (`record`).
 //! - `cargo xtask fuzz TARGET [--time SECS]`: a cargo-fuzz target (`claude_normalizer`,
 //!   `codex_normalizer`, `classifier`) seeded from `fixtures/`, for SECS s (default 600).
-//! - `cargo xtask sessions-bench [--files N] [--gib G] [--big-mb M] [--keep DIR]`: `harness
-//!   sessions list` over a generated history of stored sessions, cold, against the floor of a
-//!   `serde_json::Value` pass over the same files (time, CPU, peak RSS).
-//! - `cargo xtask stress [--scale F]`: hostile sizes through the release `harness` binary (a
-//!   300 MB line, a 1 GB stream, a million pending tool uses, a 10 MB shell command), with the
-//!   peak RSS and time of each.
+//! - `cargo xtask sessions-bench [--files N] [--gib G] [--big-mb M] [--keep DIR] [--debug]`:
+//!   `harness sessions list` over a generated history of stored sessions, cold, against the
+//!   floor of a `serde_json::Value` pass over the same files (time, CPU, peak RSS).
+//! - `cargo xtask stress [--scale F] [--debug]`: hostile sizes through the release `harness`
+//!   binary (a 300 MB line, a 1 GB stream, a million pending tool uses, a 10 MB shell command),
+//!   with the peak RSS and time of each.
+//!
+//! `--debug` runs a task on the debug build: CI's smoke runs, on tiny sizes, whose figures
+//! mean nothing but which build and run every package the task names.
 
 mod bench;
 mod fuzz;
@@ -82,6 +85,9 @@ enum Task {
         scale: f64,
         /// Run only the case of this name.
         only: Option<String>,
+        /// Use the debug build: a smoke run (CI), whose figures mean nothing.
+        #[arg(long)]
+        debug: bool,
     },
 }
 
@@ -99,7 +105,7 @@ fn main() -> ExitCode {
             extra,
         } => fuzz::fuzz(&target, time, &extra),
         Task::SessionsBench(args) => sessions_bench::sessions_bench(args),
-        Task::Stress { scale, only } => stress::stress(scale, only),
+        Task::Stress { scale, only, debug } => stress::stress(scale, only, debug),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -108,6 +114,27 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// The packages, and their targets, that tasks build or run by name (`cargo ... -p NAME`);
+/// `every_package_and_target_a_task_names_is_in_the_workspace` fails on a rename.
+mod packages {
+    /// The CLI, binary `harness`.
+    pub const CLI: &str = "harness-cli";
+    /// The facade, with the `value_pass` example.
+    pub const FACADE: &str = "harness-agents";
+    /// The Claude Code backend, with the `normalize` bench.
+    pub const CLAUDE: &str = "harness-agents-claude";
+    /// The shell-command classifier, with the `classify` bench.
+    pub const CLASSIFIER: &str = "harness-agents-codex-shell";
+    /// Every `(package, target kind, target)` a task names.
+    #[cfg(test)]
+    pub const TARGETS: [(&str, &str, &str); 4] = [
+        (CLI, "bin", "harness"),
+        (FACADE, "example", "value_pass"),
+        (CLAUDE, "bench", "normalize"),
+        (CLASSIFIER, "bench", "classify"),
+    ];
 }
 
 /// The workspace root (the parent of this crate's folder).
@@ -160,6 +187,18 @@ fn claude_recordings() -> Result<Vec<String>> {
         .collect()
 }
 
+/// Builds `targets` (`-p PACKAGE`, `--example NAME`, ...) in release, or in debug with
+/// `debug`; returns the folder the build went to (`target/release` or `target/debug`).
+fn build(debug: bool, targets: &[&str]) -> Result<PathBuf> {
+    let mut cmd = Command::new("cargo");
+    cmd.arg("build");
+    if !debug {
+        cmd.arg("--release");
+    }
+    status(cmd.args(targets))?;
+    Ok(target_dir().join(if debug { "debug" } else { "release" }))
+}
+
 fn status(cmd: &mut Command) -> Result<()> {
     let shown = format!("{cmd:?}");
     let status = cmd
@@ -182,7 +221,7 @@ fn conformance(dir: Option<PathBuf>) -> Result<()> {
     if !compare.exists() {
         bail!("{} not found", compare.display());
     }
-    status(Command::new("cargo").args(["build", "-q", "-p", "harness-cli"]))?;
+    status(Command::new("cargo").args(["build", "-q", "-p", packages::CLI]))?;
     let harness = target_dir().join("debug/harness");
     let (mut agree, mut total) = (0, 0);
     for folder in ["claude", "claude-edges", "codex", "codex-edges"] {
@@ -229,4 +268,39 @@ fn conformance(dir: Option<PathBuf>) -> Result<()> {
         bail!("{} streams differ", total - agree);
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use super::*;
+
+    #[test]
+    fn every_package_and_target_a_task_names_is_in_the_workspace() {
+        let output = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
+            .args([
+                "metadata",
+                "--format-version",
+                "1",
+                "--no-deps",
+                "--offline",
+            ])
+            .current_dir(root())
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "cargo metadata failed");
+        let metadata: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+        let workspace = metadata["packages"].as_array().unwrap();
+        for (package, kind, target) in packages::TARGETS {
+            let found = workspace.iter().find(|p| p["name"] == package);
+            let found = found.unwrap_or_else(|| panic!("no package {package} in the workspace"));
+            let targets = found["targets"].as_array().unwrap();
+            assert!(
+                targets.iter().any(|t| t["name"] == target
+                    && t["kind"].as_array().unwrap().iter().any(|k| k == kind)),
+                "{package} has no {kind} target {target}"
+            );
+        }
+    }
 }

@@ -20,7 +20,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 
-use crate::{root, rusage};
+use crate::rusage;
 
 /// The arguments of `cargo xtask sessions-bench`.
 #[derive(Debug, clap::Args)]
@@ -37,6 +37,9 @@ pub struct Args {
     /// Keep the generated history in this folder (and reuse it when it is there).
     #[arg(long, value_name = "DIR")]
     keep: Option<PathBuf>,
+    /// Use the debug build: a smoke run (CI, with tiny sizes), whose figures mean nothing.
+    #[arg(long)]
+    debug: bool,
 }
 
 /// One template: a real stored session's lines, and the tokens one copy of it is worth.
@@ -217,15 +220,17 @@ fn timed(command: &mut Command) -> Result<Run> {
 
 /// Entry point of `cargo xtask sessions-bench`.
 pub fn sessions_bench(args: Args) -> Result<()> {
-    let status = Command::new("cargo")
-        .args(["build", "--release", "-p", "harness-cli"])
-        .args(["--example", "value_pass", "-p", "harness"])
-        .current_dir(root())
-        .status()?;
-    if !status.success() {
-        bail!("cargo build --release failed");
-    }
-    let release = crate::target_dir().join("release");
+    let release = crate::build(
+        args.debug,
+        &[
+            "-p",
+            crate::packages::CLI,
+            "--example",
+            "value_pass",
+            "-p",
+            crate::packages::FACADE,
+        ],
+    )?;
     let temp;
     let dir = match &args.keep {
         Some(dir) => dir.clone(),
