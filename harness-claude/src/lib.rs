@@ -64,7 +64,11 @@
 //! # }
 //! ```
 //!
+//! With the `sessions` feature (the facade's `sessions` turns it on), `TranscriptDecoder` reads
+//! Claude Code's stored transcripts (`~/.claude/projects/`) with the live decoder's rules, and fills the core's stored-session accounting.
+//!
 //! [`Harness`]: harness_agents_core::Harness
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 /// This crate's README, whose example runs as a doc test.
 #[cfg(doctest)]
@@ -74,6 +78,7 @@ struct ReadmeExample;
 mod normalizer;
 mod runner;
 mod tools;
+#[cfg(feature = "sessions")]
 mod transcript;
 mod wire;
 
@@ -81,6 +86,8 @@ use harness_agents_core::backend::Spec;
 
 pub use normalizer::{ClaudeDecoder, ClaudeNormalizer};
 pub use runner::LAUNCH;
+#[cfg(feature = "sessions")]
+#[cfg_attr(docsrs, doc(cfg(feature = "sessions")))]
 pub use transcript::{BOOKKEEPING, TranscriptDecoder, TranscriptNormalizer};
 
 harness_agents_core::declare_backend! {

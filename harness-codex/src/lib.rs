@@ -83,7 +83,11 @@
 //! # }
 //! ```
 //!
+//! With the `sessions` feature (the facade's `sessions` turns it on), `RolloutDecoder` reads
+//! Codex's stored rollouts (`~/.codex/sessions/`) with the live decoder's rules, and fills the core's stored-session accounting.
+//!
 //! [`Harness`]: harness_agents_core::Harness
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 /// This crate's README, whose example runs as a doc test.
 #[cfg(doctest)]
@@ -92,6 +96,7 @@ struct ReadmeExample;
 
 mod items;
 mod normalizer;
+#[cfg(feature = "sessions")]
 mod rollout;
 mod runner;
 mod wire;
@@ -100,6 +105,8 @@ use harness_agents_core::backend::Spec;
 use harness_agents_core::{Capabilities, OrchestrationSource};
 
 pub use normalizer::{CodexDecoder, CodexNormalizer};
+#[cfg(feature = "sessions")]
+#[cfg_attr(docsrs, doc(cfg(feature = "sessions")))]
 pub use rollout::{BOOKKEEPING, RolloutDecoder, RolloutNormalizer};
 pub use runner::LAUNCH;
 

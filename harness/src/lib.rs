@@ -74,8 +74,13 @@ pub use harness_agents_core::{
     StopSignal, Stream, ToolRef, ToolStatus, UnknownReason, WarningSource,
 };
 
-pub use harness_agents_core::{prices, stored};
+#[cfg(feature = "sessions")]
+#[cfg_attr(docsrs, doc(cfg(feature = "sessions")))]
+pub use harness_agents_core::stored;
 
+#[cfg(feature = "sessions")]
+#[cfg_attr(docsrs, doc(cfg(feature = "sessions")))]
+pub mod prices;
 #[cfg(feature = "sessions")]
 #[cfg_attr(docsrs, doc(cfg(feature = "sessions")))]
 pub mod sessions;

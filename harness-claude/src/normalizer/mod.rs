@@ -100,6 +100,7 @@ impl ClaudeDecoder {
 
     /// Sets the working directory a stored transcript names on its lines (T rules), unless an
     /// `init` line did.
+    #[cfg(feature = "sessions")]
     pub(crate) fn set_cwd(&mut self, cwd: &str) {
         if self.init_cwd.is_none() {
             self.init_cwd = Some(cwd.to_string());
@@ -107,6 +108,7 @@ impl ClaudeDecoder {
     }
 
     /// Reads the lines as a stored transcript's (T1).
+    #[cfg(feature = "sessions")]
     pub(crate) fn set_transcript(&mut self) {
         self.transcript = true;
     }
