@@ -251,6 +251,7 @@ impl Anthropic {
                 headers: Vec::new(),
                 body: Vec::new(),
                 delay: std::time::Duration::ZERO,
+                pauses: Vec::new(),
             },
             ("POST", "/v1/messages/count_tokens") => {
                 Reply::json(200, &json!({"input_tokens": 120}))
@@ -310,7 +311,22 @@ impl Anthropic {
             .to_string()
         });
         let mut reply = if stream {
-            Reply::sse(&events(turn, &id, model, &stop_reason))
+            let events = events(turn, &id, model, &stop_reason);
+            // After each content block but the last: the agent holds the block before the next.
+            let pause = std::time::Duration::from_millis(turn.pause_ms.unwrap_or(0));
+            let stops: Vec<usize> = events
+                .iter()
+                .enumerate()
+                .filter(|(_, (name, _))| name == "content_block_stop")
+                .map(|(i, _)| i)
+                .collect();
+            let pauses: Vec<_> = match stops.split_last() {
+                Some((_, before)) if !pause.is_zero() => {
+                    before.iter().map(|&i| (i, pause)).collect()
+                }
+                _ => Vec::new(),
+            };
+            Reply::sse_paused(&events, &pauses)
         } else {
             let content: Vec<Value> = blocks.iter().map(without_chunks).collect();
             Reply::json(

@@ -203,6 +203,7 @@ fn stream(turn: &Turn) -> Reply {
         headers: vec![("content-type".into(), "text/event-stream".into())],
         body: body.into_bytes(),
         delay: std::time::Duration::ZERO,
+        pauses: Vec::new(),
     }
 }
 

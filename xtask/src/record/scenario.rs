@@ -137,6 +137,11 @@ pub struct Turn {
     /// would otherwise race.
     #[serde(default)]
     pub delay_ms: Option<u64>,
+    /// Stream the blocks with this pause after each but the last: an agent that runs a tool
+    /// as soon as its block is complete (opencode) runs two of one turn one after the other,
+    /// in the blocks' order, where they would otherwise race.
+    #[serde(default)]
+    pub pause_ms: Option<u64>,
 }
 
 /// An HTTP error answer.
@@ -223,6 +228,9 @@ impl Scenario {
             }
             if turn.delay_ms.is_some_and(|d| d > 60_000) {
                 bail!("turn {}: delay_ms above a minute", i + 1);
+            }
+            if turn.pause_ms.is_some_and(|d| d > 10_000) {
+                bail!("turn {}: pause_ms above ten seconds", i + 1);
             }
             for block in turn.values() {
                 let kind = block.get("type").and_then(Value::as_str).unwrap_or("");
