@@ -4,11 +4,12 @@
 //! - `cargo xtask conformance [DIR]`: normalizes every Claude and Codex stream of the shared
 //!   conformance data (default `../shared/conformance`) with the built `harness` and checks each
 //!   against its expected file with the kit's own `compare.py`.
-//! - `cargo xtask corpus [--force]`: writes the benchmark corpora `target/corpus/big.jsonl`
-//!   (at least 100 MB: the recordings repeated with unique tool-use ids, plus long tool results)
-//!   and `small.jsonl` (at least 200,000 short `--include-partial-messages` lines).
-//! - `cargo xtask bench`: the corpora, the criterion benches, the peak RSS of the release binary,
-//!   and a table of every figure with its target.
+//! - `cargo xtask corpus [--force] [--smoke]`: writes the benchmark corpora
+//!   `target/corpus/big.jsonl` (at least 100 MB: the recordings repeated with unique tool-use
+//!   ids, plus long tool results) and `small.jsonl` (at least 200,000 short
+//!   `--include-partial-messages` lines).
+//! - `cargo xtask bench [--smoke]`: the corpora, the criterion benches, the peak RSS of the
+//!   release binary, and a table of every figure with its target.
 //! - `cargo xtask record [--backend claude|codex|opencode] [--check] [SCENARIO...]`: re-records
 //!   the Claude Code (or Codex, or opencode) corpus from the real binary against a scripted API
 //!   stand-in, or reports drift (`record`).
@@ -21,8 +22,8 @@
 //!   binary (a 300 MB line, a 1 GB stream, a million pending tool uses, a 10 MB shell command),
 //!   with the peak RSS and time of each.
 //!
-//! `--debug` runs a task on the debug build: CI's smoke runs, on tiny sizes, whose figures
-//! mean nothing but which build and run every package the task names.
+//! `--debug` (and `--smoke`) run a task on the debug build, small: CI's smoke runs, whose
+//! figures mean nothing but which build and run every package the task names.
 
 mod bench;
 mod fuzz;
@@ -59,9 +60,16 @@ enum Task {
         /// Rewrite them even when they exist.
         #[arg(long)]
         force: bool,
+        /// Small corpora in `target/corpus-smoke/` instead (CI).
+        #[arg(long)]
+        smoke: bool,
     },
     /// The corpora, the criterion benches, the peak RSS, and a table of every figure.
-    Bench,
+    Bench {
+        /// All of it small and quick, on the debug binary: CI's check that it runs.
+        #[arg(long)]
+        smoke: bool,
+    },
     /// Re-records the fixtures from the real binaries, or reports drift.
     Record(record::Args),
     /// Runs a cargo-fuzz target seeded from `fixtures/`.
@@ -96,8 +104,15 @@ fn main() -> ExitCode {
     let result = match cli.task {
         Task::Ci => ci(),
         Task::Conformance { dir } => conformance(dir),
-        Task::Corpus { force } => bench::corpus(force),
-        Task::Bench => bench::bench(),
+        Task::Corpus { force, smoke } => bench::corpus(
+            force,
+            if smoke {
+                bench::Scale::SMOKE
+            } else {
+                bench::Scale::FULL
+            },
+        ),
+        Task::Bench { smoke } => bench::bench(smoke),
         Task::Record(args) => record::record(args),
         Task::Fuzz {
             target,
