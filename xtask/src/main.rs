@@ -158,9 +158,8 @@ fn root() -> PathBuf {
     manifest.parent().unwrap_or(manifest).to_path_buf()
 }
 
-/// The workspace's target folder as cargo reports it (`CARGO_TARGET_DIR`, or a `target-dir`
-/// from a cargo config, are honoured); `target/` under the root when cargo cannot say.
-fn target_dir() -> PathBuf {
+/// `cargo metadata --no-deps` of the workspace, when cargo answers.
+fn metadata() -> Option<serde_json::Value> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     Command::new(cargo)
         .args([
@@ -175,7 +174,13 @@ fn target_dir() -> PathBuf {
         .output()
         .ok()
         .filter(|o| o.status.success())
-        .and_then(|o| serde_json::from_slice::<serde_json::Value>(&o.stdout).ok())
+        .and_then(|o| serde_json::from_slice(&o.stdout).ok())
+}
+
+/// The workspace's target folder as cargo reports it (`CARGO_TARGET_DIR`, or a `target-dir`
+/// from a cargo config, are honoured); `target/` under the root when cargo cannot say.
+fn target_dir() -> PathBuf {
+    metadata()
         .and_then(|v| v.get("target_directory")?.as_str().map(PathBuf::from))
         .unwrap_or_else(|| root().join("target"))
 }
@@ -293,19 +298,7 @@ mod tests {
 
     #[test]
     fn every_package_and_target_a_task_names_is_in_the_workspace() {
-        let output = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
-            .args([
-                "metadata",
-                "--format-version",
-                "1",
-                "--no-deps",
-                "--offline",
-            ])
-            .current_dir(root())
-            .output()
-            .unwrap();
-        assert!(output.status.success(), "cargo metadata failed");
-        let metadata: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+        let metadata = metadata().expect("cargo metadata answers");
         let workspace = metadata["packages"].as_array().unwrap();
         for (package, kind, target) in packages::TARGETS {
             let found = workspace.iter().find(|p| p["name"] == package);
