@@ -63,7 +63,12 @@
 //! # }
 //! ```
 //!
+//! With the `sessions` feature (the facade's `sessions` turns it on), `TranscriptDecoder` reads
+//! Claude Code's stored transcripts (`~/.claude/projects/`) with the live decoder's rules, and
+//! fills the core's stored-session accounting.
+//!
 //! [`Backend`]: harness_agents_core::Backend
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 /// This crate's README, whose example runs as a doc test.
 #[cfg(doctest)]
@@ -73,6 +78,7 @@ struct ReadmeExample;
 mod decoder;
 mod launch;
 mod tools;
+#[cfg(feature = "sessions")]
 mod transcript;
 mod wire;
 
@@ -81,6 +87,8 @@ use harness_agents_core::{Backend, Launch, Normalizer, NormalizerConfig, Version
 
 pub use decoder::{ClaudeDecoder, ClaudeNormalizer};
 pub use launch::{LAUNCH, VERSIONS};
+#[cfg(feature = "sessions")]
+#[cfg_attr(docsrs, doc(cfg(feature = "sessions")))]
 pub use transcript::{BOOKKEEPING, TranscriptDecoder, TranscriptNormalizer};
 
 /// The Claude Code backend, registered as `"claude"`.

@@ -38,8 +38,7 @@ use std::collections::HashMap;
 use harness_agents_core::backend::json::{self, Loose};
 use harness_agents_core::backend::text::Joined;
 use harness_agents_core::backend::{Decoder, Driver, Emitter, NotJson, Summary, parse_value};
-use harness_agents_core::prices::Tokens;
-use harness_agents_core::stored::Accounting;
+use harness_agents_core::stored::{Accounting, Tokens};
 use harness_agents_core::{Metrics, NormalizerConfig, PendingToolUse, UnknownReason};
 use serde_json::{Number, Value};
 

@@ -478,12 +478,14 @@ pub(crate) struct LineParts<'a> {
     pub parent: Loose<'a>,
     /// The rest, by `type`.
     pub body: Body<'a>,
-    /// What a stored transcript's accounting reads (T rules).
+    /// What a stored transcript's accounting reads (T rules); read only by the stored decoder.
+    #[cfg_attr(not(feature = "sessions"), allow(dead_code))]
     pub stored: Stored<'a>,
 }
 
 /// The fields of a transcript line its accounting reads (T rules in `docs/sessions.md`).
 #[derive(Debug, Default)]
+#[cfg_attr(not(feature = "sessions"), allow(dead_code))]
 pub(crate) struct Stored<'a> {
     /// `type`.
     pub kind: Loose<'a>,

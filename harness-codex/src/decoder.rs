@@ -84,6 +84,7 @@ pub struct CodexDecoder {
 impl CodexDecoder {
     /// Sets the directory relative paths are resolved against (X9) when the caller gave none:
     /// a rollout names its session's (R1).
+    #[cfg(feature = "sessions")]
     pub(crate) fn set_cwd(&mut self, cwd: &str) {
         if self.cwd.is_none() {
             self.cwd = Some(cwd.to_string());
@@ -178,6 +179,7 @@ impl CodexDecoder {
     /// An `item.completed` line's item, its `type` a string, read by the caller: what
     /// [`Decoder::line`] does for such a line, without the line. A stored rollout (R4) hands
     /// its items here as it reads them, not as text to read again (S7).
+    #[cfg(feature = "sessions")]
     pub(crate) fn item_completed(&mut self, item: &Item<'_>, out: &mut Emitter<'_>) {
         out.consumed_by("X2");
         let kind = item.view.kind.as_str().unwrap_or_default();

@@ -83,7 +83,12 @@
 //! # }
 //! ```
 //!
+//! With the `sessions` feature (the facade's `sessions` turns it on), `RolloutDecoder` reads
+//! Codex's stored rollouts (`~/.codex/sessions/`) with the live decoder's rules, and fills the
+//! core's stored-session accounting.
+//!
 //! [`Backend`]: harness_agents_core::Backend
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 /// This crate's README, whose example runs as a doc test.
 #[cfg(doctest)]
@@ -92,6 +97,7 @@ struct ReadmeExample;
 
 mod decoder;
 mod launch;
+#[cfg(feature = "sessions")]
 mod rollout;
 mod tools;
 mod wire;
@@ -103,6 +109,8 @@ use harness_agents_core::{
 
 pub use decoder::{CodexDecoder, CodexNormalizer};
 pub use launch::{LAUNCH, VERSIONS};
+#[cfg(feature = "sessions")]
+#[cfg_attr(docsrs, doc(cfg(feature = "sessions")))]
 pub use rollout::{BOOKKEEPING, RolloutDecoder, RolloutNormalizer};
 
 /// The Codex backend, registered as `"codex"`.

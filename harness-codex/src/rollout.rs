@@ -44,8 +44,7 @@ use std::borrow::Cow;
 
 use harness_agents_core::backend::json::{self, Loose, Member, Scan, Text, scan_into};
 use harness_agents_core::backend::{Decoder, Driver, Emitter, NotJson, Summary, parse_value};
-use harness_agents_core::prices::Tokens;
-use harness_agents_core::stored::Accounting;
+use harness_agents_core::stored::{Accounting, Tokens};
 use harness_agents_core::{EventBody, NormalizerConfig, PendingToolUse, ToolRef, UnknownReason};
 use serde::de::{self, Deserializer};
 use serde_json::{Map, Value, json};

@@ -55,7 +55,6 @@ mod lines;
 mod normalized;
 mod normalizer;
 mod outcome;
-pub mod prices;
 #[cfg(feature = "process")]
 #[cfg_attr(docsrs, doc(cfg(feature = "process")))]
 pub mod process;
@@ -65,6 +64,8 @@ mod run;
 #[cfg_attr(docsrs, doc(cfg(feature = "schema")))]
 pub mod schema;
 pub mod session;
+#[cfg(feature = "sessions")]
+#[cfg_attr(docsrs, doc(cfg(feature = "sessions")))]
 pub mod stored;
 #[cfg(feature = "testkit")]
 #[cfg_attr(docsrs, doc(cfg(feature = "testkit")))]
@@ -84,9 +85,6 @@ pub use outcome::{Metrics, Outcome, OutcomeLine, Status};
 #[cfg(feature = "process")]
 #[cfg_attr(docsrs, doc(cfg(feature = "process")))]
 pub use process::{Launch, PromptInput};
-/// [`Backend`] under the name xtask's recorders import it by; not part of the API.
-#[doc(hidden)]
-pub use registry::Backend as Harness;
 pub use registry::{Backend, Capabilities, OrchestrationSource, Registry};
 pub use run::{RunItem, RunRequest, RunStream, StopSignal};
 pub use versions::{Coverage, KnownAgent, Versions, parse_version};

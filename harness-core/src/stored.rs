@@ -1,12 +1,34 @@
 //! What a stored session's decoder gathers beyond the events and the outcome: the figures of
-//! `harness sessions` (`docs/sessions.md`).
+//! `harness sessions` (`docs/sessions.md`). Behind the `sessions` feature, which the backends'
+//! features of that name (their transcript and rollout decoders) turn on.
 //!
-//! A transcript or rollout decoder fills an [`Accounting`] as it reads; the scanner merges the
-//! accountings of a session's files and prices them with a [`crate::prices::PriceTable`].
+//! A transcript or rollout decoder fills an [`Accounting`] as it reads; the facade's scanner
+//! merges the accountings of a session's files and prices their [`Tokens`] (its `prices`).
 
 use std::collections::BTreeMap;
 
-use crate::prices::{PriceTable, Tokens, round_cost};
+/// Token counts of one model's use, as integers.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Tokens {
+    /// Input tokens not read from the cache.
+    pub input: u64,
+    /// Output tokens.
+    pub output: u64,
+    /// Input tokens read from the cache.
+    pub cache_read: u64,
+    /// Input tokens written to the cache.
+    pub cache_write: u64,
+}
+
+impl Tokens {
+    /// Adds `other` into `self` (saturating).
+    pub fn add(&mut self, other: &Tokens) {
+        self.input = self.input.saturating_add(other.input);
+        self.output = self.output.saturating_add(other.output);
+        self.cache_read = self.cache_read.saturating_add(other.cache_read);
+        self.cache_write = self.cache_write.saturating_add(other.cache_write);
+    }
+}
 
 /// The tokens one tool use is charged with: an equal share of the model message that made it.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -144,18 +166,6 @@ impl Accounting {
             total.add(tokens);
         }
         total
-    }
-
-    /// The priced cost of the tokens; `None` when a model with tokens has no price.
-    pub fn priced_cost(&self, prices: &PriceTable) -> Option<f64> {
-        let mut total = 0.0;
-        for (model, tokens) in &self.models {
-            if *tokens == Tokens::default() {
-                continue;
-            }
-            total += prices.cost(model, tokens)?;
-        }
-        Some(round_cost(total))
     }
 }
 

@@ -75,14 +75,20 @@ pub use harness_agents_core::{
     UnknownReason, WarningSource,
 };
 
+pub use harness_agents_core::detect;
 pub use harness_agents_core::{Coverage, KnownAgent, Versions, parse_version};
-pub use harness_agents_core::{detect, prices, stored};
 
 /// The JSON Schema of the output lines (`schema::lines()`, what `harness schema` prints).
 #[cfg(feature = "schema")]
 #[cfg_attr(docsrs, doc(cfg(feature = "schema")))]
 pub use harness_agents_core::schema;
+#[cfg(feature = "sessions")]
+#[cfg_attr(docsrs, doc(cfg(feature = "sessions")))]
+pub use harness_agents_core::stored;
 
+#[cfg(feature = "sessions")]
+#[cfg_attr(docsrs, doc(cfg(feature = "sessions")))]
+pub mod prices;
 #[cfg(feature = "sessions")]
 #[cfg_attr(docsrs, doc(cfg(feature = "sessions")))]
 pub mod sessions;

@@ -23,10 +23,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use crate::prices::{PriceTable, Tokens, round_cost};
 use harness_agents_claude::{TranscriptDecoder, TranscriptNormalizer};
 use harness_agents_codex::RolloutNormalizer;
 use harness_agents_core::backend::Driver;
-use harness_agents_core::prices::{PriceTable, Tokens};
 use harness_agents_core::stored::Accounting;
 use harness_agents_core::{Event, Normalizer, NormalizerConfig, Outcome};
 use serde::{Deserialize, Serialize};
@@ -229,7 +229,7 @@ impl Usage {
             usage.add_tokens(tokens);
             if *tokens != Tokens::default() {
                 usage.cost_usd = match (usage.cost_usd, prices.cost(model, tokens)) {
-                    (Some(a), Some(b)) => Some(harness_agents_core::prices::round_cost(a + b)),
+                    (Some(a), Some(b)) => Some(round_cost(a + b)),
                     _ => None,
                 };
             }
@@ -251,7 +251,7 @@ impl Usage {
         self.cache_read_input_tokens += other.cache_read_input_tokens;
         self.cache_creation_input_tokens += other.cache_creation_input_tokens;
         self.cost_usd = match (self.cost_usd, other.cost_usd) {
-            (Some(a), Some(b)) => Some(harness_agents_core::prices::round_cost(a + b)),
+            (Some(a), Some(b)) => Some(round_cost(a + b)),
             _ => None,
         };
     }
@@ -410,7 +410,7 @@ pub fn summarize(files: &SessionFiles, prices: &PriceTable) -> io::Result<Sessio
         Some(cost) => Some(cost),
         None => {
             computed.push("cost_usd".to_string());
-            accounting.priced_cost(prices)
+            prices.session_cost(&accounting)
         }
     };
     let models = accounting

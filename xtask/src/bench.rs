@@ -1,4 +1,9 @@
 //! `cargo xtask corpus` and `cargo xtask bench`: the benchmark corpora and the figures table.
+//!
+//! With `--smoke`, both run small, for CI: corpora of about a megabyte in `target/corpus-smoke/`,
+//! each criterion bench for a moment (ten samples, short warm-up and measurement, its results in
+//! `target/criterion-smoke/`), the peak RSS of the debug binary. The figures mean nothing; the
+//! run shows every step still builds and runs.
 
 use std::collections::BTreeSet;
 use std::fs::File;
@@ -20,9 +25,39 @@ const LONG_EVERY: u64 = 8;
 /// The size of each long tool result's text.
 const LONG_BYTES: usize = 512 * 1024;
 
-/// Where the corpora go (never committed: `target/` is ignored).
-pub fn corpus_dir() -> PathBuf {
-    root().join("target/corpus")
+/// How large the corpora are: the full ones, or the smoke run's.
+#[derive(Debug, Clone, Copy)]
+pub struct Scale {
+    /// `big` is at least this many bytes.
+    big_bytes: u64,
+    /// `small` has at least this many lines.
+    small_lines: u64,
+    /// The folder under the target folder the corpora go to.
+    folder: &'static str,
+    /// The folder criterion keeps its results in.
+    criterion: &'static str,
+}
+
+impl Scale {
+    /// The benchmark's corpora.
+    pub const FULL: Scale = Scale {
+        big_bytes: BIG_BYTES,
+        small_lines: SMALL_LINES,
+        folder: "corpus",
+        criterion: "criterion",
+    };
+    /// A smoke run's.
+    pub const SMOKE: Scale = Scale {
+        big_bytes: 1024 * 1024,
+        small_lines: 2_000,
+        folder: "corpus-smoke",
+        criterion: "criterion-smoke",
+    };
+
+    /// Where the corpora go (never committed: `target/` is ignored).
+    fn corpus_dir(self) -> PathBuf {
+        root().join("target").join(self.folder)
+    }
 }
 
 /// The tool-use ids of a recording, so each repetition can make them unique.
@@ -81,9 +116,9 @@ fn long_result(rep: u64) -> String {
     )
 }
 
-/// Writes `big.jsonl` and `small.jsonl` under [`corpus_dir`] unless they exist.
-pub fn corpus(force: bool) -> Result<()> {
-    let dir = corpus_dir();
+/// Writes `big.jsonl` and `small.jsonl` of `scale` unless they exist.
+pub fn corpus(force: bool, scale: Scale) -> Result<()> {
+    let dir = scale.corpus_dir();
     std::fs::create_dir_all(&dir)?;
     let big = dir.join("big.jsonl");
     if force || !big.exists() {
@@ -96,7 +131,7 @@ pub fn corpus(force: bool) -> Result<()> {
             .collect();
         let mut out = BufWriter::new(File::create(&big)?);
         let (mut written, mut rep) = (0u64, 0u64);
-        while written < BIG_BYTES {
+        while written < scale.big_bytes {
             for (text, ids) in &sources {
                 let chunk = with_unique_ids(text, ids, rep);
                 out.write_all(chunk.as_bytes())?;
@@ -123,7 +158,7 @@ pub fn corpus(force: bool) -> Result<()> {
         let per_rep = text.lines().count() as u64;
         let mut out = BufWriter::new(File::create(&small)?);
         let (mut lines, mut rep) = (0u64, 0u64);
-        while lines < SMALL_LINES {
+        while lines < scale.small_lines {
             out.write_all(with_unique_ids(&text, &ids, rep).as_bytes())?;
             lines += per_rep;
             rep += 1;
@@ -162,10 +197,11 @@ fn shape(path: &Path) -> Result<(u64, u64, u64)> {
 }
 
 /// The mean time of one criterion benchmark, in seconds.
-fn criterion_mean(group: &str, function: &str) -> Result<f64> {
-    let path = root().join(format!(
-        "target/criterion/{group}/{function}/new/estimates.json"
-    ));
+fn criterion_mean(scale: Scale, group: &str, function: &str) -> Result<f64> {
+    let path = root()
+        .join("target")
+        .join(scale.criterion)
+        .join(format!("{group}/{function}/new/estimates.json"));
     let text = std::fs::read_to_string(&path)
         .with_context(|| format!("reading {} (did the bench run?)", path.display()))?;
     let value: Value = serde_json::from_str(&text)?;
@@ -199,35 +235,52 @@ fn mb(bytes: f64) -> f64 {
     bytes / (1024.0 * 1024.0)
 }
 
-/// Generates the corpora, runs the criterion benches, and prints the figures table.
-pub fn bench() -> Result<()> {
-    corpus(false)?;
-    status(Command::new("cargo").args([
-        "bench",
-        "-p",
-        "harness-agents-claude",
-        "--bench",
-        "normalize",
-    ]))?;
-    status(Command::new("cargo").args([
-        "bench",
-        "-p",
-        "harness-agents-codex-shell",
-        "--bench",
+/// Generates the corpora, runs the criterion benches, and prints the figures table; with
+/// `smoke`, all of it small and quick (see the module's docs).
+pub fn bench(smoke: bool) -> Result<()> {
+    let scale = if smoke { Scale::SMOKE } else { Scale::FULL };
+    corpus(false, scale)?;
+    // A smoke run's criterion: one short sample set per bench.
+    let quick: &[&str] = if smoke {
+        &[
+            "--warm-up-time",
+            "0.01",
+            "--measurement-time",
+            "0.05",
+            "--sample-size",
+            "10",
+        ]
+    } else {
+        &[]
+    };
+    let bench = |package: &str, name: &str, filter: &[&str]| {
+        let mut cmd = Command::new("cargo");
+        cmd.args(["bench", "-p", package, "--bench", name, "--"])
+            .args(filter)
+            .args(quick)
+            .env("HARNESS_CORPUS_DIR", scale.corpus_dir())
+            .env(
+                "CRITERION_HOME",
+                root().join("target").join(scale.criterion),
+            );
+        status(&mut cmd)
+    };
+    bench(crate::packages::CLAUDE, "normalize", &[])?;
+    bench(
+        crate::packages::CLASSIFIER,
         "classify",
-        "--",
-        "corpus/classify",
-    ]))?;
-    status(Command::new("cargo").args(["build", "--release", "-p", "harness-cli"]))?;
+        &["corpus/classify"],
+    )?;
+    let binaries = crate::build(smoke, &["-p", crate::packages::CLI])?;
 
     println!();
     println!("| figure | value | target |");
     println!("|---|---|---|");
     for name in ["big", "small"] {
-        let path = corpus_dir().join(format!("{name}.jsonl"));
+        let path = scale.corpus_dir().join(format!("{name}.jsonl"));
         let (bytes, lines, _) = shape(&path)?;
-        let normalize = criterion_mean(name, "normalize")?;
-        let floor = criterion_mean(name, "floor")?;
+        let normalize = criterion_mean(scale, name, "normalize")?;
+        let floor = criterion_mean(scale, name, "floor")?;
         let (n_mbs, f_mbs) = (mb(bytes as f64) / normalize, mb(bytes as f64) / floor);
         println!(
             "| normalize `{name}` ({:.0} MB, {lines} lines) | {n_mbs:.0} MB/s, {:.0} lines/s | |",
@@ -245,13 +298,13 @@ pub fn bench() -> Result<()> {
     }
     let cases = std::fs::read_to_string(root().join("fixtures/shell/cases.jsonl"))?;
     let rows = cases.lines().filter(|l| !l.trim().is_empty()).count();
-    let classify = criterion_mean("corpus", "classify")?;
+    let classify = criterion_mean(scale, "corpus", "classify")?;
     println!(
         "| classifier ({rows} shell cases) | {:.0} commands/s | ≥ 300,000 /s |",
         rows as f64 / classify
     );
-    let harness = crate::target_dir().join("release/harness");
-    let big = corpus_dir().join("big.jsonl");
+    let harness = binaries.join("harness");
+    let big = scale.corpus_dir().join("big.jsonl");
     let (_, _, longest) = shape(&big)?;
     let rss = peak_rss(&harness, &big)?;
     println!(

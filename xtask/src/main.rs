@@ -4,11 +4,12 @@
 //! - `cargo xtask conformance [DIR]`: normalizes every Claude and Codex stream of the shared
 //!   conformance data (default `../shared/conformance`) with the built `harness` and checks each
 //!   against its expected file with the kit's own `compare.py`.
-//! - `cargo xtask corpus [--force]`: writes the benchmark corpora `target/corpus/big.jsonl`
-//!   (at least 100 MB: the recordings repeated with unique tool-use ids, plus long tool results)
-//!   and `small.jsonl` (at least 200,000 short `--include-partial-messages` lines).
-//! - `cargo xtask bench`: the corpora, the criterion benches, the peak RSS of the release binary,
-//!   and a table of every figure with its target.
+//! - `cargo xtask corpus [--force] [--smoke]`: writes the benchmark corpora
+//!   `target/corpus/big.jsonl` (at least 100 MB: the recordings repeated with unique tool-use
+//!   ids, plus long tool results) and `small.jsonl` (at least 200,000 short
+//!   `--include-partial-messages` lines).
+//! - `cargo xtask bench [--smoke]`: the corpora, the criterion benches, the peak RSS of the
+//!   release binary, and a table of every figure with its target.
 //! - `cargo xtask record [--backend claude|codex|opencode] [--check] [SCENARIO...]`: re-records
 //!   the Claude Code (or Codex, or opencode) corpus from the real binary against a scripted API
 //!   stand-in, or reports drift (`record`).
@@ -17,12 +18,15 @@
 //!   binary and the wheel linked against glibc 2.17 and checked.
 //! - `cargo xtask fuzz TARGET [--time SECS]`: a cargo-fuzz target (`claude_normalizer`,
 //!   `codex_normalizer`, `classifier`) seeded from `fixtures/`, for SECS s (default 600).
-//! - `cargo xtask sessions-bench [--files N] [--gib G] [--big-mb M] [--keep DIR]`: `harness
-//!   sessions list` over a generated history of stored sessions, cold, against the floor of a
-//!   `serde_json::Value` pass over the same files (time, CPU, peak RSS).
-//! - `cargo xtask stress [--scale F]`: hostile sizes through the release `harness` binary (a
-//!   300 MB line, a 1 GB stream, a million pending tool uses, a 10 MB shell command), with the
-//!   peak RSS and time of each.
+//! - `cargo xtask sessions-bench [--files N] [--gib G] [--big-mb M] [--keep DIR] [--debug]`:
+//!   `harness sessions list` over a generated history of stored sessions, cold, against the
+//!   floor of a `serde_json::Value` pass over the same files (time, CPU, peak RSS).
+//! - `cargo xtask stress [--scale F] [--debug]`: hostile sizes through the release `harness`
+//!   binary (a 300 MB line, a 1 GB stream, a million pending tool uses, a 10 MB shell command),
+//!   with the peak RSS and time of each.
+//!
+//! `--debug` (and `--smoke`) run a task on the debug build, small: CI's smoke runs, whose
+//! figures mean nothing but which build and run every package the task names.
 
 mod bench;
 mod dist;
@@ -60,9 +64,16 @@ enum Task {
         /// Rewrite them even when they exist.
         #[arg(long)]
         force: bool,
+        /// Small corpora in `target/corpus-smoke/` instead (CI).
+        #[arg(long)]
+        smoke: bool,
     },
     /// The corpora, the criterion benches, the peak RSS, and a table of every figure.
-    Bench,
+    Bench {
+        /// All of it small and quick, on the debug binary: CI's check that it runs.
+        #[arg(long)]
+        smoke: bool,
+    },
     /// Re-records the fixtures from the real binaries, or reports drift.
     Record(record::Args),
     /// Every artifact of a release in one folder (default `target/dist/`): the binary tarball
@@ -90,6 +101,9 @@ enum Task {
         scale: f64,
         /// Run only the case of this name.
         only: Option<String>,
+        /// Use the debug build: a smoke run (CI), whose figures mean nothing.
+        #[arg(long)]
+        debug: bool,
     },
 }
 
@@ -98,8 +112,15 @@ fn main() -> ExitCode {
     let result = match cli.task {
         Task::Ci => ci(),
         Task::Conformance { dir } => conformance(dir),
-        Task::Corpus { force } => bench::corpus(force),
-        Task::Bench => bench::bench(),
+        Task::Corpus { force, smoke } => bench::corpus(
+            force,
+            if smoke {
+                bench::Scale::SMOKE
+            } else {
+                bench::Scale::FULL
+            },
+        ),
+        Task::Bench { smoke } => bench::bench(smoke),
         Task::Record(args) => record::record(args),
         Task::Dist(args) => dist::dist(args),
         Task::Fuzz {
@@ -108,7 +129,7 @@ fn main() -> ExitCode {
             extra,
         } => fuzz::fuzz(&target, time, &extra),
         Task::SessionsBench(args) => sessions_bench::sessions_bench(args),
-        Task::Stress { scale, only } => stress::stress(scale, only),
+        Task::Stress { scale, only, debug } => stress::stress(scale, only, debug),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -119,15 +140,35 @@ fn main() -> ExitCode {
     }
 }
 
+/// The packages, and their targets, that tasks build or run by name (`cargo ... -p NAME`);
+/// `every_package_and_target_a_task_names_is_in_the_workspace` fails on a rename.
+mod packages {
+    /// The CLI, binary `harness`.
+    pub const CLI: &str = "harness-cli";
+    /// The facade, with the `value_pass` example.
+    pub const FACADE: &str = "harness-agents";
+    /// The Claude Code backend, with the `normalize` bench.
+    pub const CLAUDE: &str = "harness-agents-claude";
+    /// The shell-command classifier, with the `classify` bench.
+    pub const CLASSIFIER: &str = "harness-agents-codex-shell";
+    /// Every `(package, target kind, target)` a task names.
+    #[cfg(test)]
+    pub const TARGETS: [(&str, &str, &str); 4] = [
+        (CLI, "bin", "harness"),
+        (FACADE, "example", "value_pass"),
+        (CLAUDE, "bench", "normalize"),
+        (CLASSIFIER, "bench", "classify"),
+    ];
+}
+
 /// The workspace root (the parent of this crate's folder).
 fn root() -> PathBuf {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
     manifest.parent().unwrap_or(manifest).to_path_buf()
 }
 
-/// The workspace's target folder as cargo reports it (`CARGO_TARGET_DIR`, or a `target-dir`
-/// from a cargo config, are honoured); `target/` under the root when cargo cannot say.
-fn target_dir() -> PathBuf {
+/// `cargo metadata --no-deps` of the workspace, when cargo answers.
+fn metadata() -> Option<serde_json::Value> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     Command::new(cargo)
         .args([
@@ -142,7 +183,13 @@ fn target_dir() -> PathBuf {
         .output()
         .ok()
         .filter(|o| o.status.success())
-        .and_then(|o| serde_json::from_slice::<serde_json::Value>(&o.stdout).ok())
+        .and_then(|o| serde_json::from_slice(&o.stdout).ok())
+}
+
+/// The workspace's target folder as cargo reports it (`CARGO_TARGET_DIR`, or a `target-dir`
+/// from a cargo config, are honoured); `target/` under the root when cargo cannot say.
+fn target_dir() -> PathBuf {
+    metadata()
         .and_then(|v| v.get("target_directory")?.as_str().map(PathBuf::from))
         .unwrap_or_else(|| root().join("target"))
 }
@@ -169,6 +216,18 @@ fn claude_recordings() -> Result<Vec<String>> {
         .collect()
 }
 
+/// Builds `targets` (`-p PACKAGE`, `--example NAME`, ...) in release, or in debug with
+/// `debug`; returns the folder the build went to (`target/release` or `target/debug`).
+fn build(debug: bool, targets: &[&str]) -> Result<PathBuf> {
+    let mut cmd = Command::new("cargo");
+    cmd.arg("build");
+    if !debug {
+        cmd.arg("--release");
+    }
+    status(cmd.args(targets))?;
+    Ok(target_dir().join(if debug { "debug" } else { "release" }))
+}
+
 fn status(cmd: &mut Command) -> Result<()> {
     let shown = format!("{cmd:?}");
     let status = cmd
@@ -191,7 +250,7 @@ fn conformance(dir: Option<PathBuf>) -> Result<()> {
     if !compare.exists() {
         bail!("{} not found", compare.display());
     }
-    status(Command::new("cargo").args(["build", "-q", "-p", "harness-cli"]))?;
+    status(Command::new("cargo").args(["build", "-q", "-p", packages::CLI]))?;
     let harness = target_dir().join("debug/harness");
     let (mut agree, mut total) = (0, 0);
     for folder in ["claude", "claude-edges", "codex", "codex-edges"] {
@@ -238,4 +297,27 @@ fn conformance(dir: Option<PathBuf>) -> Result<()> {
         bail!("{} streams differ", total - agree);
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use super::*;
+
+    #[test]
+    fn every_package_and_target_a_task_names_is_in_the_workspace() {
+        let metadata = metadata().expect("cargo metadata answers");
+        let workspace = metadata["packages"].as_array().unwrap();
+        for (package, kind, target) in packages::TARGETS {
+            let found = workspace.iter().find(|p| p["name"] == package);
+            let found = found.unwrap_or_else(|| panic!("no package {package} in the workspace"));
+            let targets = found["targets"].as_array().unwrap();
+            assert!(
+                targets.iter().any(|t| t["name"] == target
+                    && t["kind"].as_array().unwrap().iter().any(|k| k == kind)),
+                "{package} has no {kind} target {target}"
+            );
+        }
+    }
 }

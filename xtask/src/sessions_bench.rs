@@ -20,7 +20,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 
-use crate::{root, rusage};
+use crate::rusage;
 
 /// The arguments of `cargo xtask sessions-bench`.
 #[derive(Debug, clap::Args)]
@@ -37,6 +37,9 @@ pub struct Args {
     /// Keep the generated history in this folder (and reuse it when it is there).
     #[arg(long, value_name = "DIR")]
     keep: Option<PathBuf>,
+    /// Use the debug build: a smoke run (CI, with tiny sizes), whose figures mean nothing.
+    #[arg(long)]
+    debug: bool,
 }
 
 /// One template: a real stored session's lines, and the tokens one copy of it is worth.
@@ -166,22 +169,16 @@ fn generate(dir: &Path, args: &Args) -> Result<(u64, u64)> {
     Ok((args.files, bytes))
 }
 
-/// Evicts every file under `dir` from the page cache.
-#[allow(unsafe_code)] // posix_fadvise is the one call that drops only these files' pages.
+/// Evicts every file under `dir` from the page cache (`posix_fadvise`, `DONTNEED`: only these
+/// files' pages, whole files).
 fn evict(dir: &Path) -> Result<()> {
-    use std::os::fd::AsRawFd;
     let mut files = Vec::new();
     walk(dir, &mut files);
     for path in files {
         let file = std::fs::File::open(&path)?;
         file.sync_all()?;
-        // SAFETY: the descriptor is open for the whole call; the advice changes no memory of
-        // ours.
-        let done =
-            unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
-        if done != 0 {
-            bail!("posix_fadvise failed on {}", path.display());
-        }
+        rustix::fs::fadvise(&file, 0, None, rustix::fs::Advice::DontNeed)
+            .with_context(|| format!("posix_fadvise failed on {}", path.display()))?;
     }
     Ok(())
 }
@@ -223,15 +220,17 @@ fn timed(command: &mut Command) -> Result<Run> {
 
 /// Entry point of `cargo xtask sessions-bench`.
 pub fn sessions_bench(args: Args) -> Result<()> {
-    let status = Command::new("cargo")
-        .args(["build", "--release", "-p", "harness-cli"])
-        .args(["--example", "value_pass", "-p", "harness"])
-        .current_dir(root())
-        .status()?;
-    if !status.success() {
-        bail!("cargo build --release failed");
-    }
-    let release = crate::target_dir().join("release");
+    let release = crate::build(
+        args.debug,
+        &[
+            "-p",
+            crate::packages::CLI,
+            "--example",
+            "value_pass",
+            "-p",
+            crate::packages::FACADE,
+        ],
+    )?;
     let temp;
     let dir = match &args.keep {
         Some(dir) => dir.clone(),

@@ -24,14 +24,12 @@
 //! The binary is `target/release/harness` under `CARGO_TARGET_DIR` when that is set.
 
 use std::io::{BufRead, BufReader, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use serde_json::Value;
-
-use crate::{root, status};
 
 const MB: u64 = 1024 * 1024;
 
@@ -171,6 +169,10 @@ impl<'a> Counting<'a> {
             self.put(&block)?;
             left -= block.len() as u64;
         }
+        // Whole units to the end, so a small size (a smoke run) reads as the large one does.
+        let units = usize::try_from(left / unit.len() as u64).unwrap_or(0);
+        self.put(&unit.repeat(units))?;
+        left -= (units * unit.len()) as u64;
         self.put(&vec![b'x'; usize::try_from(left).unwrap_or(0)])?;
         self.put(tail)
     }
@@ -377,15 +379,6 @@ struct Scenario {
     check: Check,
 }
 
-/// The release `harness` binary: under `CARGO_TARGET_DIR` when set (as `cargo build` puts it),
-/// else under the workspace's `target/`.
-fn release_harness() -> PathBuf {
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(|dir| root().join(dir))
-        .unwrap_or_else(|| root().join("target"));
-    target.join("release/harness")
-}
-
 /// A classify scenario: one script of `size` bytes whose answer starts with `expected`.
 fn classify_scenario(
     name: &'static str,
@@ -417,10 +410,10 @@ fn outcome_counts(figures: &Figures) -> Result<Value> {
     Ok(outcome["counts"].clone())
 }
 
-/// Runs every scenario (or only the one named), sizes scaled by `scale`.
-pub fn stress(scale: f64, only: Option<String>) -> Result<()> {
-    status(Command::new("cargo").args(["build", "--release", "-p", "harness-cli"]))?;
-    let harness = release_harness();
+/// Runs every scenario (or only the one named), sizes scaled by `scale`, through the release
+/// binary (the debug one with `debug`).
+pub fn stress(scale: f64, only: Option<String>, debug: bool) -> Result<()> {
+    let harness = crate::build(debug, &["-p", crate::packages::CLI])?.join("harness");
     let recordings = crate::claude_recordings()?;
     let scenarios = vec![
         Scenario {
@@ -488,7 +481,8 @@ pub fn stress(scale: f64, only: Option<String>) -> Result<()> {
         Scenario {
             name: "auto-first-line-200mb",
             args: &["normalize"],
-            make: Box::new(|size| codex_message(size, false, true)),
+            // Past the detector's window (1 MiB) at any scale, or it is not this case.
+            make: Box::new(|size| codex_message(size.max(2 * MB), false, true)),
             size: 200 * MB,
             bound: Bound::Line,
             check: Box::new(|f, _| {

@@ -80,6 +80,7 @@ fn str_field<'v>(value: &'v Value, key: &str) -> Option<&'v str> {
 impl ClaudeDecoder {
     /// Sets the working directory a stored transcript names on its lines (T rules), unless an
     /// `init` line did.
+    #[cfg(feature = "sessions")]
     pub(crate) fn set_cwd(&mut self, cwd: &str) {
         if self.init_cwd.is_none() {
             self.init_cwd = Some(cwd.to_string());
@@ -87,6 +88,7 @@ impl ClaudeDecoder {
     }
 
     /// Reads the lines as a stored transcript's (T1).
+    #[cfg(feature = "sessions")]
     pub(crate) fn set_transcript(&mut self) {
         self.transcript = true;
     }

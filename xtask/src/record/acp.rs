@@ -31,14 +31,14 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use harness_agents_acp::{AcpHarness, AcpNormalizer};
-use harness_agents_core::{Harness, NormalizerConfig, OutcomeLine, RunItem, RunRequest};
+use harness_agents_core::{NormalizerConfig, RunRequest};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::gemini::{self, shlex_quote, without_stderr};
+use super::gemini;
 use super::opencode;
-use super::server::{Reply, Server};
-use super::{Options, drift, read, scenario_names};
+use super::shared::without_stderr;
+use super::{Options, drift, read, scenario_names, shared};
 
 /// Which ACP agent a scenario drives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -143,6 +143,8 @@ pub(super) fn record(options: &Options) -> Result<()> {
     let mut report = super::Report::new(options.check);
     for name in &names {
         let scenario = Scenario::load(&dir.join("scenarios").join(format!("{name}.json")))?;
+        // Read before the run: it may overwrite the committed recording.
+        let old_raw = read(&dir.join(format!("{name}.jsonl")));
         let (binary, rg) = match scenario.agent {
             Agent::Gemini => (binaries.gemini()?, None),
             Agent::Opencode => {
@@ -164,21 +166,15 @@ pub(super) fn record(options: &Options) -> Result<()> {
                 "the transcript normalizes to other events than the live run's:\n{offline}\nlive:\n{live}"
             ));
         }
-        let expected_path = dir.join(format!("{name}.expected.jsonl"));
-        let old_raw = read(&dir.join(format!("{name}.jsonl")));
-        if expected_path.exists() {
-            let expected = without_stderr(&read(&expected_path));
-            problems.extend(
-                drift::event_drift(&expected, &old_raw, &offline, &raw)
-                    .into_iter()
-                    .map(|p| format!("expected: {p}")),
-            );
-        } else if options.check {
-            problems.push(format!("no expected file {}", expected_path.display()));
-        } else {
-            std::fs::write(out.join(format!("{name}.unreviewed.jsonl")), &events)?;
-            report.unreviewed += 1;
-        }
+        problems.extend(shared::against_expected(
+            &dir,
+            out,
+            name,
+            options.check,
+            &old_raw,
+            (&events, &raw),
+            &mut report.unreviewed,
+        )?);
         report.add(name, &scenario.about, problems);
     }
     report.finish("ACP", out)
@@ -210,31 +206,8 @@ fn normalize(raw: &str, stderr: &str) -> String {
     )
 }
 
-/// A wrapper at `path` that starts `binary` with only `env`, its standard error appended to
-/// `stderr`.
-fn wrapper(
-    path: &Path,
-    binary: &Path,
-    env: &BTreeMap<String, String>,
-    stderr: &Path,
-) -> Result<()> {
-    let mut script = String::from("#!/bin/sh\nexec env -i");
-    for (key, value) in env {
-        script.push_str(&format!(" {}", shlex_quote(&format!("{key}={value}"))));
-    }
-    script.push_str(&format!(
-        " {} \"$@\" 2>>{}\n",
-        shlex_quote(&binary.display().to_string()),
-        shlex_quote(&stderr.display().to_string())
-    ));
-    std::fs::write(path, script)?;
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755))?;
-    Ok(())
-}
-
-/// What the stand-in noticed, given the requests it served.
-type Notes = Box<dyn Fn(&[String]) -> Vec<String>>;
+/// Stops the stand-in's server: what the stand-in noticed.
+type Stop = Box<dyn FnOnce() -> Vec<String>>;
 
 /// Runs one scenario live through `AcpHarness::run`; returns the live events and outcome (as
 /// `harness run --format jsonl` prints them) and what the stand-in noticed.
@@ -248,52 +221,23 @@ fn run(
     let stderr = out.join(format!("{name}.stderr"));
     std::fs::write(&stderr, "")?;
     let wrapper_path = out.join(format!("{name}.agent.sh"));
-    let (server, env, notes): (Server, BTreeMap<String, String>, Notes) = match scenario.agent {
+    let (env, stop): (BTreeMap<String, String>, Stop) = match scenario.agent {
         Agent::Gemini => {
             let base = fixtures::root().join("gemini/scenarios");
             let inner = gemini::Scenario::load(&base.join(format!("{}.json", scenario.from)))?;
             let setup = gemini::prepare(&inner, None)?;
-            let api = setup.api;
-            let notes = move |requests: &[String]| gemini::api_notes(&api, requests);
-            (setup.server, setup.env, Box::new(notes))
+            let (server, api) = (setup.server, setup.api);
+            (setup.env, Box::new(move || shared::stop(server, &api)))
         }
         Agent::Opencode => {
             let base = fixtures::root().join("opencode/scenarios");
             let inner = opencode::Scenario::load(&base.join(format!("{}.json", scenario.from)))?;
             opencode::prepare(&inner, rg.context("no rg")?)?;
-            let api = Arc::new(Mutex::new(
-                inner.stand_in(super::claude::seed(&scenario.from)),
-            ));
-            let handler_api = Arc::clone(&api);
-            let server = Server::start(
-                0,
-                Box::new(move |request| match handler_api.lock() {
-                    Ok(mut api) => api.handle(request),
-                    Err(_) => Reply::not_found(&request.path),
-                }),
-            )?;
+            let api = Arc::new(Mutex::new(inner.stand_in(shared::seed(&scenario.from))));
+            let server = shared::serve(0, &api, None)?;
             let config = opencode::config(&inner, server.port());
             let env = opencode::environment(&inner, &config);
-            let notes = move |requests: &[String]| {
-                let mut notes = Vec::new();
-                if let Ok(api) = api.lock() {
-                    if !api.overflow.is_empty() {
-                        notes.push(format!(
-                            "{} request(s) after the script ran out; requests: {}",
-                            api.overflow.join(", "),
-                            requests.join(", ")
-                        ));
-                    }
-                    if !api.remaining().is_empty() {
-                        notes.push(format!(
-                            "{} scripted turn(s) never requested",
-                            api.remaining().join(", ")
-                        ));
-                    }
-                }
-                notes
-            };
-            (server, env, Box::new(notes))
+            (env, Box::new(move || shared::stop(server, &api)))
         }
     };
     let prompt = match scenario.agent {
@@ -306,7 +250,7 @@ fn run(
             opencode::Scenario::load(&base.join(format!("{}.json", scenario.from)))?.prompt
         }
     };
-    wrapper(&wrapper_path, binary, &env, &stderr)?;
+    shared::clean_env_wrapper(&wrapper_path, binary, &env, Some(&stderr))?;
     let mut request = RunRequest::new(prompt);
     let mut agent = vec![wrapper_path.display().to_string()];
     agent.extend(scenario.command());
@@ -316,32 +260,14 @@ fn run(
     request.timeout = Some(gemini::RUN_LIMIT);
     request.transcript = Some(out.join(format!("{name}.jsonl")));
     let started = Instant::now();
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
-    let items: Vec<RunItem> = runtime.block_on(async {
-        let stream = AcpHarness.run(request).await?;
-        Ok::<_, harness_agents_core::RunError>(futures::StreamExt::collect(stream).await)
-    })?;
+    let (text, exit) = shared::run_live(&AcpHarness, request)?;
     let seconds = started.elapsed().as_secs_f64();
-    let requests = server.stop();
-    match scenario.agent {
-        Agent::Gemini => gemini::clean()?,
-        Agent::Opencode => opencode::clean()?,
-    }
+    let notes = stop();
+    shared::clean(match scenario.agent {
+        Agent::Gemini => gemini::HOME,
+        Agent::Opencode => opencode::HOME,
+    })?;
     std::fs::remove_file(&wrapper_path)?;
-    let mut text = String::new();
-    let mut exit: Value = Value::Null;
-    for item in items {
-        match item {
-            RunItem::Event(event) => text.push_str(&serde_json::to_string(&event)?),
-            RunItem::Outcome(outcome) => {
-                exit = json!(outcome.exit_code.flatten());
-                text.push_str(&serde_json::to_string(&OutcomeLine::new(&outcome))?);
-            }
-        }
-        text.push('\n');
-    }
     let binary_name = match scenario.agent {
         Agent::Gemini => "gemini",
         Agent::Opencode => "opencode",
@@ -364,12 +290,9 @@ fn run(
     }
     let cmd = json!({"cwd": scenario.project(), "env": env, "argv": argv,
                      "permission_mode": scenario.permission_mode});
-    let tail = json!({"exit_code": exit, "seconds": (seconds * 10.0).round() / 10.0});
-    std::fs::write(
-        out.join(format!("{name}.cmd")),
-        format!("{}\n{tail}\n", serde_json::to_string_pretty(&cmd)?),
-    )?;
-    Ok((text, notes(&requests)))
+    let tail = shared::cmd_tail(json!(exit), seconds);
+    shared::write_cmd(out, name, &cmd, Some(&tail))?;
+    Ok((text, notes))
 }
 
 #[cfg(test)]

@@ -8,10 +8,12 @@
 //!
 //! The answer to a turn is chosen from the request alone, never from the order requests
 //! arrive in ([`Script::key`]): the *thread* is the sub-agent whose key its first user message
-//! contains (or the main thread), the *step* is how many assistant messages it carries, and
-//! the *attempt* counts the requests already answered at that thread and step (a retry after
-//! an HTTP error repeats the same messages). A background sub-agent, or two sub-agents at
-//! once, therefore get the same answers whichever asks first, and record the same bytes.
+//! contains (or the main thread), the *step* is the request's place in its conversation
+//! ([`Steps`]: how many assistant messages it carries, for Claude Code; how many tool results,
+//! for opencode), and the *attempt* counts the requests already answered at that thread and
+//! step (a retry after an HTTP error repeats the same messages). A background sub-agent, or
+//! two sub-agents at once, therefore get the same answers whichever asks first, and record
+//! the same bytes.
 //!
 //! Every message reports 120 input and 30 output tokens, as the shared recordings do.
 
@@ -32,34 +34,55 @@ const MODEL: &str = "claude-opus-4-8";
 /// attempt.
 pub type Key = (Option<String>, usize, usize);
 
+/// What a request's step counts: its place in its conversation.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Steps {
+    /// The assistant messages it carries (Claude Code keeps every one; a turn without a tool
+    /// use still moves the next request on a step). A turn's step is by default one more than
+    /// the turn before's, or the same after an HTTP error.
+    #[default]
+    AssistantMessages,
+    /// The tool results it carries (opencode: its compaction replaces the conversation with a
+    /// summary, an assistant message of its own, and drops the results). A turn's step is by
+    /// default the turn before's plus that turn's tool uses, so a retry after an HTTP error
+    /// and the first request after a compaction take the next turn at the same step.
+    ToolResults,
+}
+
 /// Every scripted turn of a scenario, by [`Key`].
 #[derive(Debug, Default)]
 pub struct Script {
     turns: BTreeMap<Key, Turn>,
     agents: Vec<String>,
+    steps: Steps,
     /// Requests answered so far, by thread and step.
     seen: BTreeMap<(Option<String>, usize), usize>,
 }
 
 impl Script {
-    /// The turns of `scenario`, each at its key.
-    pub fn new(scenario: &Scenario) -> Script {
+    /// The turns of `scenario`, each at its key, steps counted as `steps` says.
+    pub fn new(scenario: &Scenario, steps: Steps) -> Script {
         let mut script = Script {
             agents: scenario.agents.keys().cloned().collect(),
+            steps,
             ..Script::default()
         };
         let threads = std::iter::once((None, &scenario.turns))
             .chain(scenario.agents.iter().map(|(k, t)| (Some(k.clone()), t)));
         for (thread, turns) in threads {
-            let (mut step, mut retry) = (0, false);
+            let (mut step, mut advance) = (0, 0);
             let mut attempts: BTreeMap<usize, usize> = BTreeMap::new();
-            for (i, turn) in turns.iter().enumerate() {
-                step = match turn.step {
-                    Some(s) => s,
-                    None if i == 0 || retry => step,
-                    None => step + 1,
+            for turn in turns {
+                step = turn.step.unwrap_or(step + advance);
+                advance = match steps {
+                    _ if turn.error.is_some() => 0,
+                    Steps::AssistantMessages => 1,
+                    Steps::ToolResults => turn
+                        .values()
+                        .iter()
+                        .filter(|b| b.get("type") == Some(&json!("tool_use")))
+                        .count(),
                 };
-                retry = turn.error.is_some();
                 let attempt = attempts.entry(step).or_default();
                 script
                     .turns
@@ -89,10 +112,18 @@ impl Script {
             .filter(|k| first_user.contains(k.as_str()))
             .max_by_key(|k| k.len())
             .cloned();
-        let step = messages
-            .iter()
-            .filter(|m| m.get("role") == Some(&json!("assistant")))
-            .count();
+        let step = match self.steps {
+            Steps::AssistantMessages => messages
+                .iter()
+                .filter(|m| m.get("role") == Some(&json!("assistant")))
+                .count(),
+            Steps::ToolResults => messages
+                .iter()
+                .filter_map(|m| m.get("content").and_then(Value::as_array))
+                .flatten()
+                .filter(|b| b.get("type") == Some(&json!("tool_result")))
+                .count(),
+        };
         let seen = self.seen.entry((thread.clone(), step)).or_default();
         let attempt = *seen;
         *seen += 1;
@@ -131,6 +162,35 @@ fn message_text(message: &Value) -> String {
     }
 }
 
+impl super::shared::StandIn for Anthropic {
+    fn handle(&mut self, request: &Request) -> Reply {
+        Anthropic::handle(self, request)
+    }
+
+    /// The keys of the requests the script had no turn for and of the turns never played,
+    /// each with every key asked, in arrival order.
+    fn notes(&self, requests: &[String]) -> Vec<String> {
+        let mut notes = Vec::new();
+        if !self.overflow.is_empty() {
+            notes.push(format!(
+                "no scripted turn for {}; turns asked: {}; requests: {}",
+                self.overflow.join(", "),
+                self.asked.join(", "),
+                requests.join(", ")
+            ));
+        }
+        let left = self.remaining();
+        if !left.is_empty() {
+            notes.push(format!(
+                "scripted turn(s) never requested: {}; turns asked: {}",
+                left.join(", "),
+                self.asked.join(", ")
+            ));
+        }
+        notes
+    }
+}
+
 /// The conversation state of one run.
 pub struct Anthropic {
     script: Script,
@@ -144,10 +204,11 @@ pub struct Anthropic {
 }
 
 impl Anthropic {
-    /// A stand-in that plays `scenario`'s turns; `seed` varies the generated ids.
-    pub fn new(scenario: &Scenario, seed: u64) -> Anthropic {
+    /// A stand-in that plays `scenario`'s turns, steps counted as `steps` says; `seed` varies
+    /// the generated ids.
+    pub fn new(scenario: &Scenario, steps: Steps, seed: u64) -> Anthropic {
         Anthropic {
-            script: Script::new(scenario),
+            script: Script::new(scenario, steps),
             side_answer: scenario
                 .side_answer
                 .clone()
@@ -190,6 +251,7 @@ impl Anthropic {
                 headers: Vec::new(),
                 body: Vec::new(),
                 delay: std::time::Duration::ZERO,
+                pauses: Vec::new(),
             },
             ("POST", "/v1/messages/count_tokens") => {
                 Reply::json(200, &json!({"input_tokens": 120}))
@@ -232,11 +294,7 @@ impl Anthropic {
     /// The reply for one turn.
     pub fn answer(&mut self, turn: &Turn, model: &str, stream: bool) -> Reply {
         if let Some(error) = &turn.error {
-            let mut reply = Reply::json(error.status, &error.body);
-            reply
-                .headers
-                .extend(error.headers.iter().map(|(k, v)| (k.clone(), v.clone())));
-            return reply;
+            return error.reply();
         }
         let id = turn
             .id
@@ -253,7 +311,22 @@ impl Anthropic {
             .to_string()
         });
         let mut reply = if stream {
-            Reply::sse(&events(turn, &id, model, &stop_reason))
+            let events = events(turn, &id, model, &stop_reason);
+            // After each content block but the last: the agent holds the block before the next.
+            let pause = std::time::Duration::from_millis(turn.pause_ms.unwrap_or(0));
+            let stops: Vec<usize> = events
+                .iter()
+                .enumerate()
+                .filter(|(_, (name, _))| name == "content_block_stop")
+                .map(|(i, _)| i)
+                .collect();
+            let pauses: Vec<_> = match stops.split_last() {
+                Some((_, before)) if !pause.is_zero() => {
+                    before.iter().map(|&i| (i, pause)).collect()
+                }
+                _ => Vec::new(),
+            };
+            Reply::sse_paused(&events, &pauses)
         } else {
             let content: Vec<Value> = blocks.iter().map(without_chunks).collect();
             Reply::json(
@@ -450,7 +523,7 @@ mod tests {
 
     #[test]
     fn plays_turns_over_loopback() {
-        let mut api = Anthropic::new(&scenario(), 1);
+        let mut api = Anthropic::new(&scenario(), Steps::AssistantMessages, 1);
         let server = Server::start(0, Box::new(move |r: &Request| api.handle(r))).unwrap();
         let port = server.port();
         let tools = r#"{"model":"m","stream":true,"tools":[{"name":"Read"}],"messages":[]}"#;
@@ -565,7 +638,7 @@ mod tests {
         ];
         let mut answers = Vec::new();
         for order in [[0, 1, 2, 3, 4, 5, 6], [1, 5, 3, 0, 2, 4, 6]] {
-            let mut script = Script::new(&scenario);
+            let mut script = Script::new(&scenario, Steps::AssistantMessages);
             let mut by_request = vec![String::new(); requests.len()];
             for i in order {
                 let key = script.key(&requests[i]);
@@ -597,7 +670,7 @@ mod tests {
 
     #[test]
     fn a_request_the_script_has_no_turn_for_is_counted() {
-        let mut api = Anthropic::new(&scenario(), 1);
+        let mut api = Anthropic::new(&scenario(), Steps::AssistantMessages, 1);
         let body = serde_json::to_vec(&request("hi", 5)).unwrap();
         let reply = api.handle(&Request {
             method: "POST".into(),

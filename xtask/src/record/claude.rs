@@ -16,7 +16,7 @@
 //!   `NAME.requests.jsonl` beside its recording (the tools offered, what each thread sends).
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
@@ -25,10 +25,9 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use serde_json::{Value, json};
 
-use super::anthropic::Anthropic;
+use super::anthropic::{Anthropic, Steps};
 use super::scenario::{HttpsPage, Interrupt, Scenario};
-use super::server::{self, Server};
-use super::{Options, drift, npm_install, read};
+use super::{Options, drift, npm_install, read, shared};
 
 /// The Claude Code version `fixtures/claude/` is recorded with.
 pub const CLAUDE_VERSION: &str = harness_agents_claude::VERSIONS.recorded;
@@ -38,8 +37,6 @@ const PROJECT: &str = "/home/dev/project";
 const HOME: &str = "/home/dev";
 /// The binary's temporary folder.
 const TMP: &str = "/tmp/claude";
-/// The file that marks `/home/dev` as ours to delete.
-const MARKER: &str = ".harness-record";
 /// The longest one scenario may run.
 const RUN_LIMIT: Duration = Duration::from_secs(180);
 /// How long after the tool use shows on stdout the interrupt is sent (the tool is running).
@@ -74,17 +71,14 @@ pub(super) fn record(options: &Options) -> Result<()> {
         let raw = read(&out.path().join(format!("{name}.jsonl")));
         let stderr = read(&out.path().join(format!("{name}.stderr")));
         let mut problems = notes;
-        if options.check {
-            if old_raw.is_empty() {
-                problems.push(format!("no committed recording of {name}"));
-            } else {
-                problems.extend(drift::drift(&old_raw, &old_stderr, &raw, &stderr));
-            }
-        } else {
-            let expected = fixtures_dir.join(format!("{name}.expected.jsonl"));
-            let events = drift::normalize(raw.as_bytes(), stderr.as_bytes());
-            problems.extend(super::golden(&expected, &old_raw, &events, &raw));
-        }
+        problems.extend(shared::recording_drift(
+            options.check,
+            (&fixtures_dir, name),
+            (&old_raw, &old_stderr),
+            (&raw, &stderr),
+            |raw, stderr| drift::normalize(raw.as_bytes(), stderr.as_bytes()),
+            |old, new| drift::shape_drift(&drift::shape(old), &drift::shape(new)),
+        ));
         report.add(name, &scenario.about, problems);
     }
     report.finish("Claude", out.path())
@@ -110,12 +104,9 @@ fn load_scenarios(names: &[String]) -> Result<Vec<(String, Scenario)>> {
 /// platform binary.
 pub fn install(cache: &Path, version: &str) -> Result<PathBuf> {
     let cache = cache.join(version);
-    let platform = match (std::env::consts::OS, std::env::consts::ARCH) {
-        ("linux", "x86_64") => "linux-x64",
-        ("linux", "aarch64") => "linux-arm64",
-        ("macos", "x86_64") => "darwin-x64",
-        ("macos", "aarch64") => "darwin-arm64",
-        (os, arch) => bail!("no Claude Code binary package for {os}/{arch}"),
+    let Some(platform) = shared::npm_platform() else {
+        let (os, arch) = (std::env::consts::OS, std::env::consts::ARCH);
+        bail!("no Claude Code binary package for {os}/{arch}")
     };
     let binary = cache.join(format!(
         "node_modules/@anthropic-ai/claude-code-{platform}/claude"
@@ -125,30 +116,24 @@ pub fn install(cache: &Path, version: &str) -> Result<PathBuf> {
 
 /// The environment of a run: the README's switches, then the scenario's changes.
 fn environment(scenario: &Scenario, port: u16) -> BTreeMap<String, String> {
-    let mut env: BTreeMap<String, String> = [
-        ("PATH", "/usr/local/bin:/usr/bin:/bin"),
-        ("LANG", "C.UTF-8"),
-        ("TERM", "dumb"),
-        (
-            "ANTHROPIC_API_KEY",
-            "sk-ant-api03-mock-key-for-loopback-only",
-        ),
-        ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),
-        ("DISABLE_TELEMETRY", "1"),
-        ("DISABLE_AUTOUPDATER", "1"),
-        ("DISABLE_ERROR_REPORTING", "1"),
-        ("IS_SANDBOX", "1"),
-        ("HOME", HOME),
-        ("CLAUDE_CODE_TMPDIR", TMP),
-        ("TMPDIR", TMP),
-        // Anything not addressed to the stand-in goes to a port nobody listens on.
-        ("HTTPS_PROXY", "http://127.0.0.1:9"),
-        ("HTTP_PROXY", "http://127.0.0.1:9"),
-        ("NO_PROXY", "127.0.0.1,localhost"),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_string(), v.to_string()))
-    .collect();
+    let mut env = shared::offline_env(
+        [
+            ("PATH", "/usr/local/bin:/usr/bin:/bin"),
+            (
+                "ANTHROPIC_API_KEY",
+                "sk-ant-api03-mock-key-for-loopback-only",
+            ),
+            ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),
+            ("DISABLE_TELEMETRY", "1"),
+            ("DISABLE_AUTOUPDATER", "1"),
+            ("DISABLE_ERROR_REPORTING", "1"),
+            ("IS_SANDBOX", "1"),
+            ("HOME", HOME),
+            ("CLAUDE_CODE_TMPDIR", TMP),
+            ("TMPDIR", TMP),
+        ]
+        .map(|(k, v)| (k, v.to_string())),
+    );
     env.insert(
         "ANTHROPIC_BASE_URL".into(),
         format!("http://127.0.0.1:{port}"),
@@ -163,30 +148,13 @@ fn environment(scenario: &Scenario, port: u16) -> BTreeMap<String, String> {
 /// Removes and recreates the throwaway HOME (with the project) and temporary folder.
 fn fresh_dirs(scenario: &Scenario) -> Result<()> {
     clean_dirs()?;
-    std::fs::create_dir_all(PROJECT)?;
-    std::fs::write(
-        Path::new(HOME).join(MARKER),
-        "created by cargo xtask record\n",
-    )?;
+    shared::fresh_home(HOME, PROJECT)?;
     std::fs::create_dir_all(TMP)?;
-    for (file, text) in &scenario.files {
-        let path = Path::new(PROJECT).join(file);
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent)?;
-        }
-        std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
-    }
-    Ok(())
+    shared::write_files(Path::new(PROJECT), &scenario.files)
 }
 
 fn clean_dirs() -> Result<()> {
-    let home = Path::new(HOME);
-    if home.exists() {
-        if !home.join(MARKER).exists() {
-            bail!("{HOME} exists and was not made by `cargo xtask record`; not touching it");
-        }
-        std::fs::remove_dir_all(home)?;
-    }
+    shared::clean(HOME)?;
     if Path::new(TMP).exists() {
         std::fs::remove_dir_all(TMP)?;
     }
@@ -301,24 +269,17 @@ fn run(
     sessions: bool,
 ) -> Result<Vec<String>> {
     fresh_dirs(scenario)?;
-    let api = Arc::new(Mutex::new(Anthropic::new(scenario, seed(name))));
-    let handler_api = Arc::clone(&api);
+    let api = Arc::new(Mutex::new(Anthropic::new(
+        scenario,
+        Steps::AssistantMessages,
+        shared::seed(name),
+    )));
     // With RECORD_DUMP_REQUESTS set, every request body goes to NAME.requests.jsonl (for
     // writing scenarios: what tools the binary offers, what each thread sends).
-    let dump = std::env::var_os("RECORD_DUMP_REQUESTS")
-        .map(|_| out.join(format!("{name}.requests.jsonl")));
-    if let Some(path) = &dump {
-        let _ = std::fs::remove_file(path);
-    }
-    let server = Server::start(
+    let server = shared::serve(
         scenario.port.unwrap_or(0),
-        Box::new(move |request| {
-            super::dump_request(dump.as_deref(), request);
-            match handler_api.lock() {
-                Ok(mut api) => api.handle(request),
-                Err(_) => server::Reply::not_found(&request.path),
-            }
-        }),
+        &api,
+        shared::dump_path(out, name),
     )?;
     let https = match &scenario.https_page {
         Some(page) => Some(Helper(serve_https(page)?)),
@@ -356,14 +317,10 @@ fn run(
     let stdout = child.stdout.take().context("no stdout pipe")?;
     let run = super::Watched::start(child, Instant::now(), RUN_LIMIT)?;
 
-    let mut stdout_bytes = Vec::new();
     let mut pending = scenario.interrupt.clone();
-    let mut reader = BufReader::new(stdout);
-    let mut line = Vec::new();
-    while reader.read_until(b'\n', &mut line)? > 0 {
-        stdout_bytes.extend_from_slice(&line);
+    let stdout_bytes = shared::read_lines(stdout, |line| {
         if let Some(how) = &pending
-            && shows_tool_use(&String::from_utf8_lossy(&line))
+            && shows_tool_use(&String::from_utf8_lossy(line))
         {
             if let Ok(mut child) = run.child().lock() {
                 interrupt(&mut child, how);
@@ -371,10 +328,9 @@ fn run(
             }
             pending = None;
         }
-        line.clear();
-    }
+    })?;
     let (status, timed_out, stderr_bytes) = run.wait()?;
-    let requests = server.stop();
+    let api_notes = shared::stop(server, &api);
     drop(https);
     if sessions {
         let stored = Path::new(HOME).join(".claude/projects");
@@ -382,47 +338,14 @@ fn run(
     }
     clean_dirs()?;
 
-    std::fs::write(out.join(format!("{name}.jsonl")), &stdout_bytes)?;
-    std::fs::write(out.join(format!("{name}.stderr")), &stderr_bytes)?;
+    shared::write_streams(out, name, &stdout_bytes, &stderr_bytes)?;
     let mut full_argv = vec!["claude".to_string()];
     full_argv.extend(argv);
     let cmd = json!({"cwd": PROJECT, "env": env, "argv": full_argv});
-    std::fs::write(
-        out.join(format!("{name}.cmd")),
-        serde_json::to_string_pretty(&cmd)? + "\n",
-    )?;
+    shared::write_cmd(out, name, &cmd, None)?;
 
-    let mut notes = Vec::new();
-    if timed_out {
-        notes.push(format!("killed after {}s", RUN_LIMIT.as_secs()));
-    }
-    if let Ok(api) = api.lock() {
-        if !api.overflow.is_empty() {
-            notes.push(format!(
-                "no scripted turn for {}; turns asked: {}; requests: {}",
-                api.overflow.join(", "),
-                api.asked.join(", "),
-                requests.join(", ")
-            ));
-        }
-        let left = api.remaining();
-        if !left.is_empty() {
-            notes.push(format!(
-                "scripted turn(s) never requested: {}; turns asked: {}",
-                left.join(", "),
-                api.asked.join(", ")
-            ));
-        }
-    }
     let _ = status;
-    Ok(notes)
-}
-
-/// A per-scenario seed for generated ids, stable across runs.
-pub(crate) fn seed(name: &str) -> u64 {
-    name.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    })
+    Ok(shared::run_notes(timed_out, RUN_LIMIT, api_notes))
 }
 
 #[cfg(test)]

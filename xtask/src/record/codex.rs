@@ -14,7 +14,7 @@
 //! one, come through `tool_search` in the `mcp__SERVER` namespace), what it sends back.
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -23,19 +23,16 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use harness_agents_codex::CodexNormalizer;
-use harness_agents_core::NormalizerConfig;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::openai::{Responses, Turn};
-use super::server::{Reply, Server};
-use super::{Options, drift, read, scenario_names};
+use super::{Options, drift, read, scenario_names, shared};
 
 /// The Codex CLI version `fixtures/codex/` is recorded with.
 pub const CODEX_VERSION: &str = harness_agents_codex::VERSIONS.recorded;
 const HOME: &str = "/home/dev2";
 const PROJECT: &str = "/home/dev2/project";
-const MARKER: &str = ".harness-record";
 const RUN_LIMIT: Duration = Duration::from_secs(120);
 
 /// One scripted `codex` run.
@@ -83,18 +80,10 @@ impl Scenario {
             std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
         let scenario: Scenario =
             serde_json::from_str(&text).with_context(|| format!("parsing {}", path.display()))?;
-        for file in scenario.files.keys().chain(scenario.home_files.keys()) {
-            let p = Path::new(file);
-            if p.is_absolute()
-                || p.components()
-                    .any(|c| !matches!(c, std::path::Component::Normal(_)))
-            {
-                bail!(
-                    "{}: file {file:?} must be a plain relative path",
-                    path.display()
-                );
-            }
-        }
+        shared::check_files(
+            path,
+            scenario.files.keys().chain(scenario.home_files.keys()),
+        )?;
         Ok(scenario)
     }
 }
@@ -115,28 +104,6 @@ pub fn install(cache: &Path, version: &str) -> Result<PathBuf> {
         "node_modules/@openai/codex-{package}/vendor/{triple}/bin/codex"
     ));
     super::npm_install(&cache, &format!("{PACKAGE}@{version}"), binary)
-}
-
-fn clean() -> Result<()> {
-    let home = Path::new(HOME);
-    if home.exists() {
-        if !home.join(MARKER).exists() {
-            bail!("{HOME} exists and was not made by `cargo xtask record`; not touching it");
-        }
-        std::fs::remove_dir_all(home)?;
-    }
-    Ok(())
-}
-
-fn write_files(base: &Path, files: &BTreeMap<String, String>) -> Result<()> {
-    for (file, text) in files {
-        let path = base.join(file);
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent)?;
-        }
-        std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
-    }
-    Ok(())
 }
 
 /// Entry point of `cargo xtask record --backend codex`.
@@ -162,42 +129,21 @@ pub(super) fn record(options: &Options) -> Result<()> {
             .with_context(|| format!("recording {name}"))?;
         let raw = read(&out.path().join(format!("{name}.jsonl")));
         let stderr = read(&out.path().join(format!("{name}.stderr")));
-        let events = normalize(&raw, &stderr);
-        if options.check {
-            if old_raw.is_empty() {
-                problems.push(format!("no committed recording of {name}"));
-            } else {
-                problems.extend(drift::shape_drift(
-                    &drift::shape(&old_raw),
-                    &drift::shape(&raw),
-                ));
-                let old_events = normalize(&old_raw, &old_stderr);
-                problems.extend(
-                    drift::event_drift(&old_events, &old_raw, &events, &raw)
-                        .into_iter()
-                        .map(|p| format!("drift: {p}")),
-                );
-            }
-        } else {
-            let expected = dir.join(format!("{name}.expected.jsonl"));
-            problems.extend(super::golden(&expected, &old_raw, &events, &raw));
-        }
+        problems.extend(shared::recording_drift(
+            options.check,
+            (&dir, name),
+            (&old_raw, &old_stderr),
+            (&raw, &stderr),
+            normalize,
+            |old, new| drift::shape_drift(&drift::shape(old), &drift::shape(new)),
+        ));
         report.add(name, &scenario.about, problems);
     }
     report.finish("Codex", out.path())
 }
 
 fn normalize(raw: &str, stderr: &str) -> String {
-    let config = {
-        let mut config = NormalizerConfig::default();
-        config.cwd = Some(PROJECT.to_string());
-        config
-    };
-    drift::normalize_with(
-        CodexNormalizer::new(config),
-        raw.as_bytes(),
-        stderr.as_bytes(),
-    )
+    shared::normalize_in(CodexNormalizer::new, PROJECT, raw, stderr)
 }
 
 /// Sends `int`, `term` or `int-group` to the process (group) `pid`, which we started.
@@ -251,34 +197,14 @@ fn run(
     out: &Path,
     sessions: bool,
 ) -> Result<Vec<String>> {
-    clean()?;
-    std::fs::create_dir_all(PROJECT)?;
-    std::fs::write(
-        Path::new(HOME).join(MARKER),
-        "created by cargo xtask record\n",
-    )?;
-    write_files(Path::new(PROJECT), &scenario.files)?;
-    write_files(Path::new(HOME), &scenario.home_files)?;
+    shared::fresh_home(HOME, PROJECT)?;
+    shared::write_files(Path::new(PROJECT), &scenario.files)?;
+    shared::write_files(Path::new(HOME), &scenario.home_files)?;
     let path = command_path(codex)?;
     let api = Arc::new(Mutex::new(Responses::new(&scenario.turns)));
-    let handler_api = Arc::clone(&api);
     // With RECORD_DUMP_REQUESTS set, every request body goes to NAME.requests.jsonl (for
     // writing scenarios: what tools the binary offers, what it sends back).
-    let dump = std::env::var_os("RECORD_DUMP_REQUESTS")
-        .map(|_| out.join(format!("{name}.requests.jsonl")));
-    if let Some(path) = &dump {
-        let _ = std::fs::remove_file(path);
-    }
-    let server = Server::start(
-        0,
-        Box::new(move |request| {
-            super::dump_request(dump.as_deref(), request);
-            match handler_api.lock() {
-                Ok(mut api) => api.handle(request),
-                Err(_) => Reply::not_found(&request.path),
-            }
-        }),
-    )?;
+    let server = shared::serve(0, &api, shared::dump_path(out, name))?;
     let config = scenario.config_toml.replace(
         "{base_url}",
         &format!("http://127.0.0.1:{}/v1", server.port()),
@@ -286,21 +212,12 @@ fn run(
     let codex_home = Path::new(HOME).join(".codex");
     std::fs::create_dir_all(&codex_home)?;
     std::fs::write(codex_home.join("config.toml"), &config)?;
-    let mut env: BTreeMap<String, String> = [
-        ("PATH", path),
-        ("LANG", "C.UTF-8"),
-        ("TERM", "dumb"),
-        ("MOCK_OPENAI_API_KEY", "sk-mock-loopback-only"),
-        ("HOME", HOME),
-        ("CODEX_HOME", "/home/dev2/.codex"),
-        // Anything not addressed to the stand-in goes to a port nobody listens on.
-        ("HTTPS_PROXY", "http://127.0.0.1:9"),
-        ("HTTP_PROXY", "http://127.0.0.1:9"),
-        ("NO_PROXY", "127.0.0.1,localhost"),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_string(), v.to_string()))
-    .collect();
+    let mut env = shared::offline_env([
+        ("PATH", path.to_string()),
+        ("MOCK_OPENAI_API_KEY", "sk-mock-loopback-only".to_string()),
+        ("HOME", HOME.to_string()),
+        ("CODEX_HOME", "/home/dev2/.codex".to_string()),
+    ]);
     env.extend(scenario.env.clone());
 
     if let Some(pre) = &scenario.pre_args {
@@ -346,7 +263,6 @@ fn run(
     let stdout = child.stdout.take().context("no stdout pipe")?;
     let pid = child.id();
     let run = super::Watched::start(child, started, RUN_LIMIT)?;
-    let mut stdout_bytes = Vec::new();
     let mut signal = scenario.signal.clone();
     if let Some(after) = scenario.signal_after_ms
         && let Some(which) = signal.take()
@@ -356,30 +272,25 @@ fn run(
             send_signal(pid, &which);
         });
     }
-    let mut reader = BufReader::new(stdout);
-    let mut line = Vec::new();
-    while reader.read_until(b'\n', &mut line)? > 0 {
-        stdout_bytes.extend_from_slice(&line);
+    let stdout_bytes = shared::read_lines(stdout, |line| {
         if let Some(which) = &signal
-            && String::from_utf8_lossy(&line).contains("\"type\":\"item.started\"")
+            && String::from_utf8_lossy(line).contains("\"type\":\"item.started\"")
         {
             std::thread::sleep(Duration::from_millis(1500));
             send_signal(pid, which);
             signal = None;
         }
-        line.clear();
-    }
+    })?;
     let (status, timed_out, stderr_bytes) = run.wait()?;
     let seconds = started.elapsed().as_secs_f64();
-    let requests = server.stop();
+    let api_notes = shared::stop(server, &api);
     if sessions {
         let stored = Path::new(HOME).join(".codex/sessions");
         super::keep_sessions(&stored, &out.join(name).join("sessions"))?;
     }
-    clean()?;
+    shared::clean(HOME)?;
 
-    std::fs::write(out.join(format!("{name}.jsonl")), &stdout_bytes)?;
-    std::fs::write(out.join(format!("{name}.stderr")), &stderr_bytes)?;
+    shared::write_streams(out, name, &stdout_bytes, &stderr_bytes)?;
     let mut argv = vec!["codex".to_string()];
     argv.extend(scenario.args.iter().cloned());
     let mut cmd = json!({"cwd": PROJECT, "env": env, "argv": argv, "config_toml": config});
@@ -388,39 +299,10 @@ fn run(
         pre_argv.extend(pre.iter().cloned());
         cmd["pre_run"] = json!({"argv": pre_argv});
     }
-    let exit_code: Value = match status.code() {
-        Some(code) => json!(code),
-        None => {
-            use std::os::unix::process::ExitStatusExt;
-            json!(status.signal().map(|s| -s))
-        }
-    };
-    let tail = json!({"exit_code": exit_code, "seconds": (seconds * 10.0).round() / 10.0});
-    std::fs::write(
-        out.join(format!("{name}.cmd")),
-        format!("{}\n{tail}\n", serde_json::to_string_pretty(&cmd)?),
-    )?;
+    let tail = shared::cmd_tail(shared::exit_code(status), seconds);
+    shared::write_cmd(out, name, &cmd, Some(&tail))?;
 
-    let mut notes = Vec::new();
-    if timed_out {
-        notes.push(format!("killed after {}s", RUN_LIMIT.as_secs()));
-    }
-    if let Ok(api) = api.lock() {
-        if api.overflow > 0 {
-            notes.push(format!(
-                "{} request(s) after the script ran out; requests: {}",
-                api.overflow,
-                requests.join(", ")
-            ));
-        }
-        if api.remaining() > 0 {
-            notes.push(format!(
-                "{} scripted turn(s) never requested",
-                api.remaining()
-            ));
-        }
-    }
-    Ok(notes)
+    Ok(shared::run_notes(timed_out, RUN_LIMIT, api_notes))
 }
 
 #[cfg(test)]

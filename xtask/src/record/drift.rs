@@ -324,20 +324,23 @@ pub fn event_drift(
     }
 }
 
-/// Everything that drifted between an old and a new recording of one scenario.
-pub fn drift(old_raw: &str, old_stderr: &str, new_raw: &str, new_stderr: &str) -> Vec<String> {
-    let mut out = shape_drift(&shape(old_raw), &shape(new_raw));
-    let old_events = normalize(old_raw.as_bytes(), old_stderr.as_bytes());
-    let new_events = normalize(new_raw.as_bytes(), new_stderr.as_bytes());
-    out.extend(event_drift(&old_events, old_raw, &new_events, new_raw));
-    out
-}
-
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
 
     use super::*;
+
+    /// Everything that drifted between two Claude Code recordings of one scenario.
+    fn drift(old_raw: &str, old_stderr: &str, new_raw: &str, new_stderr: &str) -> Vec<String> {
+        super::super::shared::recording_drift(
+            true,
+            (std::path::Path::new("/nonexistent"), "x"),
+            (old_raw, old_stderr),
+            (new_raw, new_stderr),
+            |raw, stderr| normalize(raw.as_bytes(), stderr.as_bytes()),
+            |old, new| shape_drift(&shape(old), &shape(new)),
+        )
+    }
 
     const OLD: &str = r#"{"type":"system","subtype":"init","cwd":"/p","session_id":"sess-aaaa","tools":["Read"]}
 {"type":"assistant","message":{"id":"msg_aaaaaa","content":[{"type":"tool_use","id":"toolu_000001","name":"Read","input":{"file_path":"/p/a.txt"}}]},"session_id":"sess-aaaa"}

@@ -28,28 +28,27 @@
 //! aside, ids numbered on each side) and its exit status the recorded one.
 
 use std::collections::BTreeMap;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result, bail};
-use harness_agents_core::{Harness, NormalizerConfig, OutcomeLine, RunItem, RunRequest};
+use anyhow::{Context, Result};
+use harness_agents_core::RunRequest;
 use harness_agents_gemini::{GeminiHarness, GeminiNormalizer};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::gemini_api::{GeminiApi, Turn};
-use super::server::{Reply, Server};
-use super::{Options, drift, read, scenario_names};
+use super::server::Server;
+use super::{Options, drift, read, scenario_names, shared};
 
 /// The Gemini CLI version the corpus was recorded with.
 pub const GEMINI_VERSION: &str = harness_agents_gemini::VERSIONS.recorded;
 pub(super) const HOME: &str = "/home/gemini";
 pub(super) const PROJECT: &str = "/home/gemini/project";
 const TMP: &str = "/home/gemini/tmp";
-const MARKER: &str = ".harness-record";
 pub(super) const RUN_LIMIT: Duration = Duration::from_secs(120);
 
 /// The arguments of a live run with `--approval-mode=yolo` (`harness run --backend gemini
@@ -94,18 +93,10 @@ impl Scenario {
             std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
         let scenario: Scenario =
             serde_json::from_str(&text).with_context(|| format!("parsing {}", path.display()))?;
-        for file in scenario.files.keys().chain(scenario.home_files.keys()) {
-            let p = Path::new(file);
-            if p.is_absolute()
-                || p.components()
-                    .any(|c| !matches!(c, std::path::Component::Normal(_)))
-            {
-                bail!(
-                    "{}: file {file:?} must be a plain relative path",
-                    path.display()
-                );
-            }
-        }
+        shared::check_files(
+            path,
+            scenario.files.keys().chain(scenario.home_files.keys()),
+        )?;
         Ok(scenario)
     }
 
@@ -143,28 +134,6 @@ pub fn install(cache: &Path, version: &str) -> Result<PathBuf> {
     super::npm_install(&cache, &format!("{PACKAGE}@{version}"), binary)
 }
 
-pub(super) fn clean() -> Result<()> {
-    let home = Path::new(HOME);
-    if home.exists() {
-        if !home.join(MARKER).exists() {
-            bail!("{HOME} exists and was not made by `cargo xtask record`; not touching it");
-        }
-        std::fs::remove_dir_all(home)?;
-    }
-    Ok(())
-}
-
-fn write_files(base: &Path, files: &BTreeMap<String, String>) -> Result<()> {
-    for (file, text) in files {
-        let path = base.join(file);
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent)?;
-        }
-        std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
-    }
-    Ok(())
-}
-
 /// Entry point of `cargo xtask record --backend gemini`.
 pub(super) fn record(options: &Options) -> Result<()> {
     let dir = fixtures::root().join("gemini");
@@ -176,20 +145,15 @@ pub(super) fn record(options: &Options) -> Result<()> {
             options.version.as_deref().unwrap_or(GEMINI_VERSION),
         )?,
     };
-    let out = if options.check {
-        std::env::temp_dir().join(format!(
-            "harness-record-gemini-check-{}",
-            std::process::id()
-        ))
-    } else {
-        options.out.clone().unwrap_or_else(|| dir.clone())
-    };
-    std::fs::create_dir_all(&out)?;
+    let output = super::Output::new(options, &dir)?;
+    let out = output.path();
     let mut report = super::Report::new(options.check);
     for name in &names {
         let scenario = Scenario::load(&dir.join("scenarios").join(format!("{name}.json")))?;
+        // Read before the run: it may overwrite the committed recording.
+        let old_raw = read(&dir.join(format!("{name}.jsonl")));
         let mut problems =
-            run(name, &scenario, &gemini, &out).with_context(|| format!("recording {name}"))?;
+            run(name, &scenario, &gemini, out).with_context(|| format!("recording {name}"))?;
         let raw = read(&out.join(format!("{name}.jsonl")));
         let events = normalize(&raw, &read(&out.join(format!("{name}.stderr"))));
         // The same scenario through `harness run --backend gemini`'s code path.
@@ -198,8 +162,6 @@ pub(super) fn record(options: &Options) -> Result<()> {
         problems.extend(notes.into_iter().map(|n| format!("live: {n}")));
         let recorded_exit = recorded_exit_code(&out.join(format!("{name}.cmd")));
         problems.extend(live_drift(&events, recorded_exit, &live, exit));
-        let expected_path = dir.join(format!("{name}.expected.jsonl"));
-        let old_raw = read(&dir.join(format!("{name}.jsonl")));
         if options.check {
             if old_raw.is_empty() {
                 problems.push(format!(
@@ -211,23 +173,18 @@ pub(super) fn record(options: &Options) -> Result<()> {
                 &drift::shape(&raw),
             ));
         }
-        if expected_path.exists() {
-            let expected = without_stderr(&read(&expected_path));
-            problems.extend(
-                drift::event_drift(&expected, &old_raw, &without_stderr(&events), &raw)
-                    .into_iter()
-                    .map(|p| format!("expected: {p}")),
-            );
-        } else if options.check {
-            problems.push(format!("no expected file {}", expected_path.display()));
-        } else {
-            // A new scenario: its events are written beside it for review, not trusted.
-            std::fs::write(out.join(format!("{name}.unreviewed.jsonl")), &events)?;
-            report.unreviewed += 1;
-        }
+        problems.extend(shared::against_expected(
+            &dir,
+            out,
+            name,
+            options.check,
+            &old_raw,
+            (&events, &raw),
+            &mut report.unreviewed,
+        )?);
         report.add(name, &scenario.about, problems);
     }
-    report.finish("Gemini CLI", &out)
+    report.finish("Gemini CLI", out)
 }
 
 /// The `exit_code` on the last line of a `.cmd` file (0 when there is none).
@@ -241,46 +198,9 @@ fn recorded_exit_code(path: &Path) -> i64 {
         .unwrap_or(0)
 }
 
-/// Event lines without the warnings made from standard error, and the outcome's `warning`
-/// count without them: Gemini CLI's stderr notices (terminal warnings, start-up timing
-/// messages) vary from run to run, so the drift check compares what stdout gives.
-pub(super) fn without_stderr(events: &str) -> String {
-    let mut dropped = 0;
-    let mut out = String::new();
-    for line in events.lines() {
-        let Ok(mut value) = serde_json::from_str::<Value>(line) else {
-            out.push_str(line);
-            out.push('\n');
-            continue;
-        };
-        if value.get("stream").and_then(Value::as_str) == Some("stderr") {
-            dropped += 1;
-            continue;
-        }
-        if value.get("kind").and_then(Value::as_str) == Some("outcome")
-            && let Some(counts) = value.get_mut("counts").and_then(Value::as_object_mut)
-            && let Some(warnings) = counts.get("warning").and_then(Value::as_u64)
-        {
-            match warnings.saturating_sub(dropped) {
-                0 => counts.remove("warning"),
-                left => counts.insert("warning".into(), json!(left)),
-            };
-        }
-        out.push_str(&value.to_string());
-        out.push('\n');
-    }
-    out
-}
-
 /// The events `harness normalize --backend gemini --cwd /home/gemini/project` prints.
 fn normalize(raw: &str, stderr: &str) -> String {
-    let mut config = NormalizerConfig::default();
-    config.cwd = Some(PROJECT.to_string());
-    drift::normalize_with(
-        GeminiNormalizer::new(config),
-        raw.as_bytes(),
-        stderr.as_bytes(),
-    )
+    shared::normalize_in(GeminiNormalizer::new, PROJECT, raw, stderr)
 }
 
 /// A fresh project, HOME and stand-in for one run of a scenario.
@@ -294,15 +214,10 @@ pub(super) struct Setup {
 /// Makes `/home/gemini` anew with the scenario's files and settings, and starts its stand-in;
 /// `dump` names the file the request bodies go to, if any.
 pub(super) fn prepare(scenario: &Scenario, dump: Option<PathBuf>) -> Result<Setup> {
-    clean()?;
-    std::fs::create_dir_all(PROJECT)?;
+    shared::fresh_home(HOME, PROJECT)?;
     std::fs::create_dir_all(TMP)?;
-    std::fs::write(
-        Path::new(HOME).join(MARKER),
-        "created by cargo xtask record\n",
-    )?;
-    write_files(Path::new(PROJECT), &scenario.files)?;
-    write_files(Path::new(HOME), &scenario.home_files)?;
+    shared::write_files(Path::new(PROJECT), &scenario.files)?;
+    shared::write_files(Path::new(HOME), &scenario.home_files)?;
     let settings = scenario.settings();
     let settings_dir = Path::new(HOME).join(".gemini");
     std::fs::create_dir_all(&settings_dir)?;
@@ -312,43 +227,15 @@ pub(super) fn prepare(scenario: &Scenario, dump: Option<PathBuf>) -> Result<Setu
     )?;
 
     let api = Arc::new(Mutex::new(GeminiApi::new(&scenario.turns)));
-    let handler_api = Arc::clone(&api);
-    let server = Server::start(
-        0,
-        Box::new(move |request| {
-            if let Some(path) = &dump
-                && let Ok(mut file) = std::fs::OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(path)
-            {
-                let _ = writeln!(file, "{} {}", request.method, request.path);
-                let _ = file.write_all(&request.body);
-                let _ = file.write_all(b"\n");
-            }
-            match handler_api.lock() {
-                Ok(mut api) => api.handle(request),
-                Err(_) => Reply::not_found(&request.path),
-            }
-        }),
-    )?;
+    let server = shared::serve(0, &api, dump)?;
     let base_url = format!("http://127.0.0.1:{}", server.port());
-    let mut env: BTreeMap<String, String> = [
-        ("PATH", "/usr/local/bin:/usr/bin:/bin"),
-        ("LANG", "C.UTF-8"),
-        ("TERM", "dumb"),
-        ("HOME", HOME),
-        ("TMPDIR", TMP),
-        ("GEMINI_API_KEY", "loopback-only"),
-        ("GOOGLE_GEMINI_BASE_URL", base_url.as_str()),
-        // Anything not addressed to the stand-in goes to a port nobody listens on.
-        ("HTTPS_PROXY", "http://127.0.0.1:9"),
-        ("HTTP_PROXY", "http://127.0.0.1:9"),
-        ("NO_PROXY", "127.0.0.1,localhost"),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_string(), v.to_string()))
-    .collect();
+    let mut env = shared::offline_env([
+        ("PATH", "/usr/local/bin:/usr/bin:/bin".to_string()),
+        ("HOME", HOME.to_string()),
+        ("TMPDIR", TMP.to_string()),
+        ("GEMINI_API_KEY", "loopback-only".to_string()),
+        ("GOOGLE_GEMINI_BASE_URL", base_url),
+    ]);
     env.extend(scenario.env.clone());
     Ok(Setup {
         server,
@@ -356,27 +243,6 @@ pub(super) fn prepare(scenario: &Scenario, dump: Option<PathBuf>) -> Result<Setu
         env,
         settings,
     })
-}
-
-/// What the stand-in noticed: requests beyond the script, turns never requested.
-pub(super) fn api_notes(api: &Mutex<GeminiApi>, requests: &[String]) -> Vec<String> {
-    let mut notes = Vec::new();
-    if let Ok(api) = api.lock() {
-        if api.overflow > 0 {
-            notes.push(format!(
-                "{} request(s) after the script ran out; requests: {}",
-                api.overflow,
-                requests.join(", ")
-            ));
-        }
-        if api.remaining() > 0 {
-            notes.push(format!(
-                "{} scripted turn(s) never requested",
-                api.remaining()
-            ));
-        }
-    }
-    notes
 }
 
 fn run(name: &str, scenario: &Scenario, gemini: &Path, out: &Path) -> Result<Vec<String>> {
@@ -403,37 +269,15 @@ fn run(name: &str, scenario: &Scenario, gemini: &Path, out: &Path) -> Result<Vec
     if let Some(mut stdin) = child.stdin.take() {
         stdin.write_all(scenario.prompt.as_bytes())?;
     }
-    let mut stdout_pipe = child.stdout.take().context("no stdout pipe")?;
-    let mut stderr_pipe = child.stderr.take().context("no stderr pipe")?;
-    let stdout_thread = std::thread::spawn(move || {
-        let mut bytes = Vec::new();
-        let _ = stdout_pipe.read_to_end(&mut bytes);
-        bytes
-    });
-    let stderr_thread = std::thread::spawn(move || {
-        let mut bytes = Vec::new();
-        let _ = stderr_pipe.read_to_end(&mut bytes);
-        bytes
-    });
-    let mut timed_out = false;
-    let status = loop {
-        if let Some(status) = child.try_wait()? {
-            break status;
-        }
-        if started.elapsed() > RUN_LIMIT {
-            let _ = child.kill();
-            timed_out = true;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let stdout = child.stdout.take().context("no stdout pipe")?;
+    let run = super::Watched::start(child, started, RUN_LIMIT)?;
+    let stdout_bytes = shared::read_lines(stdout, |_| {})?;
+    let (status, timed_out, stderr_bytes) = run.wait()?;
     let seconds = started.elapsed().as_secs_f64();
-    let stdout_bytes = stdout_thread.join().unwrap_or_default();
-    let stderr_bytes = stderr_thread.join().unwrap_or_default();
-    let requests = server.stop();
-    clean()?;
+    let api_notes = shared::stop(server, &api);
+    shared::clean(HOME)?;
 
-    std::fs::write(out.join(format!("{name}.jsonl")), &stdout_bytes)?;
-    std::fs::write(out.join(format!("{name}.stderr")), &stderr_bytes)?;
+    shared::write_streams(out, name, &stdout_bytes, &stderr_bytes)?;
     let mut argv = vec!["gemini".to_string()];
     argv.extend(args);
     env.insert(
@@ -442,25 +286,10 @@ fn run(name: &str, scenario: &Scenario, gemini: &Path, out: &Path) -> Result<Vec
     );
     let cmd = json!({"cwd": PROJECT, "env": env, "argv": argv, "stdin": scenario.prompt,
                      "settings": settings});
-    let exit_code: Value = match status.code() {
-        Some(code) => json!(code),
-        None => {
-            use std::os::unix::process::ExitStatusExt;
-            json!(status.signal().map(|s| -s))
-        }
-    };
-    let tail = json!({"exit_code": exit_code, "seconds": (seconds * 10.0).round() / 10.0});
-    std::fs::write(
-        out.join(format!("{name}.cmd")),
-        format!("{}\n{tail}\n", serde_json::to_string_pretty(&cmd)?),
-    )?;
+    let tail = shared::cmd_tail(shared::exit_code(status), seconds);
+    shared::write_cmd(out, name, &cmd, Some(&tail))?;
 
-    let mut notes = Vec::new();
-    if timed_out {
-        notes.push(format!("killed after {}s", RUN_LIMIT.as_secs()));
-    }
-    notes.extend(api_notes(&api, &requests));
-    Ok(notes)
+    Ok(shared::run_notes(timed_out, RUN_LIMIT, api_notes))
 }
 
 /// The request `harness run --backend gemini` would make for a scenario's arguments: its
@@ -494,54 +323,21 @@ fn run_live(scenario: &Scenario, gemini: &Path) -> Result<(String, Option<i32>, 
         server, api, env, ..
     } = prepare(scenario, None)?;
     let wrapper = Path::new(HOME).join("gemini-clean-env");
-    let mut script = String::from("#!/bin/sh\nexec env -i");
-    for (key, value) in &env {
-        script.push_str(&format!(" {}", shlex_quote(&format!("{key}={value}"))));
-    }
-    script.push_str(&format!(
-        " {} \"$@\"\n",
-        shlex_quote(&gemini.display().to_string())
-    ));
-    std::fs::write(&wrapper, script)?;
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755))?;
-    }
-    let request = live_request(scenario, wrapper);
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
-    let items: Vec<RunItem> = runtime.block_on(async {
-        let stream = GeminiHarness.run(request).await?;
-        Ok::<_, harness_agents_core::RunError>(futures::StreamExt::collect(stream).await)
-    })?;
-    let requests = server.stop();
-    clean()?;
-    let mut text = String::new();
-    let mut exit = None;
-    for item in items {
-        match item {
-            RunItem::Event(event) => text.push_str(&serde_json::to_string(&event)?),
-            RunItem::Outcome(outcome) => {
-                exit = outcome.exit_code.flatten();
-                text.push_str(&serde_json::to_string(&OutcomeLine::new(&outcome))?);
-            }
-        }
-        text.push('\n');
-    }
-    Ok((text, exit, api_notes(&api, &requests)))
-}
-
-/// `text` quoted for `sh` (single quotes).
-pub(super) fn shlex_quote(text: &str) -> String {
-    format!("'{}'", text.replace('\'', "'\\''"))
+    shared::clean_env_wrapper(&wrapper, gemini, &env, None)?;
+    let (text, exit) = shared::run_live(&GeminiHarness, live_request(scenario, wrapper))?;
+    let notes = shared::stop(server, &api);
+    shared::clean(HOME)?;
+    Ok((text, exit, notes))
 }
 
 /// The differences between a live run and the recording's events: stdout's events in order
-/// (stderr's warnings interleave by timing and vary, see [`without_stderr`]), ids numbered by
+/// (stderr's warnings interleave by timing and vary, see [`shared::without_stderr`]), ids numbered by
 /// first appearance on each side, and the exit status.
 fn live_drift(recorded: &str, recorded_exit: i64, live: &str, exit: Option<i32>) -> Vec<String> {
-    let (recorded, live) = (without_stderr(recorded), without_stderr(live));
+    let (recorded, live) = (
+        shared::without_stderr(recorded),
+        shared::without_stderr(live),
+    );
     let mut problems: Vec<String> = drift::event_drift(&recorded, &recorded, &live, &live)
         .into_iter()
         .map(|p| format!("live: {p}"))
@@ -559,6 +355,7 @@ mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
 
     use super::*;
+    use harness_agents_core::Backend;
 
     #[test]
     fn every_committed_gemini_scenario_loads_and_has_a_recording_and_expected_events() {
@@ -586,7 +383,7 @@ mod tests {
             "\n",
         );
         assert_eq!(
-            without_stderr(events),
+            shared::without_stderr(events),
             concat!(
                 r#"{"kind":"warning","line":3,"message":"w","source":"stream"}"#,
                 "\n",

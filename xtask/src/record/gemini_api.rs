@@ -39,6 +39,17 @@ pub struct Turn {
     pub error: Option<HttpError>,
 }
 
+impl super::shared::StandIn for GeminiApi {
+    fn handle(&mut self, request: &Request) -> Reply {
+        GeminiApi::handle(self, request)
+    }
+
+    fn notes(&self, requests: &[String]) -> Vec<String> {
+        let count = |n: usize| if n > 0 { n.to_string() } else { String::new() };
+        super::shared::script_notes(&count(self.overflow), &count(self.remaining()), requests)
+    }
+}
+
 /// The stand-in of one run.
 pub struct GeminiApi {
     turns: Vec<Turn>,
@@ -89,11 +100,7 @@ impl GeminiApi {
             };
             self.played.insert(index);
             if let Some(error) = &turn.error {
-                let mut reply = Reply::json(error.status, &error.body);
-                reply
-                    .headers
-                    .extend(error.headers.iter().map(|(k, v)| (k.clone(), v.clone())));
-                return reply;
+                return error.reply();
             }
             return stream(turn);
         }
@@ -196,6 +203,7 @@ fn stream(turn: &Turn) -> Reply {
         headers: vec![("content-type".into(), "text/event-stream".into())],
         body: body.into_bytes(),
         delay: std::time::Duration::ZERO,
+        pauses: Vec::new(),
     }
 }
 

@@ -27,7 +27,10 @@
 //!
 //! The parts: [`claude`] and [`codex`] run each binary; [`anthropic`] and [`openai`] are the
 //! stand-ins, on the loopback HTTP server [`server`], which knows nothing of either API;
-//! [`scenario`] is the Claude scenario format; [`drift`] the comparison. Not run in CI: it needs
+//! [`scenario`] is the Claude scenario format; [`drift`] the comparison; [`shared`] what every
+//! backend's recorder does alike (the throwaway HOME, the scenario's files, the stand-in behind
+//! its server and its notes, the `.cmd` file, the offline environment, a live run's events, the
+//! comparison with the committed recording or the expected events). Not run in CI: it needs
 //! npm, the network for the install, and a few minutes.
 //!
 //! `--backend acp` records ACP transcripts of Gemini CLI (`--acp`) and opencode (`acp`), each
@@ -50,6 +53,7 @@ pub mod openai;
 pub mod opencode;
 pub mod scenario;
 pub mod server;
+pub mod shared;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -158,6 +162,14 @@ pub fn record(args: Args) -> Result<()> {
         (_, None) if args.gemini.is_some() => Some(Backend::Gemini),
         (backend, None) => backend,
     };
+    if args.sessions
+        && !matches!(
+            backend.unwrap_or(Backend::Claude),
+            Backend::Claude | Backend::Codex
+        )
+    {
+        bail!("--sessions keeps Claude Code's and Codex's stored sessions only");
+    }
     if !args.latest {
         return match backend.unwrap_or(Backend::Claude) {
             Backend::Claude => claude::record(&options),

@@ -44,6 +44,17 @@ pub struct Turn {
     pub delay_ms: u64,
 }
 
+impl super::shared::StandIn for Responses {
+    fn handle(&mut self, request: &Request) -> Reply {
+        Responses::handle(self, request)
+    }
+
+    fn notes(&self, requests: &[String]) -> Vec<String> {
+        let count = |n: usize| if n > 0 { n.to_string() } else { String::new() };
+        super::shared::script_notes(&count(self.overflow), &count(self.remaining()), requests)
+    }
+}
+
 /// The conversation state of one `codex exec` run.
 pub struct Responses {
     turns: VecDeque<Turn>,
@@ -90,11 +101,7 @@ impl Responses {
             std::thread::sleep(std::time::Duration::from_millis(turn.delay_ms.min(10_000)));
         }
         if let Some(error) = &turn.error {
-            let mut reply = Reply::json(error.status, &error.body);
-            reply
-                .headers
-                .extend(error.headers.iter().map(|(k, v)| (k.clone(), v.clone())));
-            return reply;
+            return error.reply();
         }
         let mut reply = Reply::sse(&events(&turn, self.counter));
         reply

@@ -1,13 +1,14 @@
 //! `cargo xtask record --backend opencode`: the opencode corpus, recorded from the npm
 //! package's binary (`opencode-ai`) against the Anthropic Messages stand-in
-//! ([`super::anthropic`]), reused as is: opencode's title request carries no tools and gets the
-//! side answer, every step's request carries tools and takes the next turn.
+//! ([`super::anthropic`]): opencode's title and compaction requests carry no tools and get the
+//! side answer; every step's request carries tools and takes the turn of its thread (the main
+//! one, or a `task` sub-agent's) at the count of tool results it carries.
 //!
 //! Scenarios live in `fixtures/opencode/scenarios/NAME.json` ([`Scenario`]). Each runs in a
 //! fresh project at `/home/oc/project` with `HOME=/home/oc`, its own `XDG_*` folders and
 //! `TMPDIR` under it (opencode keeps its database, logs and an unpacked library there), and
 //! `rg` copied into `/home/oc/bin` so `grep` and `glob` work offline. The command line is the
-//! live runner's own ([`Harness::args`] of `harness_agents_opencode::OpencodeHarness`: `run --format=json --thinking`), then
+//! live runner's own ([`Backend::args`] of `harness_agents_opencode::OpencodeHarness`: `run --format=json --thinking`), then
 //! `--pure` (no plugins), the scenario's arguments, `--` and the prompt, exactly as `harness run
 //! --backend opencode` starts it. The configuration goes in `OPENCODE_CONFIG_CONTENT`: the
 //! stand-in as the `anthropic` provider's base URL, no autoupdate, no sharing; the environment
@@ -25,22 +26,20 @@
 //! install ripgrep`).
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
-use harness_agents_core::{Harness, NormalizerConfig, RunRequest};
+use harness_agents_core::{Backend, RunRequest};
 use harness_agents_opencode::{OpencodeHarness, OpencodeNormalizer};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::anthropic::Anthropic;
+use super::anthropic::{Anthropic, Steps};
 use super::scenario::Turn;
-use super::server::{Reply, Server};
-use super::{Options, drift, read, scenario_names};
+use super::{Options, read, scenario_names, shared};
 
 /// The opencode version the corpus was recorded with (`npm view opencode-ai version` on
 /// 2026-12-01).
@@ -49,7 +48,6 @@ pub const OPENCODE_VERSION: &str = harness_agents_opencode::VERSIONS.recorded;
 pub const HOME: &str = "/home/oc";
 /// The project the agent works in.
 pub const PROJECT: &str = "/home/oc/project";
-const MARKER: &str = ".harness-record";
 pub(super) const RUN_LIMIT: Duration = Duration::from_secs(120);
 /// The model the configuration names (the stand-in answers with it).
 const MODEL: &str = "anthropic/claude-sonnet-4-5";
@@ -96,8 +94,16 @@ pub struct Scenario {
     /// The answer to requests without tools (the title).
     #[serde(default)]
     pub side_answer: Option<String>,
-    /// The stand-in's answers, in order, to the requests that carry tools.
+    /// The main thread's answers to the requests that carry tools, each chosen by the tool
+    /// results its request carries ([`Steps::ToolResults`]): by default the turns in order,
+    /// a retry after an HTTP error or the first request after a compaction taking the next
+    /// one at the same step.
     pub turns: Vec<Turn>,
+    /// The answers of each sub-agent (`task`): the key is a text its first user message
+    /// contains (the `prompt` of the `task` tool use), the turns are chosen as the main
+    /// thread's are.
+    #[serde(default)]
+    pub agents: BTreeMap<String, Vec<Turn>>,
 }
 
 fn yes() -> bool {
@@ -110,18 +116,7 @@ impl Scenario {
             std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
         let scenario: Scenario =
             serde_json::from_str(&text).with_context(|| format!("parsing {}", path.display()))?;
-        for file in scenario.files.keys() {
-            let p = Path::new(file);
-            if p.is_absolute()
-                || p.components()
-                    .any(|c| !matches!(c, std::path::Component::Normal(_)))
-            {
-                bail!(
-                    "{}: file {file:?} must be a plain relative path",
-                    path.display()
-                );
-            }
-        }
+        shared::check_files(path, scenario.files.keys())?;
         Ok(scenario)
     }
 
@@ -129,10 +124,11 @@ impl Scenario {
     pub(super) fn stand_in(&self, seed: u64) -> Anthropic {
         let scenario = super::scenario::Scenario {
             turns: self.turns.clone(),
+            agents: self.agents.clone(),
             side_answer: Some(self.side_answer.clone().unwrap_or_else(|| "Title".into())),
             ..super::scenario::Scenario::default()
         };
-        Anthropic::new(&scenario, seed)
+        Anthropic::new(&scenario, Steps::ToolResults, seed)
     }
 
     /// The arguments after `opencode`, the prompt last after `--`: the live runner's.
@@ -176,10 +172,8 @@ pub(super) fn config(scenario: &Scenario, port: u16) -> Value {
 /// the scenario's variables.
 pub(super) fn environment(scenario: &Scenario, config: &Value) -> BTreeMap<String, String> {
     let home = |sub: &str| format!("{HOME}/{sub}");
-    let mut env: BTreeMap<String, String> = [
+    let mut env = shared::offline_env([
         ("PATH", format!("{HOME}/bin:/usr/local/bin:/usr/bin:/bin")),
-        ("LANG", "C.UTF-8".into()),
-        ("TERM", "dumb".into()),
         ("HOME", HOME.into()),
         ("XDG_CONFIG_HOME", home(".config")),
         ("XDG_DATA_HOME", home(".local/share")),
@@ -195,14 +189,7 @@ pub(super) fn environment(scenario: &Scenario, config: &Value) -> BTreeMap<Strin
         ("OPENCODE_DISABLE_SHARE", "1".into()),
         ("OPENCODE_DISABLE_CLAUDE_CODE", "1".into()),
         ("OPENCODE_DISABLE_EXTERNAL_SKILLS", "1".into()),
-        // Anything not addressed to the stand-in goes to a port nobody listens on.
-        ("HTTPS_PROXY", "http://127.0.0.1:9".into()),
-        ("HTTP_PROXY", "http://127.0.0.1:9".into()),
-        ("NO_PROXY", "127.0.0.1,localhost".into()),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_string(), v))
-    .collect();
+    ]);
     env.extend(scenario.env.clone());
     env
 }
@@ -214,12 +201,9 @@ pub const PACKAGE: &str = "opencode-ai";
 /// platform binary (an optional dependency of the package).
 pub fn install(cache: &Path, version: &str) -> Result<PathBuf> {
     let cache = cache.join(format!("opencode-{version}"));
-    let platform = match (std::env::consts::OS, std::env::consts::ARCH) {
-        ("linux", "x86_64") => "linux-x64",
-        ("linux", "aarch64") => "linux-arm64",
-        ("macos", "x86_64") => "darwin-x64",
-        ("macos", "aarch64") => "darwin-arm64",
-        (os, arch) => bail!("no opencode binary package for {os}/{arch} known here"),
+    let Some(platform) = shared::npm_platform() else {
+        let (os, arch) = (std::env::consts::OS, std::env::consts::ARCH);
+        bail!("no opencode binary package for {os}/{arch} known here")
     };
     let binary = cache.join(format!("node_modules/opencode-{platform}/bin/opencode"));
     super::npm_install(&cache, &format!("{PACKAGE}@{version}"), binary)
@@ -242,24 +226,9 @@ pub(super) fn ripgrep(options: &Options) -> Result<PathBuf> {
         .context("no `rg` found (grep and glob need ripgrep): install it (apt-get install ripgrep) or pass --rg PATH")
 }
 
-pub(super) fn clean() -> Result<()> {
-    let home = Path::new(HOME);
-    if home.exists() {
-        if !home.join(MARKER).exists() {
-            bail!("{HOME} exists and was not made by `cargo xtask record`; not touching it");
-        }
-        std::fs::remove_dir_all(home)?;
-    }
-    Ok(())
-}
-
+/// Makes `/home/oc` anew: the project with the scenario's files, opencode's folders, `rg`.
 pub(super) fn prepare(scenario: &Scenario, rg: &Path) -> Result<()> {
-    clean()?;
-    std::fs::create_dir_all(PROJECT)?;
-    std::fs::write(
-        Path::new(HOME).join(MARKER),
-        "created by cargo xtask record\n",
-    )?;
+    shared::fresh_home(HOME, PROJECT)?;
     for sub in [
         "bin",
         "tmp",
@@ -272,14 +241,7 @@ pub(super) fn prepare(scenario: &Scenario, rg: &Path) -> Result<()> {
     }
     std::fs::copy(rg, Path::new(HOME).join("bin/rg"))
         .with_context(|| format!("copying {}", rg.display()))?;
-    for (file, text) in &scenario.files {
-        let path = Path::new(PROJECT).join(file);
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent)?;
-        }
-        std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
-    }
-    Ok(())
+    shared::write_files(Path::new(PROJECT), &scenario.files)
 }
 
 /// Entry point of `cargo xtask record --backend opencode`.
@@ -295,15 +257,8 @@ pub(super) fn record(options: &Options) -> Result<()> {
         )?,
     };
     let rg = ripgrep(options)?;
-    let out = if options.check {
-        std::env::temp_dir().join(format!(
-            "harness-record-opencode-check-{}",
-            std::process::id()
-        ))
-    } else {
-        options.out.clone().unwrap_or_else(|| dir.clone())
-    };
-    std::fs::create_dir_all(&out)?;
+    let output = super::Output::new(options, &dir)?;
+    let out = output.path();
     let mut report = super::Report::new(options.check);
     for name in &names {
         let scenario = Scenario::load(&scenario_dir.join(format!("{name}.json")))?;
@@ -311,48 +266,26 @@ pub(super) fn record(options: &Options) -> Result<()> {
         // the expected file's).
         let old_raw = read(&dir.join(format!("{name}.jsonl")));
         let old_stderr = read(&dir.join(format!("{name}.stderr")));
-        let mut problems = run(name, &scenario, &binary, &rg, &out)
-            .with_context(|| format!("recording {name}"))?;
+        let mut problems =
+            run(name, &scenario, &binary, &rg, out).with_context(|| format!("recording {name}"))?;
         let raw = read(&out.join(format!("{name}.jsonl")));
         let stderr = read(&out.join(format!("{name}.stderr")));
-        let events = normalize(&raw, &stderr);
-        if options.check {
-            if old_raw.is_empty() {
-                problems.push(format!("no committed recording of {name}"));
-            }
-            let old_events = normalize(&old_raw, &old_stderr);
-            problems.extend(shape_drift(&old_raw, &raw));
-            problems.extend(
-                drift::event_drift(&old_events, &old_raw, &events, &raw)
-                    .into_iter()
-                    .map(|p| format!("drift: {p}")),
-            );
-        } else {
-            let expected = dir.join(format!("{name}.expected.jsonl"));
-            if expected.exists() {
-                problems.extend(
-                    drift::event_drift(&read(&expected), &old_raw, &events, &raw)
-                        .into_iter()
-                        .map(|p| format!("golden: {p}")),
-                );
-            } else {
-                problems.push(format!("no {}", expected.display()));
-            }
-        }
+        problems.extend(shared::recording_drift(
+            options.check,
+            (&dir, name),
+            (&old_raw, &old_stderr),
+            (&raw, &stderr),
+            normalize,
+            shape_drift,
+        ));
         report.add(name, &scenario.about, problems);
     }
-    report.finish("opencode", &out)
+    report.finish("opencode", out)
 }
 
 /// The normalized events of a raw opencode stream, with `--cwd /home/oc/project`.
 pub fn normalize(raw: &str, stderr: &str) -> String {
-    let mut config = NormalizerConfig::default();
-    config.cwd = Some(PROJECT.to_string());
-    drift::normalize_with(
-        OpencodeNormalizer::new(config),
-        raw.as_bytes(),
-        stderr.as_bytes(),
-    )
+    shared::normalize_in(OpencodeNormalizer::new, PROJECT, raw, stderr)
 }
 
 /// What kinds of things a raw opencode stream holds: line types, part types, tools with their
@@ -398,28 +331,8 @@ fn run(
     out: &Path,
 ) -> Result<Vec<String>> {
     prepare(scenario, rg)?;
-    let api = Arc::new(Mutex::new(scenario.stand_in(super::claude::seed(name))));
-    let handler_api = Arc::clone(&api);
-    let dump = std::env::var_os("RECORD_DUMP_REQUESTS")
-        .map(|_| out.join(format!("{name}.requests.jsonl")));
-    let server = Server::start(
-        0,
-        Box::new(move |request| {
-            if let Some(path) = &dump
-                && let Ok(mut file) = std::fs::OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(path)
-            {
-                let _ = file.write_all(&request.body);
-                let _ = file.write_all(b"\n");
-            }
-            match handler_api.lock() {
-                Ok(mut api) => api.handle(request),
-                Err(_) => Reply::not_found(&request.path),
-            }
-        }),
-    )?;
+    let api = Arc::new(Mutex::new(scenario.stand_in(shared::seed(name))));
+    let server = shared::serve(0, &api, shared::dump_path(out, name))?;
     let config = config(scenario, server.port());
     let env = environment(scenario, &config);
     let argv = scenario.argv();
@@ -436,56 +349,20 @@ fn run(
         .with_context(|| format!("starting {}", binary.display()))?;
     let stdout = child.stdout.take().context("no stdout pipe")?;
     let run = super::Watched::start(child, started, RUN_LIMIT)?;
-    let mut stdout_bytes = Vec::new();
-    let mut reader = BufReader::new(stdout);
-    let mut line = Vec::new();
-    while reader.read_until(b'\n', &mut line)? > 0 {
-        stdout_bytes.extend_from_slice(&line);
-        line.clear();
-    }
+    let stdout_bytes = shared::read_lines(stdout, |_| {})?;
     let (status, timed_out, stderr_bytes) = run.wait()?;
     let seconds = started.elapsed().as_secs_f64();
-    let requests = server.stop();
-    clean()?;
+    let api_notes = shared::stop(server, &api);
+    shared::clean(HOME)?;
 
-    std::fs::write(out.join(format!("{name}.jsonl")), &stdout_bytes)?;
-    std::fs::write(out.join(format!("{name}.stderr")), &stderr_bytes)?;
+    shared::write_streams(out, name, &stdout_bytes, &stderr_bytes)?;
     let mut full_argv = vec!["opencode".to_string()];
     full_argv.extend(argv);
     let cmd = json!({"cwd": PROJECT, "env": env, "argv": full_argv});
-    let exit_code: Value = match status.code() {
-        Some(code) => json!(code),
-        None => {
-            use std::os::unix::process::ExitStatusExt;
-            json!(status.signal().map(|s| -s))
-        }
-    };
-    let tail = json!({"exit_code": exit_code, "seconds": (seconds * 10.0).round() / 10.0});
-    std::fs::write(
-        out.join(format!("{name}.cmd")),
-        format!("{}\n{tail}\n", serde_json::to_string_pretty(&cmd)?),
-    )?;
+    let tail = shared::cmd_tail(shared::exit_code(status), seconds);
+    shared::write_cmd(out, name, &cmd, Some(&tail))?;
 
-    let mut notes = Vec::new();
-    if timed_out {
-        notes.push(format!("killed after {}s", RUN_LIMIT.as_secs()));
-    }
-    if let Ok(api) = api.lock() {
-        if !api.overflow.is_empty() {
-            notes.push(format!(
-                "{} request(s) after the script ran out; requests: {}",
-                api.overflow.join(", "),
-                requests.join(", ")
-            ));
-        }
-        if !api.remaining().is_empty() {
-            notes.push(format!(
-                "{} scripted turn(s) never requested",
-                api.remaining().join(", ")
-            ));
-        }
-    }
-    Ok(notes)
+    Ok(shared::run_notes(timed_out, RUN_LIMIT, api_notes))
 }
 
 #[cfg(test)]

@@ -137,6 +137,11 @@ pub struct Turn {
     /// would otherwise race.
     #[serde(default)]
     pub delay_ms: Option<u64>,
+    /// Stream the blocks with this pause after each but the last: an agent that runs a tool
+    /// as soon as its block is complete (opencode) runs two of one turn one after the other,
+    /// in the blocks' order, where they would otherwise race.
+    #[serde(default)]
+    pub pause_ms: Option<u64>,
 }
 
 /// An HTTP error answer.
@@ -150,6 +155,17 @@ pub struct HttpError {
     pub headers: BTreeMap<String, String>,
     /// The JSON body.
     pub body: Value,
+}
+
+impl HttpError {
+    /// The error as the stand-in answers it: the status, the JSON body, the headers.
+    pub fn reply(&self) -> super::server::Reply {
+        let mut reply = super::server::Reply::json(self.status, &self.body);
+        reply
+            .headers
+            .extend(self.headers.iter().map(|(k, v)| (k.clone(), v.clone())));
+        reply
+    }
 }
 
 impl Turn {
@@ -212,6 +228,9 @@ impl Scenario {
             }
             if turn.delay_ms.is_some_and(|d| d > 60_000) {
                 bail!("turn {}: delay_ms above a minute", i + 1);
+            }
+            if turn.pause_ms.is_some_and(|d| d > 10_000) {
+                bail!("turn {}: pause_ms above ten seconds", i + 1);
             }
             for block in turn.values() {
                 let kind = block.get("type").and_then(Value::as_str).unwrap_or("");

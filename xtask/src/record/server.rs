@@ -3,7 +3,8 @@
 //! [`Server::start`] binds `127.0.0.1` (a free port, or a fixed one when a scenario needs the
 //! port in its recorded text), and answers each request with whatever the [`Handler`] returns,
 //! one request at a time on one thread. Bodies are written whole: a server-sent event stream is
-//! just a [`Reply`] whose body holds every event, which the agents accept.
+//! just a [`Reply`] whose body holds every event, which the agents accept; a reply with
+//! [`Reply::pauses`] is written in parts, each flushed, with a pause after each.
 //!
 //! The server never reaches beyond the loopback interface and always stops by itself: when the
 //! [`Server`] is dropped or [`Server::stop`] is called, after [`MAX_REQUESTS`] requests, or
@@ -45,6 +46,10 @@ pub struct Reply {
     /// own, so the requests that come meanwhile are answered first (a scenario orders two
     /// threads of a conversation this way).
     pub delay: Duration,
+    /// Where the body's writing pauses, and how long: byte offsets in increasing order. Such a
+    /// reply is written from a thread of its own, each part flushed before its pause (the
+    /// agent acts on the part before the next arrives), and closes its connection.
+    pub pauses: Vec<(usize, Duration)>,
 }
 
 impl Reply {
@@ -55,18 +60,34 @@ impl Reply {
             headers: vec![("content-type".into(), "application/json".into())],
             body: value.to_string().into_bytes(),
             delay: Duration::ZERO,
+            pauses: Vec::new(),
         }
     }
 
     /// A server-sent event stream; `events` holds `(event name, data)` pairs.
     pub fn sse(events: &[(String, serde_json::Value)]) -> Reply {
+        Reply::sse_paused(events, &[])
+    }
+
+    /// A server-sent event stream that pauses after each event `pauses` names by its index.
+    pub fn sse_paused(
+        events: &[(String, serde_json::Value)],
+        pauses: &[(usize, Duration)],
+    ) -> Reply {
         let mut body = String::new();
-        for (name, data) in events {
+        let mut at = Vec::new();
+        for (i, (name, data)) in events.iter().enumerate() {
             body.push_str("event: ");
             body.push_str(name);
             body.push_str("\ndata: ");
             body.push_str(&data.to_string());
             body.push_str("\n\n");
+            at.extend(
+                pauses
+                    .iter()
+                    .filter(|(n, _)| *n == i)
+                    .map(|(_, d)| (body.len(), *d)),
+            );
         }
         Reply {
             status: 200,
@@ -76,6 +97,7 @@ impl Reply {
             ],
             body: body.into_bytes(),
             delay: Duration::ZERO,
+            pauses: at,
         }
     }
 
@@ -89,6 +111,32 @@ impl Reply {
             }),
         )
     }
+}
+
+/// Writes `reply` on a connection of its own: the status line, the headers, then the body in
+/// the parts its pauses make, each flushed before its pause.
+fn write_in_parts(mut out: Box<dyn std::io::Write + Send>, reply: &Reply) -> std::io::Result<()> {
+    let body = &reply.body;
+    let reason = tiny_http::StatusCode(reply.status).default_reason_phrase();
+    let mut head = format!("HTTP/1.1 {} {reason}\r\n", reply.status);
+    for (name, value) in &reply.headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    head.push_str(&format!(
+        "content-length: {}\r\nconnection: close\r\n\r\n",
+        body.len()
+    ));
+    out.write_all(head.as_bytes())?;
+    let mut from = 0;
+    for &(to, pause) in &reply.pauses {
+        let to = to.clamp(from, body.len());
+        out.write_all(&body[from..to])?;
+        out.flush()?;
+        std::thread::sleep(pause);
+        from = to;
+    }
+    out.write_all(&body[from..])?;
+    out.flush()
 }
 
 /// What answers the requests: called once per request, in arrival order.
@@ -134,15 +182,23 @@ impl Server {
                 };
                 // A body we cannot read is answered as an empty one.
                 let _ = incoming.as_reader().read_to_end(&mut request.body);
-                let mut reply = handler(&request);
-                let body = std::mem::take(&mut reply.body);
+                let reply = handler(&request);
                 if let Ok(mut log) = seen.lock() {
                     log.push(format!(
                         "{} {} -> {}",
                         request.method, request.path, reply.status
                     ));
                 }
-                let mut response = tiny_http::Response::from_data(body)
+                // A client that hung up early is not our failure.
+                if !reply.pauses.is_empty() {
+                    std::thread::spawn(move || {
+                        std::thread::sleep(reply.delay);
+                        let _ = write_in_parts(incoming.into_writer(), &reply);
+                    });
+                    continue;
+                }
+                let delay = reply.delay;
+                let mut response = tiny_http::Response::from_data(reply.body)
                     .with_status_code(tiny_http::StatusCode(reply.status));
                 for (name, value) in &reply.headers {
                     if let Ok(header) =
@@ -151,11 +207,9 @@ impl Server {
                         response.add_header(header);
                     }
                 }
-                // A client that hung up early is not our failure.
-                if reply.delay.is_zero() {
+                if delay.is_zero() {
                     let _ = incoming.respond(response);
                 } else {
-                    let delay = reply.delay;
                     std::thread::spawn(move || {
                         std::thread::sleep(delay);
                         let _ = incoming.respond(response);
@@ -276,6 +330,32 @@ pub(crate) mod tests {
         assert_eq!(slow.join().unwrap().1, r#"{"path":"/slow"}"#);
         let order: Vec<&str> = rx.try_iter().collect();
         assert_eq!(order, ["fast", "slow"]);
+    }
+
+    #[test]
+    fn a_paused_stream_arrives_whole_after_its_pauses() {
+        let events = [
+            ("a".to_string(), serde_json::json!({"n": 1})),
+            ("b".to_string(), serde_json::json!({"n": 2})),
+        ];
+        let whole = Reply::sse(&events).body;
+        let server = Server::start(
+            0,
+            Box::new(move |_: &Request| {
+                Reply::sse_paused(&events, &[(0, Duration::from_millis(300))])
+            }),
+        )
+        .unwrap();
+        let started = Instant::now();
+        let (status, body) = send(server.port(), "POST", "/", "");
+        assert!(started.elapsed() >= Duration::from_millis(300));
+        assert_eq!((status, body.as_bytes()), (200, whole.as_slice()));
+        let paused = Reply::sse_paused(
+            &[("a".into(), serde_json::json!(1))],
+            &[(0, Duration::ZERO)],
+        );
+        assert_eq!(paused.pauses, [(paused.body.len(), Duration::ZERO)]);
+        server.stop();
     }
 
     #[test]

@@ -1,4 +1,5 @@
-//! Model prices, to put a cost on a stored session whose agent did not report one.
+//! Model prices, to put a cost on a stored session whose agent did not report one (the
+//! `sessions` feature).
 //!
 //! A price is US dollars per million tokens, for each kind of token a model bills: input,
 //! output, input read from the prompt cache, input written to it. The bundled table
@@ -6,7 +7,7 @@
 //! can replace or add entries ([`PriceTable::merge_json`]):
 //!
 //! ```
-//! use harness_agents_core::prices::{PriceTable, Tokens};
+//! use harness_agents::prices::{PriceTable, Tokens};
 //!
 //! let mut table = PriceTable::bundled();
 //! table.merge_json(r#"{"my-model": {"input": 1.0, "output": 2.0}}"#)?;
@@ -17,6 +18,10 @@
 //! ```
 
 use serde::{Deserialize, Serialize};
+
+use harness_agents_core::stored::Accounting;
+/// Token counts of one model's use (the core's, which the stored-session decoders fill).
+pub use harness_agents_core::stored::Tokens;
 
 /// What a model costs, in US dollars per million tokens.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -31,29 +36,6 @@ pub struct Price {
     /// Input tokens written to the prompt cache; by default 1.25 times `input`.
     #[serde(default)]
     pub cache_write: Option<f64>,
-}
-
-/// Token counts of one model's use, as integers.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Tokens {
-    /// Input tokens not read from the cache.
-    pub input: u64,
-    /// Output tokens.
-    pub output: u64,
-    /// Input tokens read from the cache.
-    pub cache_read: u64,
-    /// Input tokens written to the cache.
-    pub cache_write: u64,
-}
-
-impl Tokens {
-    /// Adds `other` into `self` (saturating).
-    pub fn add(&mut self, other: &Tokens) {
-        self.input = self.input.saturating_add(other.input);
-        self.output = self.output.saturating_add(other.output);
-        self.cache_read = self.cache_read.saturating_add(other.cache_read);
-        self.cache_write = self.cache_write.saturating_add(other.cache_write);
-    }
 }
 
 /// Model name prefixes and their prices. A model is priced by the longest entry that is its
@@ -160,6 +142,20 @@ impl PriceTable {
             + tokens.cache_read as f64 * cache_read
             + tokens.cache_write as f64 * cache_write;
         Some(round_cost(micro / 1_000_000.0))
+    }
+}
+
+impl PriceTable {
+    /// The priced cost of a session's tokens; `None` when a model with tokens has no price.
+    pub fn session_cost(&self, accounting: &Accounting) -> Option<f64> {
+        let mut total = 0.0;
+        for (model, tokens) in &accounting.models {
+            if *tokens == Tokens::default() {
+                continue;
+            }
+            total += self.cost(model, tokens)?;
+        }
+        Some(round_cost(total))
     }
 }
 
