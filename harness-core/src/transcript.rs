@@ -207,7 +207,7 @@ impl<'a> Record<'a> {
 /// ```
 /// use harness_agents_core::transcript::{Header, replay};
 /// # use harness_agents_core::backend::{Decoder, Driver, Emitter, NotJson};
-/// # use harness_agents_core::{EventBody, Backend, NormalizerConfig};
+/// # use harness_agents_core::{Backend, EventBody, NormalizerConfig};
 /// # #[derive(Default)]
 /// # struct Echo;
 /// # impl Decoder for Echo {
