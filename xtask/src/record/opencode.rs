@@ -8,7 +8,7 @@
 //! fresh project at `/home/oc/project` with `HOME=/home/oc`, its own `XDG_*` folders and
 //! `TMPDIR` under it (opencode keeps its database, logs and an unpacked library there), and
 //! `rg` copied into `/home/oc/bin` so `grep` and `glob` work offline. The command line is the
-//! live runner's own ([`Backend::args`](harness_agents_core::Backend::args) of
+//! live runner's own ([`Backend::args`] of
 //! `harness_agents_opencode::OpencodeHarness`: `run --format=json --thinking`), then
 //! `--pure` (no plugins), the scenario's arguments, `--` and the prompt, exactly as `harness run
 //! --backend opencode` starts it. The configuration goes in `OPENCODE_CONFIG_CONTENT`: the
