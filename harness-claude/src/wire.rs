@@ -13,8 +13,9 @@
 use std::borrow::Cow;
 use std::fmt;
 
+use harness_agents_core::backend::NotJson;
 use harness_agents_core::backend::json::{
-    Checked, FieldsSeed, JsonView, Key, Loose, ViewSeed, depth_exceeds, view_of,
+    self, Checked, FieldsSeed, JsonView, Key, Loose, Scan, ViewSeed, depth_exceeds, view_of,
 };
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
@@ -560,102 +561,134 @@ struct Line<'a> {
     timestamp: Loose<'a>,
 }
 
-struct LineSeed(BlockMode, Dialect);
-
-impl<'de> DeserializeSeed<'de> for LineSeed {
-    type Value = Line<'de>;
-
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
-        struct LineVisitor(BlockMode, Dialect);
-        impl<'de> Visitor<'de> for LineVisitor {
-            type Value = Line<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a JSON object")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-                let mut line = Line {
-                    kind: Loose::Absent,
-                    subtype: Loose::Absent,
-                    session_id: Loose::Absent,
-                    parent: Loose::Absent,
-                    cwd: Loose::Absent,
-                    tool_use_id: Loose::Absent,
-                    message: Message::None,
-                    tool_use_result: ToolUseResult::None,
-                    result: ResultFields::default(),
-                    timestamp: Loose::Absent,
-                };
-                let transcript = self.1 == Dialect::Transcript;
-                while let Some(Key(key)) = map.next_key()? {
-                    let r = &mut line.result;
-                    let key = match (transcript, key.as_ref()) {
-                        (true, "sessionId") => "session_id",
-                        (true, "toolUseResult") => "tool_use_result",
-                        (true, "totalCostUSD") => "total_cost_usd",
-                        (true, "timestamp") => "timestamp",
-                        (true, "session_id" | "tool_use_result" | "parent_tool_use_id")
-                        | (true, "total_cost_usd" | "modelUsage" | "usage")
-                        | (false, "timestamp") => "",
-                        (_, other) => other,
-                    };
-                    let slot = match key {
-                        "type" => &mut line.kind,
-                        "subtype" => &mut line.subtype,
-                        "is_error" => &mut r.is_error,
-                        "result" => &mut r.result,
-                        "total_cost_usd" => &mut r.total_cost_usd,
-                        "duration_api_ms" => &mut r.duration_api_ms,
-                        "duration_ms" => &mut r.duration_ms,
-                        "num_turns" => &mut r.num_turns,
-                        "structured_output" => {
-                            let value: serde_json::Value = map.next_value()?;
-                            r.structured_output = Some(value).filter(|v| !v.is_null());
-                            continue;
-                        }
-                        "modelUsage" => {
-                            r.model_usage = map.next_value_seed(ModelUsageSeed)?;
-                            continue;
-                        }
-                        "usage" => {
-                            r.usage = map.next_value_seed(TokenSeed(&USAGE_NAMES))?;
-                            continue;
-                        }
-                        "errors" => {
-                            r.errors = map.next_value_seed(ErrorsSeed)?;
-                            continue;
-                        }
-                        "session_id" => &mut line.session_id,
-                        "timestamp" => &mut line.timestamp,
-                        "parent_tool_use_id" => &mut line.parent,
-                        "cwd" => &mut line.cwd,
-                        "tool_use_id" => &mut line.tool_use_id,
-                        "message" => {
-                            line.message = map.next_value_seed(MessageSeed(self.0))?;
-                            continue;
-                        }
-                        "tool_use_result" => {
-                            line.tool_use_result = map.next_value_seed(ToolUseResultSeed)?;
-                            continue;
-                        }
-                        _ => {
-                            map.next_value::<Checked>()?;
-                            continue;
-                        }
-                    };
-                    *slot = map.next_value()?;
-                }
-                Ok(line)
-            }
+impl Default for Line<'_> {
+    fn default() -> Self {
+        Line {
+            kind: Loose::Absent,
+            subtype: Loose::Absent,
+            session_id: Loose::Absent,
+            parent: Loose::Absent,
+            cwd: Loose::Absent,
+            tool_use_id: Loose::Absent,
+            message: Message::None,
+            tool_use_result: ToolUseResult::None,
+            result: ResultFields::default(),
+            timestamp: Loose::Absent,
         }
-        deserializer.deserialize_map(LineVisitor(self.0, self.1))
     }
 }
 
+/// A line as the core's entry point reads it ([`json::read_line`]): the [`Line`] of one
+/// dialect (`TRANSCRIPT`: a stored transcript's) with its blocks read in place (`IN_PLACE`) or
+/// kept. There is no fast path: the view is read by the checked path alone (serde visitors
+/// over the members the rules use), which the entry point takes whenever its fast reader is
+/// unsure, as it is of every member here.
+#[derive(Default)]
+struct LineView<'a, const TRANSCRIPT: bool, const IN_PLACE: bool>(Line<'a>);
+
+impl<'de, const TRANSCRIPT: bool, const IN_PLACE: bool> JsonView<'de>
+    for LineView<'de, TRANSCRIPT, IN_PLACE>
+{
+    const SCANS: bool = false;
+
+    fn read_member<A: MapAccess<'de>>(
+        &mut self,
+        key: &str,
+        map: &mut A,
+        _costly: bool,
+    ) -> Result<bool, A::Error> {
+        let line = &mut self.0;
+        let r = &mut line.result;
+        let key = match (TRANSCRIPT, key) {
+            (true, "sessionId") => "session_id",
+            (true, "toolUseResult") => "tool_use_result",
+            (true, "totalCostUSD") => "total_cost_usd",
+            (true, "timestamp") => "timestamp",
+            (true, "session_id" | "tool_use_result" | "parent_tool_use_id")
+            | (true, "total_cost_usd" | "modelUsage" | "usage")
+            | (false, "timestamp") => "",
+            (_, other) => other,
+        };
+        let slot = match key {
+            "type" => &mut line.kind,
+            "subtype" => &mut line.subtype,
+            "is_error" => &mut r.is_error,
+            "result" => &mut r.result,
+            "total_cost_usd" => &mut r.total_cost_usd,
+            "duration_api_ms" => &mut r.duration_api_ms,
+            "duration_ms" => &mut r.duration_ms,
+            "num_turns" => &mut r.num_turns,
+            "structured_output" => {
+                let value: serde_json::Value = map.next_value()?;
+                r.structured_output = Some(value).filter(|v| !v.is_null());
+                return Ok(true);
+            }
+            "modelUsage" => {
+                r.model_usage = map.next_value_seed(ModelUsageSeed)?;
+                return Ok(true);
+            }
+            "usage" => {
+                r.usage = map.next_value_seed(TokenSeed(&USAGE_NAMES))?;
+                return Ok(true);
+            }
+            "errors" => {
+                r.errors = map.next_value_seed(ErrorsSeed)?;
+                return Ok(true);
+            }
+            "session_id" => &mut line.session_id,
+            "timestamp" => &mut line.timestamp,
+            "parent_tool_use_id" => &mut line.parent,
+            "cwd" => &mut line.cwd,
+            "tool_use_id" => &mut line.tool_use_id,
+            "message" => {
+                let mode = if IN_PLACE {
+                    BlockMode::InPlace
+                } else {
+                    BlockMode::Kept
+                };
+                line.message = map.next_value_seed(MessageSeed(mode))?;
+                return Ok(true);
+            }
+            "tool_use_result" => {
+                line.tool_use_result = map.next_value_seed(ToolUseResultSeed)?;
+                return Ok(true);
+            }
+            _ => return Ok(false),
+        };
+        *slot = map.next_value()?;
+        Ok(true)
+    }
+
+    fn scan_member(&mut self, _: &str, _: &mut Scan<'de>, _: bool) -> Option<bool> {
+        None
+    }
+}
+
+/// Reads `text` as a line of `dialect` with its blocks in `mode`, through the core's entry
+/// point; `None` when it is not a JSON object.
 fn read_line(text: &str, mode: BlockMode, dialect: Dialect) -> Option<Line<'_>> {
-    let mut de = serde_json::Deserializer::from_str(text);
-    let line = LineSeed(mode, dialect).deserialize(&mut de).ok()?;
-    de.end().ok()?;
-    Some(line)
+    fn view<const T: bool, const I: bool>(text: &str) -> Option<Line<'_>> {
+        let view = json::read_object::<LineView<'_, T, I>>(text).ok()??;
+        Some(view.0)
+    }
+    match (dialect, mode) {
+        (Dialect::Stream, BlockMode::InPlace) => view::<false, true>(text),
+        (Dialect::Stream, BlockMode::Kept) => view::<false, false>(text),
+        (Dialect::Transcript, BlockMode::InPlace) => view::<true, true>(text),
+        (Dialect::Transcript, BlockMode::Kept) => view::<true, false>(text),
+    }
+}
+
+/// Reads one line of the live stream through the core's entry point ([`json::read_line`]):
+/// its text and parts when it is a JSON object, `None` when it is JSON but no object (S3),
+/// `NotJson` exactly where a `Value` parse fails (S2).
+pub(crate) fn read(line: &[u8]) -> Result<Option<(&str, LineParts<'_>)>, NotJson> {
+    if let Some((text, parts)) = json::object_text(line).and_then(|t| Some((t, parse(t)?))) {
+        return Ok(Some((text, parts)));
+    }
+    // Not UTF-8, not an object, or not JSON: the entry point says which (never a view here,
+    // since a line that is an object was read above).
+    json::read_line::<LineView<'_, false, false>>(line).map(|_| None)
 }
 
 /// Reads the parts of a line that starts with `{`; `None` when it is not valid JSON.

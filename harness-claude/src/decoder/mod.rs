@@ -2,7 +2,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use harness_agents_core::backend::json::{self, Loose};
+use harness_agents_core::backend::json::Loose;
 use harness_agents_core::backend::{
     Decoder, Driver, Emitter, NotJson, PermissionRequest, Summary, add_numbers, parse_value,
     reparse,
@@ -323,10 +323,9 @@ impl Decoder for ClaudeDecoder {
     }
 
     fn line(&mut self, line: &[u8], out: &mut Emitter<'_>) -> Result<(), NotJson> {
-        // The fast path: a borrowed view, which exists exactly when the line parses into a
-        // `Value` (S2). Other lines (not UTF-8, not an object) take the `Value` path.
-        let parts = json::object_text(line).and_then(|text| Some((text, wire::parse(text)?)));
-        match parts {
+        // The core's entry point: a borrowed view, which exists exactly when the line parses
+        // into a `Value` object (S2); JSON that is no object takes the `Value` path (S3).
+        match wire::read(line)? {
             Some((text, parts)) => self.on_parts(parts, text, None, out),
             None => self.on_value(parse_value(line)?, out),
         }

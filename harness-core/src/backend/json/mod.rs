@@ -91,7 +91,24 @@ pub fn read_line_into<'de, V: JsonView<'de>>(
             costly,
         );
     };
-    if let Some(mut scan) = Scan::new(text) {
+    read_object_into(text, view, costly)
+}
+
+/// [`read_line`] of a line already known to be UTF-8 text that starts, after any whitespace,
+/// with `{` (as [`object_text`] gives it): the same result, without checking the text again.
+pub fn read_object<'de, V: JsonView<'de>>(text: &'de str) -> Result<Option<V>, NotJson> {
+    let mut view = None;
+    read_object_into(text, &mut view, false)?;
+    Ok(view)
+}
+
+/// [`read_object`] into `view`, in place, as [`read_line_into`].
+pub fn read_object_into<'de, V: JsonView<'de>>(
+    text: &'de str,
+    view: &mut Option<V>,
+    costly: bool,
+) -> Result<(), NotJson> {
+    if let Some(mut scan) = Scan::new(text).filter(|_| V::SCANS) {
         let fast = view.insert(V::default());
         if fast.scan_members(&mut scan, costly).is_some() && scan.end().is_some() {
             return Ok(());

@@ -19,6 +19,11 @@ use super::read::Scan;
 /// Fields marked `if costly` in the declaration are read only when `costly` is set (for values
 /// few lines need and that cost much to keep); otherwise they are skipped like unknown members.
 pub trait JsonView<'de>: Default {
+    /// Whether the view has a fast path worth trying ([`JsonView::scan_member`] can be sure
+    /// of a member): a view read by the checked path alone says `false`, and the entry point
+    /// ([`super::read_line`]) then goes straight to it.
+    const SCANS: bool = true;
+
     /// Reads the value of `key` from `map` into its field when `key` names one (a later value
     /// of the same key replaces it); `false` leaves the value unread, for the caller to skip.
     fn read_member<A: MapAccess<'de>>(
