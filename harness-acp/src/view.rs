@@ -10,11 +10,12 @@
 //! decides the lines whose events it can give the same.
 
 use std::borrow::Cow;
-use std::fmt;
 
-use harness_agents_core::backend::json::{Checked, FieldsSeed, Key, Loose, Member, Scan};
+use harness_agents_core::backend::json::{
+    Checked, FieldsSeed, Key, Loose, Member, ObjectReader, OnlyObjects, Scan,
+};
 use serde::Deserialize;
-use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::de::{DeserializeSeed, Deserializer, MapAccess};
 
 /// The members of `result.usage` the prompt's answer reads (A10), in this order.
 pub(crate) const USAGE: [&str; 5] = [
@@ -154,7 +155,7 @@ pub(crate) struct Update<'a>(pub(crate) Option<Vec<(Cow<'a, str>, Written<'a>)>>
 
 impl<'de> Member<'de> for Update<'de> {
     fn read<D: Deserializer<'de>>(&mut self, deserializer: D, _: bool) -> Result<(), D::Error> {
-        self.0 = deserializer.deserialize_any(UpdateVisitor)?;
+        self.0 = deserializer.deserialize_any(OnlyObjects(Members))?;
         Ok(())
     }
 
@@ -174,53 +175,18 @@ impl<'de> Member<'de> for Update<'de> {
     }
 }
 
-/// Reads an update's members, each value whole; `None` for any other value.
-struct UpdateVisitor;
+/// Reads an update's members in order, each value whole.
+struct Members;
 
-type Members<'a> = Option<Vec<(Cow<'a, str>, Written<'a>)>>;
+impl<'de> ObjectReader<'de> for Members {
+    type Value = Vec<(Cow<'de, str>, Written<'de>)>;
 
-impl<'de> Visitor<'de> for UpdateVisitor {
-    type Value = Members<'de>;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("any JSON value")
-    }
-
-    fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-
-    fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-
-    fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-
-    fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-
-    fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-
-    fn visit_unit<E>(self) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        while seq.next_element::<Checked>()?.is_some() {}
-        Ok(None)
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+    fn read<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let mut members = Vec::new();
         while let Some(Key(key)) = map.next_key()? {
             members.push((key, Written::Value(map.next_value()?)));
         }
-        Ok(Some(members))
+        Ok(members)
     }
 }
 

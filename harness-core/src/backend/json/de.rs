@@ -243,48 +243,83 @@ impl<'de, const N: usize> de::DeserializeSeed<'de> for FieldsSeed<N> {
     type Value = Option<[Loose<'de>; N]>;
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
-        struct FieldsVisitor<const N: usize>(&'static [&'static str; N]);
-        impl<'de, const N: usize> Visitor<'de> for FieldsVisitor<N> {
-            type Value = Option<[Loose<'de>; N]>;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an object")
-            }
-            fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
-                Ok(None)
-            }
-            fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
-                Ok(None)
-            }
-            fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
-                Ok(None)
-            }
-            fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
-                Ok(None)
-            }
-            fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
-                Ok(None)
-            }
-            fn visit_unit<E>(self) -> Result<Self::Value, E> {
-                Ok(None)
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-                while seq.next_element::<Checked>()?.is_some() {}
-                Ok(None)
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-                let mut fields: [Loose<'de>; N] = std::array::from_fn(|_| Loose::Absent);
-                while let Some(Key(key)) = map.next_key()? {
-                    match self.0.iter().position(|name| *name == key) {
-                        Some(i) => fields[i] = map.next_value()?,
-                        None => {
-                            map.next_value::<Checked>()?;
-                        }
-                    }
+        deserializer.deserialize_any(OnlyObjects(self))
+    }
+}
+
+impl<'de, const N: usize> ObjectReader<'de> for FieldsSeed<N> {
+    type Value = [Loose<'de>; N];
+
+    fn read<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut fields: [Loose<'de>; N] = std::array::from_fn(|_| Loose::Absent);
+        while let Some(Key(key)) = map.next_key()? {
+            match self.0.iter().position(|name| *name == key) {
+                Some(i) => fields[i] = map.next_value()?,
+                None => {
+                    map.next_value::<Checked>()?;
                 }
-                Ok(Some(fields))
             }
         }
-        deserializer.deserialize_any(FieldsVisitor(self.0))
+        Ok(fields)
+    }
+}
+
+/// What reads a JSON object's members, for [`OnlyObjects`].
+pub trait ObjectReader<'de> {
+    /// What the object is read into.
+    type Value;
+
+    /// Reads the object's members from `map`.
+    fn read<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error>;
+}
+
+/// A visitor that reads an object with its [`ObjectReader`] and takes any other value as
+/// `None`, checked as a `serde_json::Value` would be (an array's elements through
+/// [`Checked`]): the one way a view reads a member that is an object or nothing.
+pub struct OnlyObjects<R>(pub R);
+
+impl<'de, R: ObjectReader<'de>> Visitor<'de> for OnlyObjects<R> {
+    type Value = Option<R::Value>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_none<E>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        while seq.next_element::<Checked>()?.is_some() {}
+        Ok(None)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+        self.0.read(map).map(Some)
     }
 }
 

@@ -29,7 +29,7 @@ pub mod escape;
 mod read;
 mod view;
 
-pub use de::{Checked, FieldsSeed, Key, Loose};
+pub use de::{Checked, FieldsSeed, Key, Loose, ObjectReader, OnlyObjects};
 pub use read::{Scan, depth_exceeds, max_depth, object_text};
 #[doc(hidden)]
 pub use view::MemberSeed;

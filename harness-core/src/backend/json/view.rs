@@ -6,9 +6,9 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::de::{self, Deserialize, Deserializer, MapAccess};
 
-use super::de::{Checked, Key, Loose};
+use super::de::{Checked, Key, Loose, ObjectReader, OnlyObjects};
 use super::escape;
 use super::read::Scan;
 
@@ -200,7 +200,11 @@ impl<'de, T: JsonView<'de>> Member<'de> for Option<T> {
         deserializer: D,
         costly: bool,
     ) -> Result<(), D::Error> {
-        deserializer.deserialize_any(ObjectVisitor { slot: self, costly })
+        let read = deserializer.deserialize_any(OnlyObjects(InPlace { slot: self, costly }))?;
+        if read.is_none() {
+            *self = None;
+        }
+        Ok(())
     }
 
     fn scan(&mut self, scan: &mut Scan<'de>, costly: bool) -> Option<()> {
@@ -215,61 +219,17 @@ impl<'de, T: JsonView<'de>> Member<'de> for Option<T> {
 }
 
 /// Reads a view `T` into its slot, in place (views can be large, and moving them costs more
-/// than reading most of them): `Some` when the value is an object, `None` (checked and
-/// skipped) otherwise.
-struct ObjectVisitor<'v, T> {
+/// than reading most of them), for [`OnlyObjects`]: the slot is `Some` when the value is an
+/// object, set to `None` by the caller otherwise.
+struct InPlace<'v, T> {
     slot: &'v mut Option<T>,
     costly: bool,
 }
 
-impl<'v, T> ObjectVisitor<'v, T> {
-    fn other<E>(self) -> Result<(), E> {
-        *self.slot = None;
-        Ok(())
-    }
-}
-
-impl<'de, T: JsonView<'de>> Visitor<'de> for ObjectVisitor<'_, T> {
+impl<'de, T: JsonView<'de>> ObjectReader<'de> for InPlace<'_, T> {
     type Value = ();
 
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("any JSON value")
-    }
-
-    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
-        self.other()
-    }
-
-    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
-        self.other()
-    }
-
-    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
-        self.other()
-    }
-
-    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
-        self.other()
-    }
-
-    fn visit_str<E>(self, _: &str) -> Result<(), E> {
-        self.other()
-    }
-
-    fn visit_unit<E>(self) -> Result<(), E> {
-        self.other()
-    }
-
-    fn visit_none<E>(self) -> Result<(), E> {
-        self.other()
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        while seq.next_element::<Checked>()?.is_some() {}
-        self.other()
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+    fn read<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
         // A repeated key: its last value replaces the whole view.
         let view = self.slot.insert(T::default());
         while let Some(Key(key)) = map.next_key()? {
