@@ -11,7 +11,7 @@ pub const VERSIONS: Versions = Versions::new("2.1.332").older(&["2.1.197"]);
 
 /// How Claude Code is started live: the request's binary, else `$CLAUDE_BIN`, else `claude`,
 /// installed by `npm install -g @anthropic-ai/claude-code`; `--print --output-format
-/// stream-json --verbose [--model=MODEL] [--permission-mode=MODE] [extra args]`. The prompt is
+/// stream-json --verbose [--model=MODEL] [--resume=ID] [--permission-mode=MODE] [extra args]`. The prompt is
 /// not among the arguments: it goes to standard input, so text starting with `-` can never be
 /// read as an option.
 pub const LAUNCH: Launch = Launch::new(
@@ -20,7 +20,22 @@ pub const LAUNCH: Launch = Launch::new(
     "npm install -g @anthropic-ai/claude-code",
 )
 .leading(&["--print", "--output-format", "stream-json", "--verbose"])
-.model_flag("--model");
+.model_flag("--model")
+.resume_flag("--resume");
+
+/// How a Claude Code session starts: the run's launch with stream-json input and permission
+/// requests asked on standard input (`--permission-prompt-tool stdio`); the prompts are
+/// written to standard input as the session goes (CS5).
+pub const SESSION_LAUNCH: Launch = LAUNCH.leading(&[
+    "--print",
+    "--input-format",
+    "stream-json",
+    "--output-format",
+    "stream-json",
+    "--verbose",
+    "--permission-prompt-tool",
+    "stdio",
+]);
 
 /// The flag a `permission_mode` stands for: Claude Code's own `--permission-mode`, as one word.
 pub(crate) fn permission_args(mode: &str) -> Vec<String> {

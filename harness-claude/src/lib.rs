@@ -77,16 +77,21 @@ struct ReadmeExample;
 
 mod decoder;
 mod launch;
+mod session;
 mod tools;
 #[cfg(feature = "sessions")]
 mod transcript;
 mod wire;
 
 use harness_agents_core::backend::has_type;
-use harness_agents_core::{Backend, Launch, Normalizer, NormalizerConfig, Versions};
+use harness_agents_core::process::{SessionSpec, session_spec, spawn_session};
+use harness_agents_core::session::Session;
+use harness_agents_core::{
+    Backend, Launch, Normalizer, NormalizerConfig, RunError, RunRequest, Versions,
+};
 
 pub use decoder::{ClaudeDecoder, ClaudeNormalizer};
-pub use launch::{LAUNCH, VERSIONS};
+pub use launch::{LAUNCH, SESSION_LAUNCH, VERSIONS};
 #[cfg(feature = "sessions")]
 #[cfg_attr(docsrs, doc(cfg(feature = "sessions")))]
 pub use transcript::{BOOKKEEPING, TranscriptDecoder, TranscriptNormalizer};
@@ -114,6 +119,7 @@ pub use transcript::{BOOKKEEPING, TranscriptDecoder, TranscriptNormalizer};
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ClaudeHarness;
 
+#[harness_agents_core::backend::async_trait]
 impl Backend for ClaudeHarness {
     fn name(&self) -> &'static str {
         "claude"
@@ -153,5 +159,20 @@ impl Backend for ClaudeHarness {
 
     fn permission_args(&self, mode: &str) -> Vec<String> {
         launch::permission_args(mode)
+    }
+
+    /// One `claude` process for the whole session ([`SESSION_LAUNCH`]): prompts and answers
+    /// go to its standard input as stream-json messages, its permission requests come back
+    /// as `permission` events (CS1, CS5-CS10 of `docs/claude-session.md`); `resume` continues
+    /// a stored session with `--resume=ID`.
+    async fn session(&self, request: RunRequest) -> Result<Session, RunError> {
+        let limits = SessionSpec::new(request.timeout, request.idle_timeout);
+        let (spec, config) = session_spec(self, SESSION_LAUNCH, request)?;
+        spawn_session(
+            spec,
+            self.normalizer(config),
+            Box::<session::ClaudeSession>::default(),
+            limits,
+        )
     }
 }

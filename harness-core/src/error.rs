@@ -12,6 +12,20 @@ pub enum RunError {
         /// The backend's name.
         backend: String,
     },
+    /// The backend has no live session (SPEC section 8).
+    #[error("the {backend} backend has no sessions")]
+    NoSessions {
+        /// The backend's name.
+        backend: String,
+    },
+    /// The request asks to resume a stored session (I5) and the backend's agent cannot.
+    #[error("the {backend} backend cannot resume a session{}", why.as_deref().map(|w| format!(": {w}")).unwrap_or_default())]
+    CannotResume {
+        /// The backend's name.
+        backend: String,
+        /// Why, when more is known than the backend (the agent advertises no `session/load`).
+        why: Option<String>,
+    },
     /// The backend drives any agent of a protocol and the request named none
     /// (`RunRequest::agent`).
     #[error("the {backend} backend needs the agent's command (`--agent 'gemini --acp'`)")]

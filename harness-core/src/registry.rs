@@ -191,6 +191,21 @@ pub trait Backend: Send + Sync {
     async fn run(&self, request: RunRequest) -> Result<RunStream, RunError> {
         launch_run(self, request)
     }
+
+    /// Opens a live session with the agent (SPEC section 8): one process for every turn,
+    /// nothing asked of it before the first prompt (I1). The request's `prompt` is not sent
+    /// (prompts come through the session), `timeout` and `idle_timeout` bound each turn, and
+    /// `resume` continues a stored session (I5).
+    ///
+    /// The default says the backend has no sessions ([`RunError::NoSessions`]).
+    #[cfg(feature = "process")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "process")))]
+    async fn session(&self, request: RunRequest) -> Result<crate::session::Session, RunError> {
+        let _ = request;
+        Err(RunError::NoSessions {
+            backend: self.name().to_string(),
+        })
+    }
 }
 
 /// [`Backend::run`] by default without the process driver: no backend can run live.

@@ -63,6 +63,13 @@ pub struct RunRequest {
     /// killed, an `error` event says so, and the stream still ends with the outcome. Dropping
     /// the stream instead kills the agent without an outcome.
     pub stop: Option<StopSignal>,
+    /// The stored session to continue, through the agent's own resume (I5): a run is then
+    /// its one-turn form, a session goes on from it. A backend whose agent cannot resume
+    /// refuses the request ([`crate::RunError::CannotResume`]) before anything starts.
+    pub resume: Option<String>,
+    /// In a session, how long a turn may go without a line from the agent before the session
+    /// closes (I6); `timeout` bounds each turn. A run ignores it.
+    pub idle_timeout: Option<Duration>,
 }
 
 impl RunRequest {

@@ -8,6 +8,7 @@ mod alloc;
 mod bash;
 mod kit;
 mod lines;
+mod live_session;
 mod messages;
 mod outcome;
 mod session;

@@ -53,6 +53,10 @@ pub struct Launch {
     pub model_flag: Option<&'static str>,
     /// The last arguments, after `extra_args` (Codex's `-`: the prompt is on standard input).
     pub trailing: &'static [&'static str],
+    /// The flag that continues a stored session (I5), given as `FLAG=ID` after the model
+    /// flag (Claude Code's `--resume`); `None` when the agent cannot resume this way, and a
+    /// request with `resume` is then refused.
+    pub resume_flag: Option<&'static str>,
 }
 
 impl Launch {
@@ -68,6 +72,7 @@ impl Launch {
             dir_flag: None,
             model_flag: None,
             trailing: &[],
+            resume_flag: None,
         }
     }
 
@@ -95,6 +100,12 @@ impl Launch {
         self
     }
 
+    /// The flag that continues a stored session.
+    pub const fn resume_flag(mut self, flag: &'static str) -> Self {
+        self.resume_flag = Some(flag);
+        self
+    }
+
     /// The last arguments, after the caller's.
     pub const fn trailing(mut self, args: &'static [&'static str]) -> Self {
         self.trailing = args;
@@ -102,7 +113,7 @@ impl Launch {
     }
 
     /// The agent's arguments for `request` run in `dir`, never the prompt: `leading`, the
-    /// directory flag, the model flag, `permission` (the flags the request's permission mode
+    /// directory flag, the model flag, the resume flag with `request.resume`, `permission` (the flags the request's permission mode
     /// stands for, [`Backend::permission_args`]), `request.extra_args`, `trailing`. Values go as
     /// one word ([`option`]), so one starting with `-` is never read as an option.
     pub fn args(&self, request: &RunRequest, dir: &Path, permission: Vec<String>) -> Vec<String> {
@@ -112,6 +123,9 @@ impl Launch {
         }
         if let (Some(flag), Some(model)) = (self.model_flag, &request.model) {
             args.push(option(flag, model));
+        }
+        if let (Some(flag), Some(id)) = (self.resume_flag, &request.resume) {
+            args.push(option(flag, id));
         }
         args.extend(permission);
         args.extend(request.extra_args.iter().cloned());
@@ -162,6 +176,12 @@ fn spawn_launch<B: Backend + ?Sized>(
     launch: Launch,
     request: RunRequest,
 ) -> Result<RunStream, RunError> {
+    if request.resume.is_some() && launch.resume_flag.is_none() {
+        return Err(RunError::CannotResume {
+            backend: backend.name().to_string(),
+            why: None,
+        });
+    }
     let (dir, config) = process::run_dir(&request)?;
     let mut args = backend.args(&request, &dir);
     let prompt = request.prompt.clone();
@@ -186,4 +206,44 @@ fn spawn_launch<B: Backend + ?Sized>(
     spec.args = args;
     spec.header = crate::transcript::Header::new(backend.name(), &config);
     process::spawn(spec, backend.normalizer(config))
+}
+
+/// A session's process for a backend whose session agent starts as `launch` describes (its
+/// own leading arguments, such as Claude Code's stream-json input): the directory, the
+/// normalizer's settings (a session's, I7), the binary, and the arguments
+/// ([`Launch::args`] with the backend's [`Backend::permission_args`]). Nothing goes to the
+/// agent's standard input here: the session's transport writes the prompts.
+///
+/// # Errors
+///
+/// [`RunError::CannotResume`] when the request resumes and `launch` has no resume flag;
+/// [`RunError::WorkingDirectory`] when the caller's directory cannot be known.
+pub fn session_spec<B: Backend + ?Sized>(
+    backend: &B,
+    launch: Launch,
+    request: RunRequest,
+) -> Result<(ProcessSpec, crate::NormalizerConfig), RunError> {
+    if request.resume.is_some() && launch.resume_flag.is_none() {
+        return Err(RunError::CannotResume {
+            backend: backend.name().to_string(),
+            why: None,
+        });
+    }
+    let (dir, mut config) = process::run_dir(&request)?;
+    config.session = true;
+    let permission = match &request.permission_mode {
+        Some(mode) => backend.permission_args(mode),
+        None => Vec::new(),
+    };
+    let args = launch.args(&request, &dir, permission);
+    let mut spec = ProcessSpec::for_request(
+        request,
+        launch.env_var,
+        launch.program,
+        args,
+        launch.install,
+    );
+    spec.stdin = Vec::new();
+    spec.header = crate::transcript::Header::new(backend.name(), &config);
+    Ok((spec, config))
 }

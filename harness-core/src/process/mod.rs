@@ -109,17 +109,20 @@ use tokio::process::{Child, Command};
 use tokio::sync::mpsc;
 
 use crate::error::RunError;
-use crate::event::{Event, EventBody, Kind};
+use crate::event::{Decision, Event, EventBody, Kind};
 use crate::lines::LineSplitter;
 use crate::normalizer::{Normalizer, NormalizerConfig};
 use crate::run::{RunItem, RunRequest, RunStream, StopSignal};
+use crate::session::{EndReason, Input, SessionEnd, SessionItem, Withdrawal};
 use crate::transcript::{self, Header};
 
 pub(crate) mod launch;
+mod session;
 mod tree;
 
 pub(crate) use launch::launch_run;
-pub use launch::{Launch, PromptInput};
+pub use launch::{Launch, PromptInput, session_spec};
+pub use session::{SessionSpec, spawn_session};
 pub use tree::{RunTree, adopt_orphans};
 
 /// How long the pipes may stay open after the child has exited (held by something it left
@@ -239,13 +242,20 @@ pub fn choose_binary(
 }
 
 /// The client side of an agent that talks both ways (an Agent Client Protocol agent asks for
-/// permissions and answers requests): it reads each line of the agent's standard output and
-/// says what goes back to the agent's standard input and what the normalizer reads. Given to
-/// [`spawn_conversation`]; the runner does the rest as for any run (process group, pipes,
-/// timeout, stop signal, outcome).
+/// permissions and answers requests; Claude Code in a session takes user and control
+/// messages): it reads each line of the agent's standard output and says what goes back to
+/// the agent's standard input and what the normalizer reads. Given to [`spawn_conversation`]
+/// for a run or to [`spawn_session`] for a session; the driver does the rest (process group,
+/// pipes, timeouts, stop signal, outcome, and in a session the prompt queue and the pending
+/// permission requests of [`crate::session::SessionState`]).
 ///
 /// The normalizer reads only what [`Reply::record`] holds, so a conversation can record the
 /// lines of both directions in one transcript, in the order they crossed the pipes.
+///
+/// The methods after [`Conversation::stop`] are a session's transport: how a turn starts,
+/// how an answer to a permission request and an interrupt look on the agent's wire, and how
+/// the session ends. A conversation only ever used for runs keeps their defaults, which
+/// write nothing (and close the agent's input on [`Conversation::close`]).
 pub trait Conversation: Send + 'static {
     /// The run has started: what to write first.
     fn open(&mut self) -> Reply;
@@ -257,10 +267,43 @@ pub trait Conversation: Send + 'static {
     /// is already out): what to write, and how long the agent may take to end by itself
     /// before its process group is killed.
     fn stop(&mut self) -> (Reply, Duration);
+
+    /// A session's turn `turn` (1, 2, ...) starts with the prompt `text` (I2).
+    fn start_turn(&mut self, turn: u32, text: &str) -> Reply {
+        let _ = (turn, text);
+        Reply::default()
+    }
+
+    /// The caller's answer to the permission request `id`, one of the decisions its
+    /// `permission` event offered (I4); `message` goes with a denial.
+    fn answer(&mut self, id: &str, decision: Decision, message: Option<&str>) -> Reply {
+        let _ = (id, decision, message);
+        Reply::default()
+    }
+
+    /// The permission request `id` gets no answer from the caller (its turn is being
+    /// interrupted, or nobody is left to answer): release the agent from waiting.
+    fn withdraw(&mut self, id: &str, why: Withdrawal) -> Reply {
+        let _ = (id, why);
+        Reply::default()
+    }
+
+    /// Stop the running turn through the agent's own protocol (I2); the turn's end still
+    /// comes from the agent ([`Reply::turn_ended`]).
+    fn interrupt(&mut self) -> Reply {
+        Reply::default()
+    }
+
+    /// The session ends (no turn runs, or its interrupt was sent): what to write, and how long
+    /// the agent may take to exit by itself before its processes are killed.
+    fn close(&mut self) -> (Reply, Duration) {
+        (Reply::close(), CLOSE_GRACE)
+    }
 }
 
 /// What a [`Conversation`] does with one line: lines for the normalizer, bytes for the
-/// agent's standard input, and whether to close it.
+/// agent's standard input, whether to close it, and in a session what the line meant for the
+/// turn.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Reply {
@@ -271,7 +314,36 @@ pub struct Reply {
     /// Close the agent's standard input once everything waiting has been written; later
     /// writes are dropped.
     pub close: bool,
+    /// In a session: the running turn has ended (Claude Code's `result` line, the answer to
+    /// ACP's `session/prompt`), once the lines of `record` are read.
+    pub turn_ended: bool,
+    /// In a session: permission requests the agent no longer waits for (Claude Code's
+    /// `control_cancel_request`); an answer to one of them is then a warning.
+    pub withdrawn: Vec<String>,
 }
+
+impl Reply {
+    /// A reply that closes the agent's standard input and does nothing else.
+    pub fn close() -> Reply {
+        Reply {
+            close: true,
+            ..Reply::default()
+        }
+    }
+
+    /// A reply that writes `bytes` to the agent and records nothing.
+    pub fn write(bytes: Vec<u8>) -> Reply {
+        Reply {
+            write: bytes,
+            ..Reply::default()
+        }
+    }
+}
+
+/// How long a session's agent may take to end once it is closed (its turn interrupted, its
+/// input closed) before its processes are killed: the bound of I6 on an agent that ignores
+/// the interrupt or keeps a tool running.
+pub const CLOSE_GRACE: Duration = Duration::from_secs(5);
 
 /// How many bytes may wait for the agent's standard input in a [`Conversation`] before
 /// reading its output pauses: an agent that asks without reading the answers is slowed down,
@@ -283,17 +355,33 @@ const INPUT_LIMIT: usize = 1 << 20;
 enum Ending {
     TimedOut(Duration),
     Stopped,
+    /// A session's turn ran longer than its limit.
+    TurnTimedOut(Duration),
+    /// A session's turn was silent longer than its limit.
+    Idle(Duration),
 }
 
 impl Ending {
     fn message(self) -> String {
+        let seconds = |limit: Duration| {
+            let secs = limit.as_secs_f64();
+            let unit = if secs == 1.0 { "second" } else { "seconds" };
+            format!("{secs} {unit}")
+        };
         match self {
-            Ending::TimedOut(limit) => {
-                let secs = limit.as_secs_f64();
-                let unit = if secs == 1.0 { "second" } else { "seconds" };
-                format!("the run timed out after {secs} {unit}; its process group was killed")
-            }
+            Ending::TimedOut(limit) => format!(
+                "the run timed out after {}; its process group was killed",
+                seconds(limit)
+            ),
             Ending::Stopped => "the run was stopped; its process group was killed".to_string(),
+            Ending::TurnTimedOut(limit) => format!(
+                "the turn timed out after {}; the session is closed",
+                seconds(limit)
+            ),
+            Ending::Idle(limit) => format!(
+                "the agent was silent for {} during the turn; the session is closed",
+                seconds(limit)
+            ),
         }
     }
 
@@ -318,7 +406,8 @@ impl Ending {
 /// [`RunError::WorkingDirectory`] when `cwd` is not a directory, [`RunError::Io`] when the
 /// child cannot be started otherwise.
 pub fn spawn(spec: ProcessSpec, normalizer: Box<dyn Normalizer>) -> Result<RunStream, RunError> {
-    start(spec, normalizer, None)
+    let (items, _) = start(spec, normalizer, None, None)?;
+    Ok(run_stream(items))
 }
 
 /// Spawns `spec` like [`spawn`], with `conversation` as the client side of the agent: it is
@@ -335,14 +424,38 @@ pub fn spawn_conversation(
     normalizer: Box<dyn Normalizer>,
     conversation: Box<dyn Conversation>,
 ) -> Result<RunStream, RunError> {
-    start(spec, normalizer, Some(conversation))
+    let (items, _) = start(spec, normalizer, Some(conversation), None)?;
+    Ok(run_stream(items))
 }
 
+/// A run's items: its events, then its outcome (a run has no turns).
+fn run_stream(mut items: mpsc::Receiver<SessionItem>) -> RunStream {
+    futures::stream::poll_fn(move |cx| {
+        items.poll_recv(cx).map(|item| {
+            item.and_then(|item| match item {
+                SessionItem::Event(event) => Some(RunItem::Event(event)),
+                SessionItem::Ended(end) => Some(RunItem::Outcome(end.outcome)),
+                SessionItem::TurnEnd(_) => None,
+            })
+        })
+    })
+    .boxed()
+}
+
+/// Starts the agent and the task that drives it: a run when `session` is `None`, else a
+/// session whose commands arrive on the returned sender.
 fn start(
     spec: ProcessSpec,
     normalizer: Box<dyn Normalizer>,
     conversation: Option<Box<dyn Conversation>>,
-) -> Result<RunStream, RunError> {
+    session: Option<session::Turns>,
+) -> Result<
+    (
+        mpsc::Receiver<SessionItem>,
+        Option<mpsc::UnboundedSender<Input>>,
+    ),
+    RunError,
+> {
     let io_error = |source: io::Error| RunError::Io {
         binary: spec.program.clone(),
         source,
@@ -400,27 +513,22 @@ fn start(
         Ok(child) => child,
         Err(e) => return Err(spawn_error(e, spec.program, spec.install_hint)),
     };
-    let (tx, mut rx) = mpsc::channel(QUEUE);
-    let input_open = true;
-    let feed = match conversation {
-        Some(conversation) => Feed {
-            normalizer,
-            conversation: Some(conversation),
-            transcript,
-            input: Vec::new(),
-            input_open,
-            close: false,
-            failed_writes: 0,
-        },
-        None => Feed {
-            normalizer,
-            conversation: None,
-            transcript,
-            input: spec.stdin,
-            input_open,
-            close: true,
-            failed_writes: 0,
-        },
+    let (tx, rx) = mpsc::channel(QUEUE);
+    let mut feed = Feed::new(normalizer, transcript);
+    match conversation {
+        Some(conversation) => feed.conversation = Some(conversation),
+        None => {
+            feed.input = spec.stdin;
+            feed.close = true;
+        }
+    }
+    let (commands, sender) = match session {
+        Some(turns) => {
+            feed.session = Some(turns);
+            let (sender, commands) = mpsc::unbounded_channel();
+            (Some(commands), Some(sender))
+        }
+        None => (None, None),
     };
     tree.set_leader(child.id());
     let run = Run {
@@ -428,9 +536,10 @@ fn start(
         child,
         feed,
         tx,
+        commands,
     };
     runtime.spawn(run.drive(spec.timeout, spec.stop));
-    Ok(futures::stream::poll_fn(move |cx| rx.poll_recv(cx)).boxed())
+    Ok((rx, sender))
 }
 
 /// The error for a child that could not be started: a missing binary says whether it was a
@@ -547,16 +656,18 @@ impl Drop for Group {
     }
 }
 
-/// One live run, owned by the task that drives it.
+/// One live run or session, owned by the task that drives it.
 struct Run {
     child: Child,
     group: Group,
     feed: Feed,
-    tx: mpsc::Sender<RunItem>,
+    tx: mpsc::Sender<SessionItem>,
+    /// A session's commands (`None` for a run, and once the caller can send no more).
+    commands: Option<mpsc::UnboundedReceiver<Input>>,
 }
 
 /// Where the agent's lines go (the normalizer, through the conversation when there is one,
-/// and the transcript) and what waits for its standard input.
+/// and the transcript), what waits for its standard input, and in a session the turns.
 struct Feed {
     normalizer: Box<dyn Normalizer>,
     conversation: Option<Box<dyn Conversation>>,
@@ -569,72 +680,141 @@ struct Feed {
     close: bool,
     /// Transcript writes that failed (the first one reported, then the transcript dropped).
     failed_writes: u64,
+    /// `error` events the driver made itself (a timeout, a stop, the agent's death), which the
+    /// outcome counts beside the normalizer's.
+    made_errors: u64,
+    /// The session's bookkeeping; `None` for a run.
+    session: Option<session::Turns>,
+    /// What the normalizer made from the last line.
+    events: Vec<Event>,
+    /// What waits for the consumer, in order.
+    out: VecDeque<SessionItem>,
 }
 
 impl Feed {
+    fn new(normalizer: Box<dyn Normalizer>, transcript: Option<TranscriptWriter>) -> Self {
+        Feed {
+            normalizer,
+            conversation: None,
+            transcript,
+            input: Vec::new(),
+            input_open: true,
+            close: false,
+            failed_writes: 0,
+            made_errors: 0,
+            session: None,
+            events: Vec::new(),
+            out: VecDeque::new(),
+        }
+    }
+
     /// One line of the agent's standard output.
-    fn stdout(&mut self, line: &[u8], events: &mut Vec<Event>) {
+    fn stdout(&mut self, line: &[u8]) {
         match self.conversation.as_mut() {
             Some(conversation) => {
                 let reply = conversation.line(line);
-                self.apply(reply, events);
+                self.apply(reply);
             }
-            None => self.record(line, events),
+            None => self.record(line),
         }
     }
 
     /// What the conversation said to do.
-    fn apply(&mut self, reply: Reply, events: &mut Vec<Event>) {
+    fn apply(&mut self, reply: Reply) {
         for line in &reply.record {
-            self.record(line, events);
+            self.record(line);
         }
         if self.input_open {
             self.input.extend_from_slice(&reply.write);
         }
         self.close |= reply.close;
+        for id in &reply.withdrawn {
+            self.withdrawn(id);
+        }
+        if reply.turn_ended {
+            self.turn_ended();
+        }
     }
 
     /// A line for the normalizer, saved in the transcript first.
-    fn record(&mut self, line: &[u8], events: &mut Vec<Event>) {
+    fn record(&mut self, line: &[u8]) {
         if let Some(transcript) = &mut self.transcript {
             let written = transcript.stdout(line);
-            self.transcript_written(written, events);
+            self.transcript_written(written);
         }
-        self.normalizer.push_line(line, events);
+        self.normalizer.push_line(line, &mut self.events);
+        self.settle();
     }
 
     /// One line of the agent's standard error, saved in the transcript first (S4, TR3).
-    fn stderr(&mut self, line: &[u8], events: &mut Vec<Event>) {
+    fn stderr(&mut self, line: &[u8]) {
         if let Some(transcript) = &mut self.transcript {
             let written = transcript.stderr(line);
-            self.transcript_written(written, events);
+            self.transcript_written(written);
         }
-        self.normalizer.push_stderr(line, events);
+        self.normalizer.push_stderr(line, &mut self.events);
+        self.settle();
+    }
+
+    /// An event the driver made itself, after what the normalizer made.
+    fn made(&mut self, event: Event) {
+        if event.kind() == Kind::Error {
+            self.made_errors += 1;
+            if let Some(turns) = &mut self.session {
+                turns.made_errors += 1;
+            }
+        }
+        self.events.push(event);
+        self.settle();
     }
 
     /// A failed write is reported once, as an `error` event, and the transcript dropped.
-    fn transcript_written(&mut self, written: io::Result<()>, events: &mut Vec<Event>) {
+    fn transcript_written(&mut self, written: io::Result<()>) {
         if let Err(e) = written {
             self.transcript = None;
             self.failed_writes += 1;
-            events.push(Event::new(EventBody::Error {
+            self.made_errors += 1;
+            self.events.push(Event::new(EventBody::Error {
                 message: format!("the transcript could not be written: {e}"),
             }));
         }
     }
 
     /// The transcript written out; a failure is an `error` event.
-    fn flush(&mut self, events: &mut Vec<Event>) {
+    fn flush(&mut self) {
         if let Some(mut transcript) = self.transcript.take() {
             if let Err(e) = transcript.flush() {
                 self.failed_writes += 1;
-                events.push(Event::new(EventBody::Error {
+                self.made(Event::new(EventBody::Error {
                     message: format!("the transcript could not be written: {e}"),
                 }));
             }
         }
     }
+
+    /// The events made so far go to the consumer's queue; in a session, each permission
+    /// request among them is handed to the session's bookkeeping first (I4).
+    fn settle(&mut self) {
+        if self.session.is_none() {
+            self.out
+                .extend(self.events.drain(..).map(SessionItem::Event));
+            return;
+        }
+        let events = std::mem::take(&mut self.events);
+        for event in events {
+            let asked = match &event.body {
+                EventBody::Permission { id, options, .. } => Some((id.clone(), options.clone())),
+                _ => None,
+            };
+            self.out.push_back(SessionItem::Event(event));
+            if let Some((id, options)) = asked {
+                self.permission_asked(&id, &options);
+            }
+        }
+    }
 }
+
+type TranscriptWriter = transcript::Writer<io::BufWriter<std::fs::File>>;
 
 /// Writes some of `input` to a pipe that may already be closed (then never completes).
 async fn write_to(
@@ -661,14 +841,12 @@ async fn read_from<R: AsyncRead + Unpin>(
     }
 }
 
-/// Hands events to the consumer, waiting while its queue is full.
-async fn send(tx: &mpsc::Sender<RunItem>, events: &mut Vec<Event>) -> Result<(), Abandoned> {
-    for event in events.drain(..) {
-        tx.send(RunItem::Event(event))
-            .await
-            .map_err(|_| Abandoned)?;
+/// The caller's next command (never completes once the caller can send none).
+async fn command_from(commands: &mut Option<mpsc::UnboundedReceiver<Input>>) -> Option<Input> {
+    match commands {
+        Some(commands) => commands.recv().await,
+        None => std::future::pending().await,
     }
-    Ok(())
 }
 
 async fn sleep_for(limit: Option<Duration>) {
@@ -685,6 +863,11 @@ async fn wait_for(stop: Option<StopSignal>) {
     }
 }
 
+/// A deadline far enough away to mean "not armed" for a timer that is re-armed later.
+fn far_future() -> tokio::time::Instant {
+    tokio::time::Instant::now() + Duration::from_secs(100 * 365 * 24 * 3600)
+}
+
 impl Run {
     async fn drive(mut self, timeout: Option<Duration>, stop: Option<StopSignal>) {
         if self.pump(timeout, stop).await.is_err() {
@@ -696,19 +879,23 @@ impl Run {
     }
 
     /// The run is cut short: the `error` event saying why, then the process group killed at
-    /// once, or, with a conversation, what it writes first and the time it gives the agent.
+    /// once, or, with a conversation, what it writes first and the time it gives the agent. A
+    /// session closes instead (I6): its turn is interrupted and the agent given the same time.
     fn cut_short(
         feed: &mut Feed,
         group: &Group,
         ending: Ending,
-        events: &mut Vec<Event>,
         kill_at: std::pin::Pin<&mut tokio::time::Sleep>,
     ) -> bool {
-        events.push(ending.event());
+        if feed.session.is_some() {
+            feed.cut_session(ending);
+            return false;
+        }
+        feed.made(ending.event());
         match feed.conversation.as_mut() {
             Some(conversation) => {
                 let (reply, grace) = conversation.stop();
-                feed.apply(reply, events);
+                feed.apply(reply);
                 kill_at.reset(tokio::time::Instant::now() + grace);
                 true
             }
@@ -727,6 +914,7 @@ impl Run {
         let mut stdout = self.child.stdout.take();
         let mut stderr = self.child.stderr.take();
         let mut stdin = self.child.stdin.take();
+        let mut commands = self.commands.take();
         let deadline = sleep_for(timeout);
         tokio::pin!(deadline);
         let stopped = wait_for(stop);
@@ -734,21 +922,27 @@ impl Run {
         let linger = tokio::time::sleep(LINGER);
         tokio::pin!(linger);
         // With a conversation, the process group is killed when the time it gave ends.
-        let kill_at = tokio::time::sleep(Duration::ZERO);
+        let kill_at = tokio::time::sleep_until(far_future());
         tokio::pin!(kill_at);
         let mut kill_pending = false;
+        // A session's turn: its time limit and its silence limit, armed while a turn runs.
+        let turn_at = tokio::time::sleep_until(far_future());
+        tokio::pin!(turn_at);
+        let idle_at = tokio::time::sleep_until(far_future());
+        tokio::pin!(idle_at);
+        let (turn_limit, idle_limit) = match &self.feed.session {
+            Some(turns) => (turns.turn_timeout, turns.idle_timeout),
+            None => (None, None),
+        };
 
         let mut out_lines = LineSplitter::new();
         let mut err_lines = LineSplitter::new();
         let mut out_buf = vec![0u8; CHUNK];
         let mut err_buf = vec![0u8; CHUNK];
-        // What the normalizer made from the last input, and what still waits for the consumer.
-        let mut events = Vec::new();
         if let Some(conversation) = self.feed.conversation.as_mut() {
             let reply = conversation.open();
-            self.feed.apply(reply, &mut events);
+            self.feed.apply(reply);
         }
-        let mut queue = VecDeque::new();
         let mut status: Option<io::Result<ExitStatus>> = None;
         let mut ending: Option<Ending> = None;
         let talking = self.feed.conversation.is_some();
@@ -760,18 +954,49 @@ impl Run {
                 self.feed.input_open = false;
             }
             let feed = &mut self.feed;
+            // A session's timers follow its turns; its close bounds the agent's last moments.
+            if let Some(turns) = &mut feed.session {
+                let now = tokio::time::Instant::now();
+                if std::mem::take(&mut turns.turn_started) {
+                    turn_at
+                        .as_mut()
+                        .reset(turn_limit.map_or_else(far_future, |l| now + l));
+                    idle_at
+                        .as_mut()
+                        .reset(idle_limit.map_or_else(far_future, |l| now + l));
+                }
+                if let Some(grace) = turns.finish_grace.take() {
+                    let at = now + grace;
+                    if !kill_pending || at < kill_at.deadline() {
+                        kill_at.as_mut().reset(at);
+                    }
+                    kill_pending = true;
+                }
+                if turns.state.running_turn().is_none() {
+                    turn_at.as_mut().reset(far_future());
+                    idle_at.as_mut().reset(far_future());
+                }
+                if turns.state.is_finished() {
+                    // Nothing more to do with commands: a closed session ignores them.
+                    commands = None;
+                }
+            }
+            let in_turn = feed
+                .session
+                .as_ref()
+                .is_some_and(|t| t.state.running_turn().is_some() && !t.cut);
             // Reading waits while events wait (the consumer sets the pace, memory stays
             // bounded), and in a conversation while too much waits for the agent's input; the
             // exit, the deadline and the stop signal are watched all along, so a consumer that
             // does not read never delays killing the agent.
-            let reading = queue.is_empty() && !(talking && feed.input.len() >= INPUT_LIMIT);
+            let reading = feed.out.is_empty() && !(talking && feed.input.len() >= INPUT_LIMIT);
             tokio::select! {
-                permit = self.tx.reserve(), if !queue.is_empty() => {
+                permit = self.tx.reserve(), if !feed.out.is_empty() => {
                     let mut permit = permit.map_err(|_| Abandoned)?;
                     // Then as many more as there is room for, without waiting.
-                    while let Some(event) = queue.pop_front() {
-                        permit.send(RunItem::Event(event));
-                        if queue.is_empty() {
+                    while let Some(item) = feed.out.pop_front() {
+                        permit.send(item);
+                        if feed.out.is_empty() {
                             break;
                         }
                         permit = match self.tx.try_reserve() {
@@ -795,14 +1020,27 @@ impl Run {
                         }
                     }
                 }
+                input = command_from(&mut commands), if feed.out.is_empty() => {
+                    match input {
+                        Some(input) => feed.command(input),
+                        None => {
+                            // Every handle is gone: the caller's input has ended (I2).
+                            commands = None;
+                            feed.command(Input::End);
+                        }
+                    }
+                }
                 read = read_from(&mut stdout, &mut out_buf), if reading && stdout.is_some() => {
                     match read {
                         Ok(n) if n > 0 => {
-                            out_lines.push(&out_buf[..n], |l| feed.stdout(l, &mut events));
+                            if let (true, Some(limit)) = (in_turn, idle_limit) {
+                                idle_at.as_mut().reset(tokio::time::Instant::now() + limit);
+                            }
+                            out_lines.push(&out_buf[..n], |l| feed.stdout(l));
                         }
                         // End of file, or a pipe that cannot be read any more: the stream ends.
                         _ => {
-                            out_lines.finish(|l| feed.stdout(l, &mut events));
+                            out_lines.finish(|l| feed.stdout(l));
                             stdout = None;
                         }
                     }
@@ -810,10 +1048,13 @@ impl Run {
                 read = read_from(&mut stderr, &mut err_buf), if reading && stderr.is_some() => {
                     match read {
                         Ok(n) if n > 0 => {
-                            err_lines.push(&err_buf[..n], |l| feed.stderr(l, &mut events));
+                            if let (true, Some(limit)) = (in_turn, idle_limit) {
+                                idle_at.as_mut().reset(tokio::time::Instant::now() + limit);
+                            }
+                            err_lines.push(&err_buf[..n], |l| feed.stderr(l));
                         }
                         _ => {
-                            err_lines.finish(|l| feed.stderr(l, &mut events));
+                            err_lines.finish(|l| feed.stderr(l));
                             stderr = None;
                         }
                     }
@@ -825,12 +1066,22 @@ impl Run {
                 () = &mut deadline, if timeout.is_some() && ending.is_none() => {
                     ending = timeout.map(Ending::TimedOut);
                     if let Some(ending) = ending {
-                        kill_pending = Run::cut_short(feed, &self.group, ending, &mut events, kill_at.as_mut());
+                        kill_pending |= Run::cut_short(feed, &self.group, ending, kill_at.as_mut());
+                    }
+                }
+                () = &mut turn_at, if in_turn && turn_limit.is_some() => {
+                    if let Some(limit) = turn_limit {
+                        feed.cut_session(Ending::TurnTimedOut(limit));
+                    }
+                }
+                () = &mut idle_at, if in_turn && idle_limit.is_some() => {
+                    if let Some(limit) = idle_limit {
+                        feed.cut_session(Ending::Idle(limit));
                     }
                 }
                 () = &mut stopped, if ending.is_none() => {
                     ending = Some(Ending::Stopped);
-                    kill_pending = Run::cut_short(feed, &self.group, Ending::Stopped, &mut events, kill_at.as_mut());
+                    kill_pending |= Run::cut_short(feed, &self.group, Ending::Stopped, kill_at.as_mut());
                 }
                 () = &mut kill_at, if kill_pending => {
                     kill_pending = false;
@@ -839,14 +1090,13 @@ impl Run {
                 () = &mut linger, if status.is_some() => {
                     // The agent is gone but something it started still holds its pipes.
                     self.group.kill();
-                    out_lines.finish(|l| feed.stdout(l, &mut events));
-                    err_lines.finish(|l| feed.stderr(l, &mut events));
+                    out_lines.finish(|l| feed.stdout(l));
+                    err_lines.finish(|l| feed.stderr(l));
                     stdout = None;
                     stderr = None;
                 }
                 () = self.tx.closed() => return Err(Abandoned),
             }
-            queue.extend(events.drain(..));
         }
         // Whatever the agent left running goes with the run, however it ended (a normal end,
         // a timeout, a stop, or an agent that ended within the time its conversation gave it),
@@ -855,21 +1105,33 @@ impl Run {
         self.group.disarm();
 
         // The child is gone and its pipes are closed: nothing is left to watch but the consumer.
-        let mut events = Vec::from(queue);
-        self.feed.flush(&mut events);
-        let mut outcome = self.feed.normalizer.finish(&mut events);
-        let extra = u64::from(ending.is_some()) + self.feed.failed_writes;
-        if extra > 0 {
-            *outcome.counts.entry(Kind::Error).or_insert(0) += extra;
-        }
-        outcome.exit_code = Some(match status {
+        let exit_code = match status {
             Some(Ok(status)) => status.code(),
             _ => None,
-        });
-        send(&self.tx, &mut events).await?;
-        self.tx
-            .send(RunItem::Outcome(outcome))
-            .await
-            .map_err(|_| Abandoned)
+        };
+        let feed = &mut self.feed;
+        feed.flush();
+        let last_turn = feed.agent_gone(exit_code);
+        let mut events = Vec::new();
+        let mut outcome = feed.normalizer.finish(&mut events);
+        feed.events = events;
+        feed.settle();
+        if let Some(turn) = last_turn {
+            feed.close_turn(turn);
+        }
+        if feed.made_errors > 0 {
+            *outcome.counts.entry(Kind::Error).or_insert(0) += feed.made_errors;
+        }
+        outcome.exit_code = Some(exit_code);
+        let reason = feed
+            .session
+            .as_ref()
+            .map_or(EndReason::Caller, |t| t.reason.unwrap_or(EndReason::Caller));
+        feed.out
+            .push_back(SessionItem::Ended(SessionEnd { reason, outcome }));
+        for item in feed.out.drain(..) {
+            self.tx.send(item).await.map_err(|_| Abandoned)?;
+        }
+        Ok(())
     }
 }

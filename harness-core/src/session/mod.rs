@@ -24,13 +24,27 @@
 //!   its turn is being interrupted is withdrawn at once.
 //! - A command after `close` is a warning.
 //!
-//! *Architecture invariant:* this module knows no backend and does no I/O.
+//! With the `process` feature, [`Session`] is the live session a caller holds: a stream of
+//! [`SessionItem`]s (events, permission requests, turn ends, the end) and a [`SessionHandle`]
+//! for the commands; [`crate::Backend::session`] opens one, and the process driver
+//! ([`crate::process::spawn_session`]) runs it, taking the steps above through the backend's
+//! transport ([`crate::process::Conversation`]).
+//!
+//! *Architecture invariant:* this module knows no backend; only `live.rs` (the caller's side of
+//! a live session: channels, no process) needs the `process` feature.
 
 mod command;
+#[cfg(feature = "process")]
+mod live;
 mod state;
 
 pub use crate::Decision;
 pub use command::{Command, InputError, parse_command};
+#[cfg(feature = "process")]
+pub(crate) use live::Input;
+#[cfg(feature = "process")]
+#[cfg_attr(docsrs, doc(cfg(feature = "process")))]
+pub use live::{EndReason, Session, SessionEnd, SessionGone, SessionHandle, SessionItem};
 pub use state::{SessionState, Step, TurnEnd, Withdrawal};
 
 #[cfg(test)]
