@@ -4,7 +4,9 @@ use std::sync::Arc;
 
 use harness_agents_core::backend::json::Loose;
 use harness_agents_core::backend::text::{Joined, truncate_chars};
-use harness_agents_core::backend::{Decoder, Driver, Emitter, NotJson, Summary, reparse};
+use harness_agents_core::backend::{
+    Decoder, Driver, Emitter, NotJson, Summary, add_figure, reparse, tool_raw,
+};
 use harness_agents_core::{
     EventBody, Metrics, NormalizerConfig, PendingToolUse, ToolRef, ToolStatus, UnknownReason,
     WarningSource,
@@ -54,25 +56,6 @@ pub struct PiDecoder {
     /// Token and cost sums over the assistant messages, and the `turn_end` count (PI11).
     metrics: Metrics,
     turns: u64,
-}
-
-/// `{"tool_use": U, "tool_result": R}` (J8, as for Claude's tool uses), built by moving both
-/// values in.
-fn tool_raw(tool_use: Value, tool_result: Value) -> Value {
-    let mut raw = serde_json::Map::new();
-    raw.insert("tool_use".to_string(), tool_use);
-    raw.insert("tool_result".to_string(), tool_result);
-    Value::Object(raw)
-}
-
-/// Adds a figure to a sum; only numbers count.
-fn add(sum: &mut Option<Number>, value: &Loose<'_>) {
-    if let Loose::Number(n) = value {
-        *sum = Some(match sum {
-            Some(s) => harness_agents_core::backend::add_numbers(s, n),
-            None => n.clone(),
-        });
-    }
 }
 
 /// A number or string figure as text, for a warning's message; `?` otherwise.
@@ -192,11 +175,14 @@ impl PiDecoder {
     fn assistant(&mut self, message: Message<'_>, line: &[u8], out: &mut Emitter<'_>) {
         if let Some(usage) = &message.usage {
             let sums = &mut self.metrics;
-            add(&mut sums.input_tokens, &usage.input);
-            add(&mut sums.output_tokens, &usage.output);
-            add(&mut sums.cache_read_input_tokens, &usage.cache_read);
-            add(&mut sums.cache_creation_input_tokens, &usage.cache_write);
-            add(&mut sums.total_cost_usd, &usage.cost);
+            add_figure(&mut sums.input_tokens, Some(&usage.input));
+            add_figure(&mut sums.output_tokens, Some(&usage.output));
+            add_figure(&mut sums.cache_read_input_tokens, Some(&usage.cache_read));
+            add_figure(
+                &mut sums.cache_creation_input_tokens,
+                Some(&usage.cache_write),
+            );
+            add_figure(&mut sums.total_cost_usd, Some(&usage.cost));
         }
         match &message.content {
             Blocks::List(blocks) => self.blocks(blocks, line, out),

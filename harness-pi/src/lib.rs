@@ -18,9 +18,9 @@
 //!   a `search`, `ls` a `list`, `bash` whatever the shared shell classifier makes of the
 //!   command (a `command` with the exit code of a failure, or `read`/`search`/`list` events),
 //!   any other tool `unknown` (PI8, PI9);
-//! - `agent_end` ends the run; a failed model request is an `error` once Pi gives it up, a
-//!   retried one a `warning`, so a run that exits 0 after an API failure still ends in `error`
-//!   (PI11, PI12).
+//! - `agent_end` ends the run; every failed model request is an `error`, each retry a
+//!   `warning`, and the run's status is `error` when its last request failed, so a run that
+//!   exits 0 after an API failure still ends in `error` (PI11, PI12).
 //!
 //! The normalizer is a pure state machine: lines in, events out, no I/O, no panics. Its memory
 //! is bounded by the tool uses still running and one line.
