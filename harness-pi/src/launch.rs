@@ -16,8 +16,8 @@ pub const VERSIONS: Versions = Versions::new("0.73.1");
 ///
 /// Pi's parser takes the value of its own options only as the next word (`--model=M` would
 /// be an unknown flag, passed to extensions), and it takes that word whatever it starts with,
-/// so the model and the tool list go as two words each ([`args`]): a value starting with `-`
-/// is still never read as an option.
+/// so the model and the tool list go as two words each (`PiHarness`'s `Backend::args`): a
+/// value starting with `-` is still never read as an option.
 pub const LAUNCH: Launch = Launch::new(
     "pi",
     "PI_BIN",
