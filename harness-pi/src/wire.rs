@@ -278,6 +278,63 @@ mod tests {
         }
     }
 
+    /// S2: the fast reader, when sure, reads what the checked path reads, with and without
+    /// the costly fields; `None` when the checked path finds no object.
+    fn agree(line: &str) -> Option<bool> {
+        let mut sure = None;
+        for costly in [false, true] {
+            let mut checked: Option<LineView<'_>> = None;
+            let read = read_line_into(line.as_bytes(), &mut checked, costly);
+            let checked = read.ok().and(checked)?;
+            let mut fast = LineView::default();
+            sure = Some(scan_into(line, &mut fast, costly).is_some());
+            if sure == Some(true) {
+                assert_eq!(format!("{fast:?}"), format!("{checked:?}"), "{line}");
+            }
+        }
+        sure
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(512))]
+
+        /// S2: recorded lines with a character changed or inserted, or cut: whenever the fast
+        /// reader is sure, it agrees with the checked path.
+        #[test]
+        fn the_fast_reader_agrees_with_the_checked_path_on_changed_lines(
+            pick in proptest::prelude::any::<proptest::sample::Index>(),
+            at in proptest::prelude::any::<proptest::sample::Index>(),
+            what in proptest::sample::select(vec![
+                "", "\\", "\"", "{", "}", "[", "]", ",", ":", " ", "1", "-", "e", "\\u",
+                "\\ud800", "null", "\u{e9}", "\u{1}",
+            ]),
+            cut in proptest::prelude::any::<bool>(),
+        ) {
+            let lines = recorded();
+            let line = pick.get(&lines);
+            let mut at = at.index(line.len() + 1);
+            while !line.is_char_boundary(at) {
+                at -= 1;
+            }
+            let changed = if cut {
+                format!("{}{what}", &line[..at])
+            } else {
+                format!("{}{what}{}", &line[..at], &line[at..])
+            };
+            agree(&changed);
+        }
+    }
+
+    /// Every line of the Pi recordings.
+    fn recorded() -> Vec<String> {
+        let mut lines = Vec::new();
+        for (_, bytes) in fixtures::recordings("pi") {
+            let text = String::from_utf8(bytes).unwrap();
+            lines.extend(text.lines().map(str::to_string));
+        }
+        lines
+    }
+
     /// S2: on every recorded line, the fast reader, when sure, reads what the checked path
     /// reads, with and without the costly fields.
     #[test]
@@ -299,6 +356,13 @@ mod tests {
             }
         }
         assert!(lines > 300, "{lines}");
+        for line in [
+            r#"{"type":"message_end","message":{"content":[{"type":"text","text":"a\u00e9","text":"b"},3,{"thinking":[1]}]}}"#,
+            r#"{"type":"message_end","message":{"content":{"a":[{"b":"\n"}]},"usage":{"cost":[1]}}}"#,
+            r#"{"type":"tool_execution_end","result":{"content":[{"type":"text","text":"x"}]},"result":7}"#,
+        ] {
+            agree(line);
+        }
         let usage: Usage<'_> = view_of(r#"{"input":1,"cost":{"total":0.5},"cost":3}"#).unwrap();
         assert_eq!(usage.input, Loose::Number(1.into()));
         assert_eq!(usage.cost, Loose::Absent);
