@@ -7,8 +7,8 @@
 //! `Value`, and a field of an unexpected type is kept for what it is.
 //!
 //! Pi's lines are large: each `message_update` repeats the whole message so far twice, and
-//! `turn_end` and `agent_end` repeat every message again. The fields few lines need (a
-//! message's `content`, a tool's `args` and `result`) are *costly*: a line is first read
+//! `turn_end` and `agent_end` repeat every message again. The fields few lines need (the
+//! `message`, a tool's `args` and `result`) are *costly*: a line is first read
 //! without them, which skips every other member with the core's checks and keeps nothing, and
 //! only the three types whose rules read them (`message_end`, `tool_execution_start`,
 //! `tool_execution_end`) are read again with them ([`parse`]). Which members are read never
