@@ -1,7 +1,7 @@
 //! The incremental normalizer for `gemini --output-format stream-json` (S and G rules, O1).
 
 use harness_agents_core::backend::text::{Joined, truncate_chars};
-use harness_agents_core::backend::{Decoder, Driver, Emitter, NotJson, Summary, reparse};
+use harness_agents_core::backend::{Decoder, Driver, Emitter, NotJson, Summary, reparse, tool_raw};
 use harness_agents_core::{
     EventBody, Metrics, NormalizerConfig, PendingToolUse, ToolRef, ToolStatus, UnknownReason,
     WarningSource,
@@ -57,16 +57,6 @@ pub struct GeminiDecoder {
     stats: Option<[Option<Number>; 4]>,
     /// The last agent text since the previous `result` line (O1): its event's, shared (S7).
     answer: Option<Arc<str>>,
-}
-
-/// `{"tool_use": U, "tool_result": R}` (J8, as for Claude's tool uses).
-///
-/// Built by moving both values in: `json!` would copy each through `to_value`.
-fn tool_raw(tool_use: Value, tool_result: Value) -> Value {
-    let mut raw = serde_json::Map::new();
-    raw.insert("tool_use".to_string(), tool_use);
-    raw.insert("tool_result".to_string(), tool_result);
-    Value::Object(raw)
 }
 
 impl GeminiDecoder {

@@ -5,7 +5,9 @@ use std::sync::Arc;
 
 use harness_agents_core::backend::json::Loose;
 use harness_agents_core::backend::text::Joined;
-use harness_agents_core::backend::{Decoder, Driver, Emitter, NotJson, Summary, reparse};
+use harness_agents_core::backend::{
+    Decoder, Driver, Emitter, NotJson, Summary, add_figure, reparse,
+};
 use harness_agents_core::{
     EventBody, Metrics, NormalizerConfig, PendingToolUse, ToolRef, UnknownReason,
 };
@@ -55,36 +57,27 @@ struct Usage {
     steps: u64,
 }
 
-fn add(sum: &mut Option<Number>, value: Option<&Loose<'_>>) {
-    if let Some(Loose::Number(n)) = value {
-        *sum = Some(match sum {
-            Some(s) => harness_agents_core::backend::add_numbers(s, n),
-            None => n.clone(),
-        });
-    }
-}
-
 impl Usage {
     fn add_step(&mut self, part: &Part<'_>) {
         self.steps += 1;
         let sums = &mut self.metrics;
         let tokens = part.tokens.as_ref();
-        add(&mut sums.input_tokens, tokens.map(|t| &t.input));
-        add(&mut sums.output_tokens, tokens.map(|t| &t.output));
-        add(
+        add_figure(&mut sums.input_tokens, tokens.map(|t| &t.input));
+        add_figure(&mut sums.output_tokens, tokens.map(|t| &t.output));
+        add_figure(
             &mut sums.reasoning_output_tokens,
             tokens.map(|t| &t.reasoning),
         );
         let cache = tokens.and_then(|t| t.cache.as_ref());
-        add(
+        add_figure(
             &mut sums.cache_read_input_tokens,
             cache.map(|[read, _]| read),
         );
-        add(
+        add_figure(
             &mut sums.cache_creation_input_tokens,
             cache.map(|[_, write]| write),
         );
-        add(&mut sums.total_cost_usd, Some(&part.cost));
+        add_figure(&mut sums.total_cost_usd, Some(&part.cost));
         sums.num_turns = Some(Number::from(self.steps));
     }
 }

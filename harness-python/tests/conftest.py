@@ -23,6 +23,7 @@ FOLDERS = {
     "codex-edges": ("codex", 2, "/home/dev2/project"),
     "opencode": ("opencode", 45, "/home/oc/project"),
     "gemini": ("gemini", 39, "/home/gemini/project"),
+    "pi": ("pi", 31, "/home/pi/project"),
     # ACP transcripts name their directory themselves (A2).
     "acp": ("acp", 24, None),
 }

@@ -1,7 +1,8 @@
 //! Every backend's live command line, side by side: what `harness run` starts for a request
 //! (Claude Code: `docs/cli.md`, "Running a live agent"; Codex: the `CodexHarness` docs;
-//! opencode: P14; Gemini CLI: G12). The prompt is never among the arguments, and every value
-//! that may start with `-` goes as one `--name=value` word.
+//! opencode: P14; Gemini CLI: G12; Pi: PI15). The prompt is never among the arguments, and
+//! every value that may start with `-` goes as one `--name=value` word, or, for Pi, whose
+//! parser takes no such word, as the word after its flag, which Pi never reads as an option.
 
 #![cfg(all(
     feature = "claude",
@@ -229,5 +230,42 @@ fn only_opencode_takes_its_prompt_as_an_argument() {
             _ => Some(PromptInput::Stdin),
         };
         assert_eq!(prompt, expected, "{name}");
+    }
+}
+
+/// PI15: Pi takes each value as the word after its flag, whatever it starts with; the
+/// permission mode is the tool list Pi gets.
+#[cfg(feature = "pi")]
+#[test]
+fn pi_takes_its_values_as_the_next_word_and_its_tools_from_the_permission_mode() {
+    let mut request = RunRequest::new("--dangerously-skip-permissions");
+    request.model = Some("-m".into());
+    request.permission_mode = Some("plan".into());
+    request.extra_args = vec!["--extra".into(), "1".into()];
+    assert_eq!(
+        args("pi", &request),
+        [
+            "--mode",
+            "json",
+            "--model",
+            "-m",
+            "--tools",
+            "read,grep,find,ls",
+            "--extra",
+            "1"
+        ]
+    );
+    assert_eq!(args("pi", &RunRequest::new("hi")), ["--mode", "json"]);
+    let pi = harness_agents::registry();
+    let pi = pi.get("pi").unwrap();
+    for (mode, tools) in [
+        ("default", "read,grep,find,ls"),
+        ("plan", "read,grep,find,ls"),
+        ("acceptEdits", "read,edit,write,grep,find,ls"),
+        ("bypassPermissions", "read,bash,edit,write,grep,find,ls"),
+        ("read,bash", "read,bash"),
+        ("-x", "-x"),
+    ] {
+        assert_eq!(pi.permission_args(mode), ["--tools", tools], "{mode}");
     }
 }

@@ -9,7 +9,7 @@
 //!   that same binary;
 //! - `wheels/harness_agents-VERSION-cp310-abi3-manylinux2014_x86_64.manylinux_2_17_x86_64.whl`
 //!   (maturin, one abi3 wheel for CPython 3.10 and later);
-//! - `crates/harness-agents*-VERSION.crate`, the eight library crates as `cargo package` makes
+//! - `crates/harness-agents*-VERSION.crate`, the nine library crates as `cargo package` makes
 //!   them;
 //! - `SHA256SUMS` of every file above.
 //!
@@ -35,13 +35,14 @@ const TARGET: &str = "x86_64-unknown-linux-gnu";
 const NPM_PLATFORM: &str = "linux-x64";
 
 /// The library crates, in the order `cargo package` takes them.
-const CRATES: [&str; 8] = [
+const CRATES: [&str; 9] = [
     "harness-agents-codex-shell",
     "harness-agents-core",
     "harness-agents-claude",
     "harness-agents-codex",
     "harness-agents-opencode",
     "harness-agents-gemini",
+    "harness-agents-pi",
     "harness-agents-acp",
     "harness-agents",
 ];

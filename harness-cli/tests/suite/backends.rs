@@ -95,7 +95,10 @@ fn backends_reports_presence_path_version_and_coverage() {
     assert!(started.elapsed() < Duration::from_secs(10));
     let rows = rows(&output);
     let names: Vec<_> = rows.iter().map(|r| r["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["claude", "codex", "opencode", "gemini", "acp"]);
+    assert_eq!(
+        names,
+        ["claude", "codex", "opencode", "gemini", "pi", "acp"]
+    );
 
     let claude_row = row(&rows, "claude");
     assert_eq!(claude_row["status"], "found");
@@ -159,7 +162,7 @@ fn backends_reports_presence_path_version_and_coverage() {
 fn a_missing_agent_is_a_row_not_an_error() {
     let agents = Agents::new("none");
     let rows = rows(&agents.backends(&[], &[]));
-    assert_eq!(rows.len(), 5);
+    assert_eq!(rows.len(), 6);
     for row in &rows {
         assert_eq!(row["status"], "missing", "{row}");
     }
@@ -202,7 +205,7 @@ fn the_human_table_has_a_row_per_backend_and_known_agent() {
     let output = agents.backends(&["--format", "human"], &[]);
     let text = String::from_utf8(output.stdout).unwrap();
     let lines: Vec<&str> = text.lines().collect();
-    assert_eq!(lines.len(), 1 + 5 + 5, "{text}");
+    assert_eq!(lines.len(), 1 + 6 + 5, "{text}");
     assert!(lines[0].starts_with("BACKEND"), "{text}");
     assert!(
         lines[1].starts_with("claude") && lines[1].contains("2.1.197 (older recorded)"),
@@ -227,6 +230,7 @@ fn version_names_the_recorded_agent_versions() {
         ("claude", harness_agents::ClaudeHarness.versions()),
         ("codex", harness_agents::CodexHarness.versions()),
         ("gemini", harness_agents::GeminiHarness.versions()),
+        ("pi", harness_agents::PiHarness.versions()),
     ] {
         let versions = versions.unwrap();
         let listed: Vec<_> = versions.all().collect();

@@ -8,6 +8,7 @@ mod gemini;
 mod library;
 mod normalize;
 mod options;
+mod pi;
 mod run;
 mod run_codex;
 mod run_opencode;

@@ -45,6 +45,49 @@ pub fn reparse(json: impl AsRef<[u8]>) -> Value {
     serde_json::from_slice(json.as_ref()).unwrap_or(Value::Null)
 }
 
+/// The `raw` of an `unknown` event about one tool use (J8): `{"tool_use": U, "tool_result":
+/// R}`, the line or block that recorded the use and the one that carried its result (`null`
+/// for the one that did not come), built by moving both values in (`json!` would copy each).
+///
+/// ```
+/// use harness_agents_core::backend::tool_raw;
+/// use serde_json::{Value, json};
+///
+/// let raw = tool_raw(json!({"id": "t1"}), Value::Null);
+/// assert_eq!(raw, json!({"tool_use": {"id": "t1"}, "tool_result": null}));
+/// ```
+pub fn tool_raw(tool_use: Value, tool_result: Value) -> Value {
+    let mut raw = serde_json::Map::new();
+    raw.insert("tool_use".to_string(), tool_use);
+    raw.insert("tool_result".to_string(), tool_result);
+    Value::Object(raw)
+}
+
+/// Adds a reported figure to the outcome's sum of it (O1 metrics): a number only; a figure
+/// that is absent or of another type leaves the sum as it is ([`add_numbers`]).
+///
+/// ```
+/// use harness_agents_core::backend::add_figure;
+/// use harness_agents_core::backend::json::Loose;
+///
+/// let mut sum = None;
+/// add_figure(&mut sum, Some(&Loose::Number(2.into())));
+/// add_figure(&mut sum, Some(&Loose::Str("3".into())));
+/// add_figure(&mut sum, None);
+/// add_figure(&mut sum, Some(&Loose::Number(5.into())));
+/// assert_eq!(sum, Some(7.into()));
+/// ```
+///
+/// [`add_numbers`]: crate::outcome::add_numbers
+pub fn add_figure(sum: &mut Option<serde_json::Number>, figure: Option<&super::json::Loose<'_>>) {
+    if let Some(super::json::Loose::Number(n)) = figure {
+        *sum = Some(match sum {
+            Some(s) => crate::outcome::add_numbers(s, n),
+            None => n.clone(),
+        });
+    }
+}
+
 /// Whether `line`'s top-level `type` is one of `types`: [`crate::Backend::recognizes`] for a
 /// backend whose line types no other backend prints.
 ///

@@ -24,8 +24,8 @@ pub use crate::process::launch::option;
 /// backend crate needs no dependency of its own for it.
 pub use async_trait::async_trait;
 pub use driver::{
-    Decoder, Driver, Emitter, ExactOnly, NotJson, PermissionRequest, Summary, has_type,
-    parse_value, reparse,
+    Decoder, Driver, Emitter, ExactOnly, NotJson, PermissionRequest, Summary, add_figure, has_type,
+    parse_value, reparse, tool_raw,
 };
 pub use ledger::MAX_WARNING_TEXT;
 pub use recorded::Recorded;

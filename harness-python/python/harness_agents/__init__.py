@@ -49,7 +49,7 @@ _PathLike = Union[str, "os.PathLike[str]"]
 
 
 def backends() -> list[str]:
-    """The names of the backends this build has (`["claude", "codex", "opencode", "gemini", "acp"]`)."""
+    """The names of the backends this build has (`["claude", "codex", "opencode", "gemini", "pi", "acp"]`)."""
     return _native.backends()
 
 

@@ -51,6 +51,7 @@ fn s8_every_line_of_every_disposition_table_is_accounted_for_as_it_says() {
         "claude-transcript",
         "codex",
         "codex-rollout",
+        "pi",
     ] {
         assert!(names.iter().any(|name| name == table), "{table}: {names:?}");
     }

@@ -41,6 +41,12 @@
 //! stand-in: scenarios in `fixtures/opencode/scenarios/`, recordings (the corpus itself) in
 //! `fixtures/opencode/`; `--claude PATH` then names an `opencode` binary, `--version` the
 //! `opencode-ai` version (default [`opencode::OPENCODE_VERSION`]), `--rg PATH` the ripgrep.
+//!
+//! `--backend pi` records `pi --mode json` (see [`pi`]) through the same Anthropic stand-in:
+//! scenarios in `fixtures/pi/scenarios/`, recordings in `fixtures/pi/`; `--claude PATH` then
+//! names a `pi` binary, `--version` the `@mariozechner/pi-coding-agent` version (default
+//! [`pi::PI_VERSION`]), `--rg PATH` the ripgrep (and `$RECORD_FD` the fd) its `grep` and
+//! `find` run.
 
 pub mod acp;
 pub mod anthropic;
@@ -51,6 +57,7 @@ pub mod gemini;
 pub mod gemini_api;
 pub mod openai;
 pub mod opencode;
+pub mod pi;
 pub mod scenario;
 pub mod server;
 pub mod shared;
@@ -74,6 +81,8 @@ pub enum Backend {
     Gemini,
     /// ACP agents (`fixtures/acp/`): Gemini CLI `--acp` and opencode `acp`.
     Acp,
+    /// Pi (`fixtures/pi/`).
+    Pi,
 }
 
 /// The arguments of `cargo xtask record`.
@@ -177,6 +186,7 @@ pub fn record(args: Args) -> Result<()> {
             Backend::Opencode => opencode::record(&options),
             Backend::Gemini => gemini::record(&options),
             Backend::Acp => acp::record(&options),
+            Backend::Pi => pi::record(&options),
         };
     }
     if backend == Some(Backend::Acp) {
@@ -189,6 +199,7 @@ pub fn record(args: Args) -> Result<()> {
             Backend::Codex,
             Backend::Opencode,
             Backend::Gemini,
+            Backend::Pi,
         ],
     };
     let cache = tempfile::Builder::new()
@@ -202,6 +213,7 @@ pub fn record(args: Args) -> Result<()> {
             Backend::Codex => (codex::PACKAGE, codex::CODEX_VERSION),
             Backend::Opencode => (opencode::PACKAGE, opencode::OPENCODE_VERSION),
             Backend::Gemini => (gemini::PACKAGE, gemini::GEMINI_VERSION),
+            Backend::Pi => (pi::PACKAGE, pi::PI_VERSION),
             Backend::Acp => continue,
         };
         let newest = newest_version(package)?;
@@ -211,6 +223,7 @@ pub fn record(args: Args) -> Result<()> {
             Backend::Codex => codex::install(cache.path(), &newest)?,
             Backend::Opencode => opencode::install(cache.path(), &newest)?,
             Backend::Gemini => gemini::install(cache.path(), &newest)?,
+            Backend::Pi => pi::install(cache.path(), &newest)?,
             Backend::Acp => continue,
         };
         options.binary = Some(binary);
@@ -219,6 +232,7 @@ pub fn record(args: Args) -> Result<()> {
             Backend::Codex => codex::record(&options),
             Backend::Opencode => opencode::record(&options),
             Backend::Gemini => gemini::record(&options),
+            Backend::Pi => pi::record(&options),
             Backend::Acp => continue,
         };
         if let Err(e) = result {

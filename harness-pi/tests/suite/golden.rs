@@ -1,0 +1,16 @@
+//! Golden tests: every Pi recording under `fixtures/pi`, normalized with `--cwd
+//! /home/pi/project`, gives exactly its expected events and outcome (S, PI and O rules),
+//! compared with the conformance kit's rules.
+
+use fixtures::assert_golden;
+use harness_agents_pi::PiHarness;
+
+use super::config;
+
+/// How many recordings `fixtures/pi` holds.
+pub const RECORDINGS: usize = 31;
+
+#[test]
+fn every_pi_recording_gives_its_expected_events() {
+    assert_golden("pi", RECORDINGS, &PiHarness, &config());
+}
