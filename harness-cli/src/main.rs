@@ -17,6 +17,7 @@ mod classify;
 mod format;
 mod normalize;
 mod run;
+mod session;
 mod sessions;
 
 use std::collections::BTreeMap;
@@ -70,6 +71,80 @@ impl Output {
     }
 }
 
+/// What starts the agent: shared by `run` and `session`.
+#[derive(Debug, Args)]
+pub struct AgentOptions {
+    /// The backend to run.
+    #[arg(long, default_value = "claude")]
+    backend: String,
+    /// The directory the agent works in [default: the current one].
+    #[arg(long, value_name = "DIR")]
+    cwd: Option<PathBuf>,
+    /// The model to ask for.
+    #[arg(long, value_name = "MODEL")]
+    model: Option<String>,
+    /// The permission mode to ask for: Claude Code's `--permission-mode`; for Codex, its
+    /// `--sandbox`; for opencode, its `--agent` or `--auto`; for Gemini CLI, its
+    /// `--approval-mode` (Claude's `plan`, `acceptEdits`, `bypassPermissions` are
+    /// translated); for acp, how the agent's permission requests are answered
+    /// (`bypassPermissions` allows all, `acceptEdits` allows edits, any other rejects).
+    #[arg(long, value_name = "MODE")]
+    permission_mode: Option<String>,
+    /// Stop the agent (its whole process group) after this long: seconds (`90`, `1.5`) or
+    /// a duration with units (`90s`, `10m`, `1h30m`).
+    #[arg(
+        long,
+        value_name = "DURATION",
+        value_parser = parse_timeout,
+        allow_hyphen_values = true
+    )]
+    timeout: Option<Duration>,
+    #[arg(long, value_name = "PATH", help = binary_help())]
+    binary: Option<PathBuf>,
+    /// The agent's command line, for the `acp` backend: any Agent Client Protocol agent
+    /// (`'gemini --acp'`, `'opencode acp'`), split as a POSIX shell would, without running
+    /// one.
+    #[arg(long, value_name = "CMD", value_parser = parse_agent, allow_hyphen_values = true)]
+    agent: Option<Words>,
+    /// Save the run's transcript to FILE, a complete record of the run: a header line (the
+    /// backend, the working directory and the other settings the normalizer used), then
+    /// every line the agent wrote to standard output and standard error, byte for byte, in
+    /// the order they arrived (for acp, the JSON-RPC messages of both directions instead
+    /// of standard output). `harness normalize FILE`, with no option, gives the run's
+    /// events again, in the same order; only the errors the harness adds itself (a
+    /// timeout, a stop) and the exit code are not in it. Format: docs/transcript.md.
+    #[arg(long, value_name = "FILE")]
+    transcript: Option<PathBuf>,
+    /// An extra argument for the agent's command line (repeatable).
+    #[arg(long = "arg", value_name = "ARG", allow_hyphen_values = true)]
+    args: Vec<String>,
+    /// An environment variable for the agent (repeatable).
+    #[arg(long = "env", value_name = "KEY=VALUE", value_parser = parse_env)]
+    env: Vec<(String, String)>,
+    /// Continue the stored session ID through the agent's own resume (SPEC I5): Claude Code
+    /// `--resume`; refused (exit 2) by a backend whose agent cannot resume.
+    #[arg(long, value_name = "ID")]
+    resume: Option<String>,
+}
+
+impl AgentOptions {
+    /// The request these options make, with `prompt`.
+    fn request(self, prompt: String) -> RunRequest {
+        let mut request = RunRequest::new(prompt);
+        request.cwd = self.cwd;
+        request.binary = self.binary;
+        request.agent = self.agent.map(|Words(words)| words);
+        request.transcript = self.transcript;
+        request.model = self.model;
+        request.permission_mode = self.permission_mode;
+        request.extra_args = self.args;
+        request.env = self.env.into_iter().collect::<BTreeMap<_, _>>();
+        request.timeout = self.timeout;
+        request.resume = self.resume;
+        request
+    }
+}
+
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Run an agent live and print its events as they happen, then the outcome.
@@ -87,58 +162,46 @@ enum Command {
         echo 'Summarize the repo' | harness run -\n  \
         harness run -- '--a prompt that starts with a dash'")]
     Run {
-        /// The backend to run.
-        #[arg(long, default_value = "claude")]
-        backend: String,
-        /// The directory the agent works in [default: the current one].
-        #[arg(long, value_name = "DIR")]
-        cwd: Option<PathBuf>,
-        /// The model to ask for.
-        #[arg(long, value_name = "MODEL")]
-        model: Option<String>,
-        /// The permission mode to ask for: Claude Code's `--permission-mode`; for Codex, its
-        /// `--sandbox`; for opencode, its `--agent` or `--auto`; for Gemini CLI, its
-        /// `--approval-mode` (Claude's `plan`, `acceptEdits`, `bypassPermissions` are
-        /// translated); for acp, how the agent's permission requests are answered
-        /// (`bypassPermissions` allows all, `acceptEdits` allows edits, any other rejects).
-        #[arg(long, value_name = "MODE")]
-        permission_mode: Option<String>,
-        /// Stop the agent (its whole process group) after this long: seconds (`90`, `1.5`) or
-        /// a duration with units (`90s`, `10m`, `1h30m`).
+        #[command(flatten)]
+        agent: AgentOptions,
+        #[command(flatten)]
+        output: Output,
+        /// The prompt; `-` reads it from standard input. Put it after `--` when it starts
+        /// with `-`.
+        prompt: String,
+    },
+    /// Hold a conversation with an agent: follow-up prompts, permission requests answered by
+    /// the caller, interrupts, resume (SPEC section 8).
+    ///
+    /// Commands come on standard input, one JSON object a line (I2): {"type":"prompt",
+    /// "text":T}, {"type":"interrupt"}, {"type":"permission","id":ID,"decision":
+    /// "allow"|"allow_always"|"deny","message"?:M}, {"type":"close"}; a bad line is a
+    /// `warning` with source `input`. Events are written as `run` writes them, and each turn
+    /// ends with an outcome line with its `turn` (I3). End of input ends the session after the
+    /// queued prompts. On a terminal it is a chat instead: a line is a prompt, a permission
+    /// request asks `allow? [y]es / [a]lways / [n]o`, Ctrl-C interrupts the turn (twice
+    /// within 2 seconds closes the session), Ctrl-D ends it. `--timeout` bounds each turn.
+    /// Exit status: 0 ended by its input or `close`, 1 the agent failed or died or a turn
+    /// timed out, 2 usage error (or a backend without sessions, or one that cannot resume),
+    /// 126/127 agent not executable/not found, 128+N stopped by signal N.
+    #[command(after_help = "Examples:\n  \
+        harness session --cwd ~/project\n  \
+        echo '{\"type\":\"prompt\",\"text\":\"Add a test\"}' | harness session --permission-mode bypassPermissions\n  \
+        harness session --resume 0b5c8a4e-2f6d-4c1e-9a7b-1d2e3f4a5b6c --transcript s.jsonl")]
+    Session {
+        #[command(flatten)]
+        agent: AgentOptions,
+        /// Close the session when a turn is silent this long (no line from the agent):
+        /// seconds or a duration with units, as `--timeout`.
         #[arg(
             long,
             value_name = "DURATION",
             value_parser = parse_timeout,
             allow_hyphen_values = true
         )]
-        timeout: Option<Duration>,
-        #[arg(long, value_name = "PATH", help = binary_help())]
-        binary: Option<PathBuf>,
-        /// The agent's command line, for the `acp` backend: any Agent Client Protocol agent
-        /// (`'gemini --acp'`, `'opencode acp'`), split as a POSIX shell would, without running
-        /// one.
-        #[arg(long, value_name = "CMD", value_parser = parse_agent, allow_hyphen_values = true)]
-        agent: Option<Words>,
-        /// Save the run's transcript to FILE, a complete record of the run: a header line (the
-        /// backend, the working directory and the other settings the normalizer used), then
-        /// every line the agent wrote to standard output and standard error, byte for byte, in
-        /// the order they arrived (for acp, the JSON-RPC messages of both directions instead
-        /// of standard output). `harness normalize FILE`, with no option, gives the run's
-        /// events again, in the same order; only the errors the harness adds itself (a
-        /// timeout, a stop) and the exit code are not in it. Format: docs/transcript.md.
-        #[arg(long, value_name = "FILE")]
-        transcript: Option<PathBuf>,
-        /// An extra argument for the agent's command line (repeatable).
-        #[arg(long = "arg", value_name = "ARG", allow_hyphen_values = true)]
-        args: Vec<String>,
-        /// An environment variable for the agent (repeatable).
-        #[arg(long = "env", value_name = "KEY=VALUE", value_parser = parse_env)]
-        env: Vec<(String, String)>,
+        idle_timeout: Option<Duration>,
         #[command(flatten)]
         output: Output,
-        /// The prompt; `-` reads it from standard input. Put it after `--` when it starts
-        /// with `-`.
-        prompt: String,
     },
     /// Normalize a recorded stream or a transcript: its events, then the outcome.
     Normalize {
@@ -341,21 +404,12 @@ fn main() -> ExitCode {
     };
     match cli.command {
         Command::Run {
-            backend,
-            cwd,
-            model,
-            permission_mode,
-            timeout,
-            binary,
             agent,
-            transcript,
-            args,
-            env,
             output,
             prompt,
         } => {
-            let Some(harness) = registry.get(&backend) else {
-                return unknown_backend(&registry, &backend, false);
+            let Some(harness) = registry.get(&agent.backend) else {
+                return unknown_backend(&registry, &agent.backend, false);
             };
             let prompt = if prompt == "-" {
                 waiting(Waiting::Prompt);
@@ -368,21 +422,26 @@ fn main() -> ExitCode {
             } else {
                 prompt
             };
-            let mut request = RunRequest::new(prompt);
-            request.cwd = cwd;
-            request.binary = binary;
-            request.agent = agent.map(|Words(words)| words);
-            request.transcript = transcript;
-            request.model = model;
-            request.permission_mode = permission_mode;
-            request.extra_args = args;
-            request.env = env.into_iter().collect::<BTreeMap<_, _>>();
-            request.timeout = timeout;
+            let mut request = agent.request(prompt);
             // The human view always shows running tools (L1); JSON Lines only when asked.
             request.normalizer.started = output.started || output.format() == Format::Human;
             // Not locked: `run` writes from a thread of its own.
             let out = BufWriter::with_capacity(64 * 1024, io::stdout());
             run::run(harness, request, output.printer(out))
+        }
+        Command::Session {
+            agent,
+            idle_timeout,
+            output,
+        } => {
+            let Some(harness) = registry.get(&agent.backend) else {
+                return unknown_backend(&registry, &agent.backend, false);
+            };
+            let mut request = agent.request(String::new());
+            request.idle_timeout = idle_timeout;
+            request.normalizer.started = output.started || output.format() == Format::Human;
+            let out = BufWriter::with_capacity(64 * 1024, io::stdout());
+            session::run(harness, request, output.printer(out))
         }
         Command::Normalize {
             backend,

@@ -26,7 +26,7 @@ const QUEUE: usize = 64;
 /// The signals that stop a run, each with the exit status it gives (128 + its number). They
 /// all end `harness` by default; caught, they kill the agent's whole process group, which the
 /// agent's parent-death signal alone would not (it reaches the agent, not what it started).
-const STOPPING: [(SignalKind, u8); 6] = [
+pub(crate) const STOPPING: [(SignalKind, u8); 6] = [
     (SignalKind::hangup(), 129),
     (SignalKind::interrupt(), 130),
     (SignalKind::quit(), 131),
@@ -41,35 +41,59 @@ pub fn run<W: Write + Send + 'static>(
     request: RunRequest,
     printer: Printer<W>,
 ) -> ExitCode {
-    let runtime = match tokio::runtime::Builder::new_current_thread()
+    let runtime = match live_runtime() {
+        Ok(runtime) => runtime,
+        Err(code) => return code,
+    };
+    runtime.block_on(drive(harness, request, printer))
+}
+
+/// The runtime a live run or session is driven on; the caller becomes the subreaper of what the
+/// agent leaves behind.
+pub(crate) fn live_runtime() -> Result<tokio::runtime::Runtime, ExitCode> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-    {
-        Ok(runtime) => runtime,
-        Err(e) => {
+        .map_err(|e| {
             eprintln!("harness: cannot start the async runtime: {e}");
-            return ExitCode::from(1);
-        }
-    };
+            ExitCode::from(1)
+        })?;
     // Orphans of the run come back to `harness`, which kills and reaps them when the run
     // ends (`process::RunTree`); `harness` has no other children to confuse with them. Without
     // it they are still found and killed, only reaped by init instead.
     let _ = harness_agents_core::process::adopt_orphans();
-    runtime.block_on(drive(harness, request, printer))
+    Ok(runtime)
+}
+
+/// The human view shows paths relative to the agent's directory.
+pub(crate) fn show_paths_from<W: Write>(printer: &mut Printer<W>, request: &RunRequest) {
+    if printer.is_human() {
+        printer.base = request
+            .cwd
+            .as_ref()
+            .and_then(|cwd| std::path::absolute(cwd).ok())
+            .or_else(|| std::env::current_dir().ok())
+            .map(|p| p.display().to_string());
+    }
 }
 
 /// The stopping signals caught so far: how many, and the exit status of the first.
 #[derive(Debug, Clone, Copy, Default)]
-struct Caught {
-    count: u32,
-    code: u8,
+pub(crate) struct Caught {
+    pub(crate) count: u32,
+    pub(crate) code: u8,
 }
 
 /// Catches the stopping signals from now on (so none is lost to its default action), counting
 /// them in the returned channel.
-fn catch_signals() -> io::Result<watch::Receiver<Caught>> {
+pub(crate) fn catch_signals() -> io::Result<watch::Receiver<Caught>> {
+    catch(&STOPPING)
+}
+
+/// Catches `kinds` from now on, counting them in the returned channel.
+pub(crate) fn catch(kinds: &[(SignalKind, u8)]) -> io::Result<watch::Receiver<Caught>> {
     let mut signals = Vec::new();
-    for (kind, code) in STOPPING {
+    for &(kind, code) in kinds {
         signals.push((signal(kind)?, code));
     }
     let (tx, rx) = watch::channel(Caught::default());
@@ -95,7 +119,7 @@ fn catch_signals() -> io::Result<watch::Receiver<Caught>> {
 }
 
 /// Completes once `count` stopping signals have been caught.
-async fn caught(mut signals: watch::Receiver<Caught>, count: u32) {
+pub(crate) async fn caught(mut signals: watch::Receiver<Caught>, count: u32) {
     // An error means the sender is gone: no signal will come any more.
     if signals.wait_for(|c| c.count >= count).await.is_err() {
         std::future::pending::<()>().await;
@@ -115,30 +139,11 @@ async fn drive<W: Write + Send + 'static>(
         }
     };
     request.stop = Some(StopSignal::new(caught(signals.clone(), 1)));
-    if printer.is_human() {
-        printer.base = request
-            .cwd
-            .as_ref()
-            .and_then(|cwd| std::path::absolute(cwd).ok())
-            .or_else(|| std::env::current_dir().ok())
-            .map(|p| p.display().to_string());
-    }
+    show_paths_from(&mut printer, &request);
 
     let mut stream = match harness.run(request).await {
         Ok(stream) => stream,
-        Err(e) => {
-            eprintln!("harness: {e}");
-            return ExitCode::from(match e {
-                RunError::BinaryNotFound { .. } => 127,
-                RunError::BinaryNotExecutable { .. } => 126,
-                RunError::Unsupported { .. }
-                | RunError::NoAgentCommand { .. }
-                | RunError::WorkingDirectory { .. } => 2,
-                RunError::Io { .. } | RunError::Transcript { .. } => 1,
-                // Any other reason (the enum may grow): a failure to run, as `Io`.
-                _ => 1,
-            });
-        }
+        Err(e) => return start_failed(&e),
     };
 
     let (items, pending) = mpsc::channel(QUEUE);
@@ -198,6 +203,23 @@ async fn drive<W: Write + Send + 'static>(
     }
 }
 
+/// Reports why the agent could not start; the exit status that says so.
+pub(crate) fn start_failed(e: &RunError) -> ExitCode {
+    eprintln!("harness: {e}");
+    ExitCode::from(match e {
+        RunError::BinaryNotFound { .. } => 127,
+        RunError::BinaryNotExecutable { .. } => 126,
+        RunError::Unsupported { .. }
+        | RunError::NoSessions { .. }
+        | RunError::CannotResume { .. }
+        | RunError::NoAgentCommand { .. }
+        | RunError::WorkingDirectory { .. } => 2,
+        RunError::Io { .. } | RunError::Transcript { .. } => 1,
+        // Any other reason (the enum may grow): a failure to run, as `Io`.
+        _ => 1,
+    })
+}
+
 /// Writes every item it is given, flushing when none is ready, so bursts are written in one
 /// go; returns the outcome's status (`incomplete` when none came).
 fn write_all<W: Write>(
@@ -230,7 +252,7 @@ fn write_all<W: Write>(
 }
 
 /// A closed pipe (`harness run ... | head`) ends quietly; other write errors are reported.
-fn output_failed(e: &io::Error) -> ExitCode {
+pub(crate) fn output_failed(e: &io::Error) -> ExitCode {
     if e.kind() == io::ErrorKind::BrokenPipe {
         ExitCode::SUCCESS
     } else {

@@ -13,6 +13,7 @@ mod run;
 mod run_codex;
 mod run_opencode;
 mod schema;
+mod session;
 mod sessions;
 mod tidy;
 mod transcript;

@@ -194,7 +194,13 @@ impl Feed {
         turns.cut = turns.state.running_turn().is_some();
         turns.finish_grace = Some(CLOSE_GRACE);
         let steps = turns.state.command(Command::Close);
-        self.made(ending.event());
+        let event = match ending {
+            Ending::Stopped => Event::new(EventBody::Error {
+                message: "the session was stopped; the agent is being stopped".to_string(),
+            }),
+            other => other.event(),
+        };
+        self.made(event);
         self.take_steps(steps);
     }
 
