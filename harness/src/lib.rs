@@ -76,6 +76,9 @@ pub use harness_agents_core::{
 };
 
 pub use harness_agents_core::detect;
+/// Live sessions with an agent (SPEC section 8): [`Backend::session`] opens one. Not to be
+/// confused with [`sessions`] (feature `sessions`), the sessions agents stored on disk.
+pub use harness_agents_core::session;
 pub use harness_agents_core::{Coverage, KnownAgent, Versions, parse_version};
 
 /// The JSON Schema of the output lines (`schema::lines()`, what `harness schema` prints).
