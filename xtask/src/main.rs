@@ -21,6 +21,9 @@
 //! - `cargo xtask sessions-bench [--files N] [--gib G] [--big-mb M] [--keep DIR] [--debug]`:
 //!   `harness sessions list` over a generated history of stored sessions, cold, against the
 //!   floor of a `serde_json::Value` pass over the same files (time, CPU, peak RSS).
+//! - `cargo xtask session-bench [--turns N] [--debug]`: the latency `harness session` adds
+//!   between an agent's last line of a turn and the caller's outcome line (p50, p99), its
+//!   turns per second and its resident memory over the turns, against a scripted agent.
 //! - `cargo xtask stress [--scale F] [--debug]`: hostile sizes through the release `harness`
 //!   binary (a 300 MB line, a 1 GB stream, a million pending tool uses, a 10 MB shell command),
 //!   with the peak RSS and time of each.
@@ -33,6 +36,7 @@ mod dist;
 mod fuzz;
 mod record;
 mod rusage;
+mod session_bench;
 mod sessions_bench;
 mod stress;
 
@@ -94,6 +98,9 @@ enum Task {
     /// `harness sessions list` over a generated history of stored sessions (3 GiB, 8,000
     /// files), cold, against a plain `serde_json::Value` pass over the same files.
     SessionsBench(sessions_bench::Args),
+    /// The latency `harness session` adds per turn, its throughput and memory, against a
+    /// scripted Claude Code session agent.
+    SessionBench(session_bench::Args),
     /// Hostile sizes through the release `harness` binary, with peak RSS and time of each.
     Stress {
         /// Scale every size by this factor.
@@ -108,6 +115,16 @@ enum Task {
 }
 
 fn main() -> ExitCode {
+    // `session-bench` starts this binary as the scripted agent of the session it measures.
+    if std::env::var_os(session_bench::AGENT_VAR).is_some() {
+        return match session_bench::agent() {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("xtask agent: {e:#}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     let cli = Cli::parse();
     let result = match cli.task {
         Task::Ci => ci(),
@@ -129,6 +146,7 @@ fn main() -> ExitCode {
             extra,
         } => fuzz::fuzz(&target, time, &extra),
         Task::SessionsBench(args) => sessions_bench::sessions_bench(args),
+        Task::SessionBench(args) => session_bench::session_bench(args),
         Task::Stress { scale, only, debug } => stress::stress(scale, only, debug),
     };
     match result {

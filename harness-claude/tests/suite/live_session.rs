@@ -318,15 +318,16 @@ fn i2_ended_input_denies_a_request_nobody_can_answer() {
 fn i6_an_agent_that_dies_mid_turn_ends_the_turn_and_the_session_with_an_error() {
     let fake = fake();
     let items = session(request(&fake), &["die", "plain"], false, |_, _| {});
-    // The message the agent was writing comes out at the end of its output (C4), after the
-    // error that names its exit; then the end-of-input error (S9), then the turn's outcome.
+    // The agent's last words first: the message it was writing, which its end completes
+    // (C4), and the end-of-input error (S9); then the error naming its exit, then the turn's
+    // outcome.
     let counts = json!({"agent": 1, "error": 2});
     assert_eq!(
         items,
         [
-            json!({"kind": "error", "message": "the agent exited with status 3 during turn 1; the session has ended"}),
             agent("dying", 2),
             json!({"kind": "error", "message": "stream ended without a result"}),
+            json!({"kind": "error", "message": "the agent exited with status 3 during turn 1; the session has ended"}),
             turn_end(1, "error", counts.clone(), None),
             ended("AgentExited", Some(3), counts),
         ]

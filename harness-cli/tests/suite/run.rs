@@ -179,6 +179,47 @@ fn a_prompt_starting_with_dashes_reaches_stdin_and_appears_nowhere_in_argv() {
 }
 
 #[test]
+fn i5_resume_is_the_one_turn_form_through_the_agents_own_flag() {
+    let fake = Fake::new("resume");
+    let argv = fake.path("argv");
+    fake.run(
+        &["--resume=-0b5c8a4e", "--model", "opus", "hi"],
+        &[("FAKE_ARGV", &argv)],
+    );
+    // One word, so an id starting with `-` is never read as an option.
+    assert_eq!(
+        std::fs::read_to_string(&argv)
+            .unwrap()
+            .lines()
+            .collect::<Vec<_>>(),
+        [
+            "--print",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--model=opus",
+            "--resume=-0b5c8a4e",
+        ]
+    );
+}
+
+#[test]
+fn i5_a_backend_that_cannot_resume_refuses_before_starting_anything() {
+    let fake = Fake::new("noresume");
+    let argv = fake.path("argv");
+    let output = fake.run(
+        &["--backend", "pi", "--resume", "abc", "hi"],
+        &[("FAKE_ARGV", &argv)],
+    );
+    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&output.stderr),
+        "harness: the pi backend cannot resume a session\n"
+    );
+    assert!(!argv.exists(), "nothing was started");
+}
+
+#[test]
 fn a_prompt_of_dash_is_read_from_stdin() {
     let fake = Fake::new("stdin");
     let stdin = fake.path("stdin");

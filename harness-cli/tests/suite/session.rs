@@ -105,22 +105,31 @@ fn i3_an_agent_that_dies_exits_1_after_the_turns_error_outcome() {
     let (output, _dir) = session(&[], "{\"type\":\"prompt\",\"text\":\"die\"}\n");
     assert_eq!(output.status.code(), Some(1), "{output:?}");
     let lines = lines(&output);
+    // The agent's last words first, then the error naming its exit.
     assert_eq!(
         lines[0],
-        json!({"kind": "error", "message": "the agent exited with status 3 during turn 1; the session has ended"})
-    );
-    assert_eq!(
-        lines[1],
         json!({"kind": "agent", "text": "dying", "line": 2})
     );
     assert_eq!(
-        lines[2],
+        lines[1],
         json!({"kind": "error", "message": "stream ended without a result"})
+    );
+    assert_eq!(
+        lines[2],
+        json!({"kind": "error", "message": "the agent exited with status 3 during turn 1; the session has ended"})
     );
     assert_eq!(lines[3]["turn"], 1);
     assert_eq!(lines[3]["status"], "error");
     assert_eq!(lines[3]["counts"], json!({"agent": 1, "error": 2}));
     assert_eq!(lines.len(), 4);
+}
+
+#[test]
+fn i1_a_session_closed_before_any_prompt_ends_quietly() {
+    let (output, _dir) = session(&[], "{\"type\":\"close\"}\n");
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    // Nothing was asked: no turn, no outcome, no end-of-input error.
+    assert_eq!(lines(&output), Vec::<Value>::new());
 }
 
 #[test]

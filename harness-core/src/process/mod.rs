@@ -1111,11 +1111,23 @@ impl Run {
         };
         let feed = &mut self.feed;
         feed.flush();
+        // The agent's last words come first: what its output left pending and the end-of-input
+        // events (S9). A session that never started a turn asked nothing, so nothing can be
+        // missing from it: no end-of-input check.
+        let asked_nothing = feed
+            .session
+            .as_ref()
+            .is_some_and(|turns| turns.state.turns_started() == 0);
+        let mut outcome = if asked_nothing {
+            feed.normalizer.end_turn()
+        } else {
+            let mut events = Vec::new();
+            let outcome = feed.normalizer.finish(&mut events);
+            feed.events = events;
+            feed.settle();
+            outcome
+        };
         let last_turn = feed.agent_gone(exit_code);
-        let mut events = Vec::new();
-        let mut outcome = feed.normalizer.finish(&mut events);
-        feed.events = events;
-        feed.settle();
         if let Some(turn) = last_turn {
             feed.close_turn(turn);
         }

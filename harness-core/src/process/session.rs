@@ -18,9 +18,11 @@
 //!   answers the interrupt; then every process of the session is killed.
 //! - An agent that exits while the session was not closing gets an `error` event naming its
 //!   exit; the running turn ends with status `error`, and so does the session.
-//! - The events made at the end of input (S9) follow the last turn's events and precede its
-//!   outcome when a turn was cut short by the agent's exit or a kill; the session's own
-//!   outcome ([`SessionEnd`]) counts every event of the session.
+//! - When the agent's processes are gone, what its output left pending and the events made at
+//!   the end of input (S9) come first, then the `error` naming an unexpected exit, then the
+//!   outcome of a turn it cut short; the session's own outcome ([`crate::session::SessionEnd`]) counts every
+//!   event of the session. A session that never started a turn gets no end-of-input check:
+//!   nothing was asked, so nothing is missing.
 //! - The harness's own events (`warning`s about commands, the `error`s above) are not lines of
 //!   the agent, so the transcript holds none of them: replaying it (I7) gives every event
 //!   but these.

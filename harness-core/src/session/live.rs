@@ -183,9 +183,10 @@ impl SessionHandle {
 ///         }
 ///         SessionItem::TurnEnd(outcome) if outcome.turn == Some(1) => {
 ///             session.prompt("Now run it")?;
-///             session.end_input()?;
 ///         }
-///         SessionItem::TurnEnd(_) => {}
+///         // The last turn has ended: the session ends (not earlier, since a request made
+///         // after the input has ended is denied: nobody is left to answer it).
+///         SessionItem::TurnEnd(_) => session.end_input()?,
 ///         SessionItem::Ended(end) => println!("ended: {:?}", end.reason),
 ///     }
 /// }
