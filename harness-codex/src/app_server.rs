@@ -573,3 +573,224 @@ impl Decoder for AppServerDecoder {
             .collect()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use harness_agents_core::{Normalizer, Outcome};
+
+    use super::*;
+
+    /// The events of `lines` (each a JSON value) read as a session's stream, and the outcome.
+    fn run(lines: &[Value], started: bool) -> (Vec<Value>, Outcome) {
+        let mut config = NormalizerConfig::with_cwd("/w");
+        config.session = true;
+        config.started = started;
+        let mut normalizer = AppServerNormalizer::new(config);
+        let mut events = Vec::new();
+        for line in lines {
+            normalizer.push_line(line.to_string().as_bytes(), &mut events);
+        }
+        let outcome = normalizer.finish(&mut events);
+        let events = events
+            .iter()
+            .map(|e| serde_json::to_value(e).expect("serializes"))
+            .collect();
+        (events, outcome)
+    }
+
+    fn completed(item: Value) -> Value {
+        json!({"method": "item/completed", "params": {"item": item}})
+    }
+
+    fn turn_completed(status: &str) -> Value {
+        json!({"method": "turn/completed", "params": {"turn": {"id": "t", "status": status}}})
+    }
+
+    #[test]
+    fn xa4_items_map_through_the_x_rules_and_unknowns_carry_the_item_as_written() {
+        let reasoning =
+            json!({"type": "reasoning", "id": "r", "summary": ["a", "b"], "content": ["c"]});
+        let thinking = json!({"type": "reasoning", "id": "r2", "summary": [], "content": ["c"]});
+        let mcp = json!({"type": "mcpToolCall", "id": "m", "server": "s", "tool": "t", "status": "completed", "arguments": {}});
+        let search = json!({"type": "webSearch", "id": "w", "query": "q"});
+        let compaction = json!({"type": "contextCompaction", "id": "c"});
+        let plan = json!({"type": "plan", "id": "p", "text": "1. x"});
+        let user = json!({"type": "userMessage", "id": "u", "content": []});
+        let bad = json!({"type": "commandExecution", "id": "x", "command": 7, "status": "completed", "commandActions": []});
+        let list = json!({"type": "commandExecution", "id": "l", "command": "/bin/bash -lc 'ls src'", "status": "completed", "exitCode": 0, "commandActions": []});
+        let lines: Vec<Value> = [
+            &reasoning,
+            &thinking,
+            &mcp,
+            &search,
+            &compaction,
+            &plan,
+            &user,
+            &bad,
+            &list,
+        ]
+        .into_iter()
+        .map(|item| completed(item.clone()))
+        .chain([turn_completed("completed")])
+        .collect();
+        let (events, _) = run(&lines, false);
+        let unknown = |reason: &str, raw: &Value, tool: Option<&str>, line: u64| {
+            let mut value = json!({"kind": "unknown", "reason": reason, "raw": raw, "line": line});
+            if let Some(tool) = tool {
+                value["tool"] = json!(tool);
+                value["tool_use_id"] = raw["id"].clone();
+            }
+            value
+        };
+        assert_eq!(
+            events,
+            [
+                json!({"kind": "reasoning", "text": "a\n\nb", "line": 1}),
+                json!({"kind": "reasoning", "text": "c", "line": 2}),
+                unknown("unknown_tool", &mcp, Some("s/t"), 3),
+                unknown("unknown_tool", &search, Some("web_search"), 4),
+                unknown("unknown_item", &compaction, None, 5),
+                unknown("unknown_item", &plan, None, 6),
+                unknown("malformed_tool_use", &bad, Some("command_execution"), 8),
+                json!({"kind": "list", "path": "/w/src", "command": "ls src", "success": true,
+                    "tool": "command_execution", "tool_use_id": "l", "line": 9}),
+            ]
+        );
+    }
+
+    #[test]
+    fn xa3_xa6_xa13_started_tool_items_are_announced_and_resolved_at_the_turns_end() {
+        let command = json!({"type": "commandExecution", "id": "c1", "command": "/bin/bash -lc 'cat a.rs'", "status": "inProgress", "commandActions": []});
+        let message = json!({"type": "agentMessage", "id": "m1", "text": ""});
+        let lines = [
+            json!({"method": "item/started", "params": {"item": message}}),
+            json!({"method": "item/started", "params": {"item": command}}),
+            turn_completed("interrupted"),
+            json!({"method": "item/started", "params": {"item": command}}),
+        ];
+        let (events, outcome) = run(&lines, true);
+        let unresolved = |line: Option<u64>| {
+            let mut value = json!({"kind": "unknown", "reason": "unresolved_tool_use",
+                "raw": command, "tool": "command_execution", "tool_use_id": "c1"});
+            if let Some(line) = line {
+                value["line"] = json!(line);
+            }
+            value
+        };
+        let started = |line: u64| {
+            json!({"kind": "started", "command": "cat a.rs",
+                "expect": [{"kind": "read", "path": "/w/a.rs"}],
+                "tool": "command_execution", "tool_use_id": "c1", "line": line})
+        };
+        assert_eq!(
+            events,
+            [
+                started(2),
+                unresolved(Some(3)),
+                started(4),
+                unresolved(None)
+            ]
+        );
+        assert_eq!(
+            outcome.counts.get(&harness_agents_core::Kind::Unknown),
+            Some(&2)
+        );
+    }
+
+    #[test]
+    fn xa5_a_plan_update_is_a_plan_event_once_per_distinct_plan() {
+        let plan = json!({"method": "turn/plan/updated", "params": {"plan": [
+            {"step": "a", "status": "completed"}, {"step": "b", "status": "inProgress"}, 7]}});
+        let (events, _) = run(
+            &[
+                plan.clone(),
+                plan.clone(),
+                turn_completed("completed"),
+                plan,
+            ],
+            false,
+        );
+        let event = |line: u64| {
+            json!({"kind": "plan", "items": [{"text": "a", "completed": true},
+                {"text": "b", "completed": false}], "line": line})
+        };
+        assert_eq!(events, [event(1), event(4)]);
+    }
+
+    #[test]
+    fn xa6_xa7_xa8_failures_warnings_and_the_threads_token_totals() {
+        let usage = |input: u64| {
+            json!({"method": "thread/tokenUsage/updated", "params": {"turnId": "t", "tokenUsage": {
+                "total": {"totalTokens": input + 2, "inputTokens": input, "cachedInputTokens": 1,
+                    "outputTokens": 2, "reasoningOutputTokens": 0},
+                "last": {"totalTokens": 1, "inputTokens": 1, "cachedInputTokens": 0,
+                    "outputTokens": 0, "reasoningOutputTokens": 0}}}})
+        };
+        let lines = [
+            json!({"method": "error", "params": {"error": {"message": "retrying"}, "willRetry": true}}),
+            json!({"method": "warning", "params": {"message": "careful"}}),
+            json!({"method": "configWarning", "params": {"summary": "no bubblewrap", "details": null}}),
+            usage(10),
+            usage(30),
+            json!({"method": "turn/completed", "params": {"turn": {"id": "t", "status": "failed", "error": {"message": ""}}}}),
+        ];
+        let (events, outcome) = run(&lines, false);
+        let warning = |message: &str, line: u64| json!({"kind": "warning", "message": message, "source": "stream", "line": line});
+        assert_eq!(
+            events,
+            [
+                warning("retrying", 1),
+                warning("careful", 2),
+                warning("no bubblewrap", 3),
+                json!({"kind": "error", "message": "turn failed", "line": 6}),
+            ]
+        );
+        assert_eq!(outcome.status, harness_agents_core::Status::Error);
+        assert_eq!(outcome.metrics.input_tokens, Some(30.into()));
+        assert_eq!(outcome.metrics.cache_read_input_tokens, Some(1.into()));
+        assert_eq!(outcome.metrics.num_turns, Some(1.into()));
+    }
+
+    #[test]
+    fn xa1_xa10_xa11_xa12_every_other_message_is_accounted_for() {
+        let lines = [
+            json!({"id": "thread/start#2", "result": {"thread": {"id": "th-1"}}}),
+            json!({"method": "thread/started", "params": {"thread": {"id": "th-2"}}}),
+            json!({"method": "item/agentMessage/delta", "params": {"delta": "x"}}),
+            json!({"method": "no/such/notification", "params": {}}),
+            json!({"id": 3, "method": "item/tool/requestUserInput", "params": {}}),
+            json!({"id": null, "method": "item/commandExecution/requestApproval", "params": {}}),
+            json!({"id": "turn/interrupt#5", "error": {"code": -32600, "message": "no active turn to interrupt"}}),
+            json!({"id": "turn/start#6", "error": {"code": -32600, "message": "thread not found: x"}}),
+            json!({"method": 3}),
+            json!([1]),
+            json!({"method": "item/completed", "params": {"item": {"id": "i"}}}),
+        ];
+        let (events, outcome) = run(&lines, false);
+        assert_eq!(
+            events,
+            [
+                json!({"kind": "unknown", "reason": "unknown_type", "raw": lines[3], "line": 4}),
+                json!({"kind": "unknown", "reason": "malformed_message", "raw": lines[5], "line": 6}),
+                json!({"kind": "warning", "message": "turn/interrupt: no active turn to interrupt",
+                    "source": "stream", "line": 7}),
+                json!({"kind": "error", "message": "turn/start: thread not found: x", "line": 8}),
+                json!({"kind": "unknown", "reason": "not_an_event", "raw": lines[8], "line": 9}),
+                json!({"kind": "unknown", "reason": "not_an_event", "raw": lines[9], "line": 10}),
+                json!({"kind": "unknown", "reason": "unknown_item", "raw": {"id": "i"}, "line": 11}),
+            ]
+        );
+        // XA2: the first thread named is the session's.
+        assert_eq!(outcome.session_id.as_deref(), Some("th-1"));
+    }
+
+    #[test]
+    fn xa9_request_ids_are_their_text_and_harness_ids_name_their_method() {
+        assert_eq!(request_key(&json!(0)), Some("0".to_string()));
+        assert_eq!(request_key(&json!("a")), Some("a".to_string()));
+        assert_eq!(request_key(&json!(1.5)), None);
+        assert_eq!(request_key(&json!(null)), None);
+        assert_eq!(request_method(&json!("turn/start#3")), Some("turn/start"));
+        assert_eq!(request_method(&json!(3)), None);
+    }
+}
