@@ -274,7 +274,7 @@ fn newest_version(package: &str) -> Result<String> {
 }
 
 /// Where installed binaries are kept between runs: `record-cache/` in the target folder.
-fn cache_dir() -> PathBuf {
+pub(crate) fn cache_dir() -> PathBuf {
     crate::target_dir().join("record-cache")
 }
 
