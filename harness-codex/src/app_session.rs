@@ -331,3 +331,147 @@ impl Conversation for AppServerSession {
         (Reply::close(), CLOSE_GRACE)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn written(reply: &Reply) -> Vec<Value> {
+        reply
+            .write
+            .split(|b| *b == b'\n')
+            .filter(|l| !l.is_empty())
+            .map(|l| serde_json::from_slice(l).expect("JSON lines"))
+            .collect()
+    }
+
+    fn fresh() -> AppServerSession {
+        AppServerSession::new(ThreadSettings {
+            cwd: "/w".into(),
+            ..ThreadSettings::default()
+        })
+    }
+
+    /// A session whose thread `th` is ready.
+    fn ready() -> AppServerSession {
+        let mut session = fresh();
+        session.open();
+        session.line(br#"{"id":"initialize#1","result":{}}"#);
+        session.line(br#"{"id":"thread/start#2","result":{"thread":{"id":"th"}}}"#);
+        session
+    }
+
+    #[test]
+    fn xa15_permission_modes_set_the_policy_and_the_sandbox() {
+        let table = [
+            ("default", (None, None)),
+            ("plan", (Some("on-request"), Some("read-only"))),
+            ("acceptEdits", (Some("on-request"), Some("workspace-write"))),
+            (
+                "bypassPermissions",
+                (Some("never"), Some("danger-full-access")),
+            ),
+            ("untrusted", (Some("untrusted"), None)),
+            ("on-request", (Some("on-request"), None)),
+            ("never", (Some("never"), None)),
+            ("read-only", (None, Some("read-only"))),
+            ("bogus", (None, Some("bogus"))),
+        ];
+        for (mode, expected) in table {
+            assert_eq!(permission_settings(mode), expected, "{mode}");
+        }
+    }
+
+    #[test]
+    fn xa14_xa16_the_prompt_waits_for_the_thread() {
+        let mut session = fresh();
+        assert_eq!(
+            written(&session.open()),
+            [
+                json!({"id": "initialize#1", "method": "initialize", "params": {"clientInfo":
+                    {"name": "harness", "version": env!("CARGO_PKG_VERSION")}}}),
+                json!({"method": "initialized"}),
+            ]
+        );
+        assert!(session.start_turn(1, "hi").write.is_empty());
+        let reply = session.line(br#"{"id":"initialize#1","result":{}}"#);
+        assert_eq!(
+            written(&reply),
+            [json!({"id": "thread/start#2", "method": "thread/start", "params": {"cwd": "/w"}})]
+        );
+        let reply = session.line(br#"{"id":"thread/start#2","result":{"thread":{"id":"th"}}}"#);
+        assert_eq!(
+            written(&reply),
+            [json!({"id": "turn/start#3", "method": "turn/start",
+                "params": {"threadId": "th", "input": [{"type": "text", "text": "hi"}]}})]
+        );
+        assert_eq!(reply.record.len(), 1);
+    }
+
+    #[test]
+    fn xa19_an_interrupt_waits_for_the_turns_id_and_a_prompt_not_sent_ends_at_once() {
+        let mut session = ready();
+        session.start_turn(1, "hi");
+        assert!(session.interrupt().write.is_empty());
+        let reply = session.line(br#"{"id":"turn/start#3","result":{"turn":{"id":"t1"}}}"#);
+        assert_eq!(
+            written(&reply),
+            [json!({"id": "turn/interrupt#4", "method": "turn/interrupt",
+                "params": {"threadId": "th", "turnId": "t1"}})]
+        );
+        let reply = session.line(br#"{"method":"turn/completed","params":{"turn":{"id":"t1"}}}"#);
+        assert!(reply.turn_ended);
+        // A session whose thread never came: the turn's prompt never went out.
+        let mut waiting = fresh();
+        waiting.open();
+        waiting.start_turn(1, "hi");
+        let reply = waiting.interrupt();
+        assert!(reply.turn_ended);
+        assert!(reply.write.is_empty());
+    }
+
+    #[test]
+    fn xa17_xa18_answers_keep_the_servers_id_and_a_resolved_request_is_withdrawn() {
+        let mut session = ready();
+        session.line(br#"{"id":7,"method":"item/commandExecution/requestApproval","params":{}}"#);
+        session.line(br#"{"id":"s8","method":"item/fileChange/requestApproval","params":{}}"#);
+        session.line(br#"{"id":9,"method":"item/fileChange/requestApproval","params":{}}"#);
+        assert_eq!(
+            written(&session.answer("7", Decision::AllowAlways, Some("unused"))),
+            [json!({"id": 7, "result": {"decision": "acceptForSession"}})]
+        );
+        assert_eq!(
+            written(&session.withdraw("s8", Withdrawal::Interrupted)),
+            [json!({"id": "s8", "result": {"decision": "decline"}})]
+        );
+        let reply =
+            session.line(br#"{"method":"serverRequest/resolved","params":{"requestId":9}}"#);
+        assert_eq!(reply.withdrawn, ["9"]);
+        // Resolved again, or one already answered: nothing more.
+        let reply =
+            session.line(br#"{"method":"serverRequest/resolved","params":{"requestId":7}}"#);
+        assert!(reply.withdrawn.is_empty());
+    }
+
+    #[test]
+    fn xa20_xa21_other_requests_get_an_error_and_a_refused_thread_closes_the_session() {
+        let mut session = ready();
+        let reply = session.line(br#"{"id":3,"method":"item/tool/call","params":{}}"#);
+        assert_eq!(
+            written(&reply),
+            [json!({"id": 3, "error": {"code": -32601,
+                "message": "harness does not handle server requests of method `item/tool/call`"}})]
+        );
+        let mut refused = fresh();
+        refused.open();
+        refused.line(br#"{"id":"initialize#1","result":{}}"#);
+        let reply = refused
+            .line(br#"{"id":"thread/start#2","error":{"code":-32600,"message":"bad sandbox"}}"#);
+        assert!(reply.close);
+        let reply = session.line(br#"{"id":"turn/start#3","error":{"code":-32600,"message":"x"}}"#);
+        assert!(reply.turn_ended);
+        let (reply, grace) = session.close();
+        assert!(reply.close);
+        assert_eq!(grace, CLOSE_GRACE);
+    }
+}

@@ -83,11 +83,18 @@
 //! # }
 //! ```
 //!
+//! A session ([`Backend::session`]: several prompts, permission requests answered by the
+//! caller, interrupts, resume) runs `codex app-server` instead, spoken to in JSON-RPC; its
+//! stream is read by [`AppServerNormalizer`] (the XA rules of `docs/codex-app-server.md`),
+//! which maps its items through the same tool map, so a session's events are those `codex
+//! exec --json` gives for the same work.
+//!
 //! With the `sessions` feature (the facade's `sessions` turns it on), `RolloutDecoder` reads
 //! Codex's stored rollouts (`~/.codex/sessions/`) with the live decoder's rules, and fills the
 //! core's stored-session accounting.
 //!
 //! [`Backend`]: harness_agents_core::Backend
+//! [`Backend::session`]: harness_agents_core::Backend::session
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 /// This crate's README, whose example runs as a doc test.
