@@ -37,3 +37,10 @@ pub const LAUNCH: Launch = Launch::new("codex", "CODEX_BIN", "npm install -g @op
     .dir_flag("--cd")
     .model_flag("--model")
     .trailing(&["-"]);
+
+/// How a Codex session is started (XA14 of `docs/codex-app-server.md`): the same binary as
+/// [`LAUNCH`], as `codex app-server [extra args]`. The directory, the model, the permission
+/// mode and the thread to resume go in the `thread/start` or `thread/resume` request, not on
+/// the command line; the prompts go in `turn/start` requests.
+pub const SESSION_LAUNCH: Launch =
+    Launch::new("codex", "CODEX_BIN", "npm install -g @openai/codex").leading(&["app-server"]);

@@ -83,11 +83,18 @@
 //! # }
 //! ```
 //!
+//! A session ([`Backend::session`]: several prompts, permission requests answered by the
+//! caller, interrupts, resume) runs `codex app-server` instead, spoken to in JSON-RPC; its
+//! stream is read by [`AppServerNormalizer`] (the XA rules of `docs/codex-app-server.md`),
+//! which maps its items through the same tool map, so a session's events are those `codex
+//! exec --json` gives for the same work.
+//!
 //! With the `sessions` feature (the facade's `sessions` turns it on), `RolloutDecoder` reads
 //! Codex's stored rollouts (`~/.codex/sessions/`) with the live decoder's rules, and fills the
 //! core's stored-session accounting.
 //!
 //! [`Backend`]: harness_agents_core::Backend
+//! [`Backend::session`]: harness_agents_core::Backend::session
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 /// This crate's README, whose example runs as a doc test.
@@ -95,6 +102,8 @@
 #[doc = include_str!("../README.md")]
 struct ReadmeExample;
 
+mod app_server;
+mod app_session;
 mod decoder;
 mod launch;
 #[cfg(feature = "sessions")]
@@ -103,12 +112,16 @@ mod tools;
 mod wire;
 
 use harness_agents_core::backend::has_type;
+use harness_agents_core::process::{SessionSpec, run_dir, session_spec, spawn_session};
+use harness_agents_core::session::Session;
 use harness_agents_core::{
-    Backend, Capabilities, Launch, Normalizer, NormalizerConfig, OrchestrationSource, Versions,
+    Backend, Capabilities, Launch, Normalizer, NormalizerConfig, OrchestrationSource, RunError,
+    RunRequest, Versions,
 };
 
+pub use app_server::{AppServerDecoder, AppServerNormalizer};
 pub use decoder::{CodexDecoder, CodexNormalizer};
-pub use launch::{LAUNCH, VERSIONS};
+pub use launch::{LAUNCH, SESSION_LAUNCH, VERSIONS};
 #[cfg(feature = "sessions")]
 #[cfg_attr(docsrs, doc(cfg(feature = "sessions")))]
 pub use rollout::{BOOKKEEPING, RolloutDecoder, RolloutNormalizer};
@@ -164,13 +177,21 @@ pub use rollout::{BOOKKEEPING, RolloutDecoder, RolloutNormalizer};
 #[derive(Debug, Clone, Copy, Default)]
 pub struct CodexHarness;
 
+#[harness_agents_core::backend::async_trait]
 impl Backend for CodexHarness {
     fn name(&self) -> &'static str {
         "codex"
     }
 
+    /// The X rules' normalizer for `codex exec --json`; a session's stream
+    /// (`NormalizerConfig::session`, which a session's transcript header carries) is
+    /// `codex app-server`'s, read by [`AppServerNormalizer`] (XA rules).
     fn normalizer(&self, config: NormalizerConfig) -> Box<dyn Normalizer> {
-        Box::new(CodexNormalizer::new(config))
+        if config.session {
+            Box::new(AppServerNormalizer::new(config))
+        } else {
+            Box::new(CodexNormalizer::new(config))
+        }
     }
 
     /// Its dotted event types (X1-X7); its `error` lines are no signature.
@@ -209,5 +230,38 @@ impl Backend for CodexHarness {
 
     fn permission_args(&self, mode: &str) -> Vec<String> {
         launch::permission_args(mode)
+    }
+
+    /// One `codex app-server` process for the whole session ([`SESSION_LAUNCH`]), spoken to
+    /// in JSON-RPC: a thread started (or resumed, for `resume`) in the request's directory
+    /// with its model, the permission mode as the thread's `approvalPolicy` and `sandbox`
+    /// (XA15 of `docs/codex-app-server.md`: `plan` is `on-request` in `read-only`,
+    /// `acceptEdits` `on-request` in `workspace-write`, `bypassPermissions` `never` in
+    /// `danger-full-access`, Codex's own policy names set the policy and its sandbox names
+    /// the sandbox), one `turn/start` per prompt, approval requests as `permission` events.
+    async fn session(&self, mut request: RunRequest) -> Result<Session, RunError> {
+        let limits = SessionSpec::new(request.timeout, request.idle_timeout);
+        let (dir, _) = run_dir(&request)?;
+        let (approval, sandbox) = match request.permission_mode.take() {
+            Some(mode) => {
+                let (approval, sandbox) = app_session::permission_settings(&mode);
+                (approval.map(str::to_string), sandbox.map(str::to_string))
+            }
+            None => (None, None),
+        };
+        let settings = app_session::ThreadSettings {
+            cwd: dir.display().to_string(),
+            model: request.model.take(),
+            approval,
+            sandbox,
+            resume: request.resume.take(),
+        };
+        let (spec, config) = session_spec(self, SESSION_LAUNCH, request)?;
+        spawn_session(
+            spec,
+            self.normalizer(config),
+            Box::new(app_session::AppServerSession::new(settings)),
+            limits,
+        )
     }
 }

@@ -62,6 +62,15 @@ pub(crate) struct Item<'a> {
     pub raw: &'a str,
 }
 
+impl<'a> Item<'a> {
+    /// An item of `codex exec --json`'s shape read from its text (the app-server decoder
+    /// hands the X rules its items in that shape); `None` when the text is not a JSON object.
+    pub fn parse(raw: &'a str) -> Option<Item<'a>> {
+        let view = harness_agents_core::backend::json::view_of::<ItemView<'a>>(raw)?;
+        Some(Item { view, raw })
+    }
+}
+
 impl Item<'_> {
     /// The item as a `Value`, for the rules that read more than the view (X5, X6) and the
     /// events that carry it (J8).

@@ -13,6 +13,9 @@
 //! - `cargo xtask record [--backend claude|codex|opencode] [--check] [SCENARIO...]`: re-records
 //!   the Claude Code (or Codex, or opencode) corpus from the real binary against a scripted API
 //!   stand-in, or reports drift (`record`).
+//! - `cargo xtask codex-schema [--codex PATH]`: every message of the recorded Codex sessions,
+//!   both directions, against the JSON Schema the recorded `codex app-server` generates
+//!   (`codex_schema.rs`).
 //! - `cargo xtask dist [--out DIR]`: every artifact of a release in one folder (`dist.rs`): the
 //!   binary tarball with its checksum, the npm packages, the wheel and the crate packages, the
 //!   binary and the wheel linked against glibc 2.17 and checked.
@@ -32,6 +35,7 @@
 //! figures mean nothing but which build and run every package the task names.
 
 mod bench;
+mod codex_schema;
 mod dist;
 mod fuzz;
 mod record;
@@ -80,6 +84,10 @@ enum Task {
     },
     /// Re-records the fixtures from the real binaries, or reports drift.
     Record(record::Args),
+    /// Checks every message of the recorded Codex sessions (`fixtures/codex-app-server/`),
+    /// both directions, against the JSON Schema the recorded `codex app-server` release
+    /// generates.
+    CodexSchema(codex_schema::Args),
     /// Every artifact of a release in one folder (default `target/dist/`): the binary tarball
     /// and its checksum, the npm packages, the wheel, the crate packages; the binary and the
     /// wheel against glibc 2.17.
@@ -139,6 +147,7 @@ fn main() -> ExitCode {
         ),
         Task::Bench { smoke } => bench::bench(smoke),
         Task::Record(args) => record::record(args),
+        Task::CodexSchema(args) => codex_schema::codex_schema(args),
         Task::Dist(args) => dist::dist(args),
         Task::Fuzz {
             target,

@@ -8,6 +8,7 @@ mod alloc;
 mod golden;
 mod kit;
 mod live;
+mod live_session;
 mod properties;
 mod rules;
 

@@ -52,6 +52,7 @@ pub mod acp;
 pub mod anthropic;
 pub mod claude;
 pub mod codex;
+pub mod codex_session;
 pub mod drift;
 pub mod gemini;
 pub mod gemini_api;
@@ -75,6 +76,8 @@ pub enum Backend {
     Claude,
     /// Codex (`fixtures/codex/`).
     Codex,
+    /// Codex sessions through `codex app-server` (`fixtures/codex-app-server/`).
+    CodexSession,
     /// opencode (`fixtures/opencode/`).
     Opencode,
     /// Gemini CLI (`fixtures/gemini/`).
@@ -102,7 +105,7 @@ pub struct Args {
     /// A Claude Code binary to record with, instead of the installed corpus version.
     #[arg(long, value_name = "PATH", conflicts_with = "codex")]
     claude: Option<PathBuf>,
-    /// A Codex binary to record with (implies --backend codex).
+    /// A Codex binary to record with (implies --backend codex unless codex-session).
     #[arg(long, value_name = "PATH")]
     codex: Option<PathBuf>,
     /// A Gemini CLI binary to record with (implies --backend gemini).
@@ -167,6 +170,7 @@ pub fn record(args: Args) -> Result<()> {
         (Some(Backend::Claude), Some(_)) => {
             bail!("--codex names a Codex binary: not with --backend claude")
         }
+        (Some(Backend::CodexSession), Some(_)) => Some(Backend::CodexSession),
         (_, Some(_)) => Some(Backend::Codex),
         (_, None) if args.gemini.is_some() => Some(Backend::Gemini),
         (backend, None) => backend,
@@ -183,6 +187,7 @@ pub fn record(args: Args) -> Result<()> {
         return match backend.unwrap_or(Backend::Claude) {
             Backend::Claude => claude::record(&options),
             Backend::Codex => codex::record(&options),
+            Backend::CodexSession => codex_session::record(&options),
             Backend::Opencode => opencode::record(&options),
             Backend::Gemini => gemini::record(&options),
             Backend::Acp => acp::record(&options),
@@ -191,6 +196,9 @@ pub fn record(args: Args) -> Result<()> {
     }
     if backend == Some(Backend::Acp) {
         bail!("--latest: the acp corpus records the gemini and opencode corpora's versions");
+    }
+    if backend == Some(Backend::CodexSession) {
+        bail!("--latest: the codex-session corpus records the codex corpus's version");
     }
     let backends = match backend {
         Some(one) => vec![one],
@@ -214,7 +222,7 @@ pub fn record(args: Args) -> Result<()> {
             Backend::Opencode => (opencode::PACKAGE, opencode::OPENCODE_VERSION),
             Backend::Gemini => (gemini::PACKAGE, gemini::GEMINI_VERSION),
             Backend::Pi => (pi::PACKAGE, pi::PI_VERSION),
-            Backend::Acp => continue,
+            Backend::Acp | Backend::CodexSession => continue,
         };
         let newest = newest_version(package)?;
         println!("{package}: newest {newest}, fixtures recorded with {current}");
@@ -224,7 +232,7 @@ pub fn record(args: Args) -> Result<()> {
             Backend::Opencode => opencode::install(cache.path(), &newest)?,
             Backend::Gemini => gemini::install(cache.path(), &newest)?,
             Backend::Pi => pi::install(cache.path(), &newest)?,
-            Backend::Acp => continue,
+            Backend::Acp | Backend::CodexSession => continue,
         };
         options.binary = Some(binary);
         let result = match backend {
@@ -233,7 +241,7 @@ pub fn record(args: Args) -> Result<()> {
             Backend::Opencode => opencode::record(&options),
             Backend::Gemini => gemini::record(&options),
             Backend::Pi => pi::record(&options),
-            Backend::Acp => continue,
+            Backend::Acp | Backend::CodexSession => continue,
         };
         if let Err(e) = result {
             println!("{package}@{newest}: {e:#}");
@@ -266,7 +274,7 @@ fn newest_version(package: &str) -> Result<String> {
 }
 
 /// Where installed binaries are kept between runs: `record-cache/` in the target folder.
-fn cache_dir() -> PathBuf {
+pub(crate) fn cache_dir() -> PathBuf {
     crate::target_dir().join("record-cache")
 }
 
