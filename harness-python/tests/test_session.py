@@ -7,6 +7,10 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import signal
+import subprocess
+import sys
+import textwrap
 import time
 from pathlib import Path
 from typing import Any
@@ -343,3 +347,35 @@ def test_an_unknown_decision_is_a_value_error(tmp_path: Path) -> None:
         with pytest.raises(ValueError, match='unknown decision "maybe"'):
             session.answer("perm-1", "maybe")  # type: ignore[arg-type]
         session.end_input()
+
+
+def test_ctrl_c_in_a_sync_loop_kills_the_agent(tmp_path: Path) -> None:
+    """SIGINT while a `for` loop waits on a silent turn raises KeyboardInterrupt in the loop,
+    and the agent dies at once, though the object is still referenced."""
+    pid_file = tmp_path / "pid"
+    script = textwrap.dedent(
+        f"""
+        import time
+        from pathlib import Path
+        import harness_agents as hn
+        session = hn.session(binary={str(AGENT)!r}, timeout=30, env={{"FAKE_PID": {str(pid_file)!r}}})
+        session.prompt("ignore")
+        try:
+            for item in session:
+                pass
+        except KeyboardInterrupt:
+            agent = Path({str(pid_file)!r}).read_text().strip()
+            deadline = time.monotonic() + 10
+            while Path("/proc", agent).exists() and time.monotonic() < deadline:
+                time.sleep(0.02)
+            print("interrupted", "gone" if not Path("/proc", agent).exists() else "alive", flush=True)
+        """
+    )
+    python = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    pid = agent_pid(tmp_path)
+    time.sleep(0.2)  # the loop waits for the silent turn
+    python.send_signal(signal.SIGINT)
+    out, _ = python.communicate(timeout=30)
+    assert out == "interrupted gone\n"
+    assert python.returncode == 0
+    assert gone(pid)

@@ -239,3 +239,18 @@ test("the options reach the agent: resume through its own --resume", { timeout: 
   const args = readFileSync(argv, "utf8").split("\n");
   assert.ok(args.includes("--resume=abc-123") && args.includes("--model=opus"), args.join(" "));
 });
+
+test("aborting stops harness and the agent, then throws the signal's reason", { timeout: 60_000 }, async () => {
+  const dir = await tempDir();
+  const controller = new AbortController();
+  const chat = open(dir, { signal: controller.signal });
+  chat.prompt("ignore"); // a silent turn, whose agent ignores interrupts
+  await promptRead(dir);
+  const pid = readFileSync(join(dir, "pid"), "utf8").trim();
+  const done = collect(chat);
+  controller.abort();
+  await assert.rejects(done, { name: "AbortError" });
+  assert.ok(await gone([pid]), `agent process ${pid} still alive`);
+  // An aborted signal refuses a new session at once.
+  assert.throws(() => open(dir, { signal: controller.signal }), { name: "AbortError" });
+});
