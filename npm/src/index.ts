@@ -1,7 +1,8 @@
 // The TypeScript client of `harness`: runs coding agents live, holds sessions with them and
 // normalizes recorded streams by driving the `harness` binary (`run`, `session` and `normalize
-// --format jsonl`, `classify`), and hands out its lines as typed objects. The types of those lines are generated from `harness schema`
-// (src/schema.ts); nothing here describes an event by hand.
+// --format jsonl`, `classify`), and hands out its lines as typed objects. The types of those
+// lines are generated from `harness schema` (src/schema.ts); nothing here describes an event
+// by hand.
 
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { createInterface } from "node:readline";
@@ -281,8 +282,8 @@ class LiveSession implements Session {
     if (this.#inputEnded) {
       throw new Error("the session's input has ended (end() or close()): no command reaches it");
     }
-    // Once `harness` has exited the write fails quietly (see `launch`): the session is over
-    // and the iteration's end says why.
+    // Once `harness` has exited, nothing is written (and a write racing its exit fails quietly,
+    // see `start`): the session is over, and the iteration's end says why.
     if (running(this.#harness.child)) {
       this.#harness.child.stdin.write(`${JSON.stringify(command)}\n`);
     }
@@ -462,7 +463,7 @@ async function* lines(
 ): AsyncGenerator<Line, void, undefined> {
   signal?.throwIfAborted();
   const harness = started(start(binary, args, input), signal);
-  // A run or a recording that ends without its outcome line went wrong before it started.
+  // A run or a normalization always ends with its outcome line: without it, `harness` failed.
   yield* read(harness, args[0] ?? "", signal, (_exit, outcome) => !outcome);
 }
 
