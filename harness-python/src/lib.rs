@@ -41,8 +41,9 @@ pyo3::create_exception!(
     _native,
     RunError,
     PyException,
-    "A live run could not start: the agent's binary is missing or not executable, the \
-     working directory does not exist, or the backend cannot run live."
+    "A live run or session could not start: the agent's binary is missing or not \
+     executable, the working directory does not exist, or the backend cannot run live or has \
+     no sessions."
 );
 
 /// How many bytes `normalize` reads at a time.

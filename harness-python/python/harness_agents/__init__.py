@@ -50,7 +50,8 @@ __all__ = [
 ]
 
 RunError = _native.RunError
-"""A live run could not start: binary missing or not executable, bad working directory."""
+"""A live run or session could not start: binary missing or not executable, bad working
+directory, a backend without sessions."""
 
 Item = Union[Event, Outcome]
 """What a live run yields: events, then the outcome last; what a session yields: events, and
