@@ -14,7 +14,9 @@
 //!   thread); the sync iterator waits on it in short slices so Ctrl-C reaches Python, the async
 //!   iterator resolves an asyncio future from the runtime with `call_soon_threadsafe`, and
 //!   closing or dropping the run fires its stop signal and drops the stream, which kills the
-//!   agent's process group (`harness_agents_core::process`).
+//!   agent's process group (`harness_agents_core::process`);
+//! - a session (SPEC section 8) is driven the same way: its items are pulled as a run's are,
+//!   and its commands go through the library's `SessionHandle`, which never waits for them.
 //!
 //! No `unsafe` here: PyO3's macros and safe API only.
 
@@ -25,19 +27,23 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
-use futures::StreamExt;
-use harness_agents::{Backend, Event, LineSplitter, NormalizerConfig, Outcome, RunItem, RunStream};
+use futures::{Stream, StreamExt};
+use harness_agents::session::{EndReason, SessionHandle, SessionItem};
+use harness_agents::{
+    Backend, Decision, Event, LineSplitter, NormalizerConfig, Outcome, RunItem, RunStream,
+};
 use pyo3::exceptions::{PyException, PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyDict, PyList, PyString};
+use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 
 pyo3::create_exception!(
     _native,
     RunError,
     PyException,
-    "A live run could not start: the agent's binary is missing or not executable, the \
-     working directory does not exist, or the backend cannot run live."
+    "A live run or session could not start: the agent's binary is missing or not \
+     executable, the working directory does not exist, or the backend cannot run live or has \
+     no sessions."
 );
 
 /// How many bytes `normalize` reads at a time.
@@ -419,16 +425,25 @@ fn schema() -> PyResult<String> {
         .map_err(|e| PyRuntimeError::new_err(e.to_string()))
 }
 
-/// What a live run shares between its Python object and the tasks that wait for its items.
-struct Shared {
-    stream: tokio::sync::Mutex<Option<RunStream>>,
+/// What a live run or session shares between its Python object and the tasks that wait for
+/// its items.
+struct Shared<S> {
+    stream: tokio::sync::Mutex<Option<S>>,
     stop: Mutex<Option<tokio::sync::oneshot::Sender<()>>>,
     closed: AtomicBool,
 }
 
-impl Shared {
+impl<S: Stream + Unpin> Shared<S> {
+    fn new(stream: S, stop: tokio::sync::oneshot::Sender<()>) -> Self {
+        Shared {
+            stream: tokio::sync::Mutex::new(Some(stream)),
+            stop: Mutex::new(Some(stop)),
+            closed: AtomicBool::new(false),
+        }
+    }
+
     /// The next item, or `None` at the end or once closed (then the stream is dropped).
-    async fn next_item(&self) -> Option<RunItem> {
+    async fn next_item(&self) -> Option<S::Item> {
         let mut stream = self.stream.lock().await;
         let item = match stream.as_mut() {
             Some(s) if !self.closed.load(Ordering::SeqCst) => s.next().await,
@@ -441,7 +456,7 @@ impl Shared {
         item
     }
 
-    /// Kills the agent: fires the stop signal (which kills its process group even while a
+    /// Kills the agent: fires the stop signal (which stops its process group even while a
     /// reader holds the stream), and drops the stream when no reader holds it.
     fn close(&self) {
         self.closed.store(true, Ordering::SeqCst);
@@ -452,6 +467,63 @@ impl Shared {
             *stream = None;
         }
     }
+}
+
+/// Waits for `shared`'s next item with the GIL released, in slices so that Python's signal
+/// handlers run in between (Ctrl-C raises `KeyboardInterrupt` here); converts it with `to_py`.
+fn next_blocking<'py, S>(
+    py: Python<'py>,
+    shared: &Shared<S>,
+    to_py: fn(Python<'py>, Option<S::Item>) -> PyResult<Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyAny>>
+where
+    S: Stream + Unpin + Send,
+    S::Item: Send,
+{
+    let runtime = runtime()?;
+    loop {
+        let waited = py.detach(|| {
+            // The timer is made inside the runtime, which owns the clock.
+            runtime.block_on(async { tokio::time::timeout(SIGNAL_SLICE, shared.next_item()).await })
+        });
+        match waited {
+            Ok(item) => return to_py(py, item),
+            Err(_elapsed) => py.check_signals()?,
+        }
+    }
+}
+
+/// Starts waiting for `shared`'s next item on the runtime; when it comes, `resolve(future,
+/// item, error)` is called on `event_loop` with `call_soon_threadsafe`, the item converted with
+/// `to_py`.
+fn next_resolving<S>(
+    shared: Arc<Shared<S>>,
+    to_py: for<'py> fn(Python<'py>, Option<S::Item>) -> PyResult<Bound<'py, PyAny>>,
+    event_loop: Py<PyAny>,
+    future: Py<PyAny>,
+    resolve: Py<PyAny>,
+) -> PyResult<()>
+where
+    S: Stream + Unpin + Send + 'static,
+    S::Item: Send,
+{
+    runtime()?.spawn(async move {
+        let item = shared.next_item().await;
+        // Nothing to resolve once the interpreter is shutting down.
+        let _ = Python::try_attach(|py| {
+            let (value, error) = match to_py(py, item) {
+                Ok(value) => (value.unbind(), py.None()),
+                Err(err) => (py.None(), err.into_value(py).into_any()),
+            };
+            // A closed event loop refuses the call: nobody is waiting any more.
+            let _ = event_loop.call_method1(
+                py,
+                "call_soon_threadsafe",
+                (resolve, future, value, error),
+            );
+        });
+    });
+    Ok(())
 }
 
 fn item_to_py<'py>(py: Python<'py>, item: Option<RunItem>) -> PyResult<Bound<'py, PyAny>> {
@@ -466,7 +538,7 @@ fn item_to_py<'py>(py: Python<'py>, item: Option<RunItem>) -> PyResult<Bound<'py
 /// agent.
 #[pyclass(module = "harness_agents._native")]
 struct Run {
-    shared: Arc<Shared>,
+    shared: Arc<Shared<RunStream>>,
 }
 
 #[pymethods]
@@ -474,20 +546,7 @@ impl Run {
     /// Waits for the next item (an event, then the outcome last); `None` at the end. Python's
     /// signal handlers run while it waits, so Ctrl-C raises `KeyboardInterrupt` here.
     fn next<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let runtime = runtime()?;
-        loop {
-            let shared = &self.shared;
-            let waited = py.detach(|| {
-                // The timer is made inside the runtime, which owns the clock.
-                runtime.block_on(async {
-                    tokio::time::timeout(SIGNAL_SLICE, shared.next_item()).await
-                })
-            });
-            match waited {
-                Ok(item) => return item_to_py(py, item),
-                Err(_elapsed) => py.check_signals()?,
-            }
-        }
+        next_blocking(py, &self.shared, item_to_py)
     }
 
     /// Starts waiting for the next item on the runtime; when it comes, `resolve(future, item,
@@ -498,24 +557,13 @@ impl Run {
         future: Py<PyAny>,
         resolve: Py<PyAny>,
     ) -> PyResult<()> {
-        let shared = Arc::clone(&self.shared);
-        runtime()?.spawn(async move {
-            let item = shared.next_item().await;
-            // Nothing to resolve once the interpreter is shutting down.
-            let _ = Python::try_attach(|py| {
-                let (value, error) = match item_to_py(py, item) {
-                    Ok(value) => (value.unbind(), py.None()),
-                    Err(err) => (py.None(), err.into_value(py).into_any()),
-                };
-                // A closed event loop refuses the call: nobody is waiting any more.
-                let _ = event_loop.call_method1(
-                    py,
-                    "call_soon_threadsafe",
-                    (resolve, future, value, error),
-                );
-            });
-        });
-        Ok(())
+        next_resolving(
+            Arc::clone(&self.shared),
+            item_to_py,
+            event_loop,
+            future,
+            resolve,
+        )
     }
 
     /// Kills the agent's process group and ends the run; later calls to `next` give `None`.
@@ -527,6 +575,57 @@ impl Run {
 impl Drop for Run {
     fn drop(&mut self) {
         self.shared.close();
+    }
+}
+
+/// A number of seconds from Python as a duration, or a `ValueError` naming the option.
+fn seconds(name: &str, secs: Option<f64>) -> PyResult<Option<Duration>> {
+    secs.map(|secs| {
+        Duration::try_from_secs_f64(secs).map_err(|_| {
+            PyValueError::new_err(format!(
+                "{name} must be a finite number of seconds >= 0, not {secs}"
+            ))
+        })
+    })
+    .transpose()
+}
+
+/// The settings a live run and a session share, as Python passes them.
+struct LiveSettings {
+    cwd: Option<PathBuf>,
+    model: Option<String>,
+    permission_mode: Option<String>,
+    timeout: Option<f64>,
+    binary: Option<PathBuf>,
+    extra_args: Vec<String>,
+    env: Option<std::collections::BTreeMap<String, String>>,
+    started: bool,
+    normalizer_cwd: Option<String>,
+    workspace: Option<String>,
+    agent: Option<Vec<String>>,
+}
+
+impl LiveSettings {
+    /// The request of `prompt` with these settings, and the sender of its stop signal.
+    fn request(
+        self,
+        prompt: String,
+    ) -> PyResult<(harness_agents::RunRequest, tokio::sync::oneshot::Sender<()>)> {
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let mut request = harness_agents::RunRequest::new(prompt);
+        request.cwd = self.cwd;
+        request.model = self.model;
+        request.permission_mode = self.permission_mode;
+        request.timeout = seconds("timeout", self.timeout)?;
+        request.binary = self.binary;
+        request.extra_args = self.extra_args;
+        request.agent = self.agent;
+        request.env = self.env.unwrap_or_default();
+        request.normalizer = config(self.normalizer_cwd, self.workspace, self.started);
+        request.stop = Some(harness_agents::StopSignal::new(async move {
+            let _ = stopped.await;
+        }));
+        Ok((request, stop))
     }
 }
 
@@ -555,39 +654,191 @@ fn start_run(
     agent: Option<Vec<String>>,
 ) -> PyResult<Run> {
     let harness = backend(backend_name)?;
-    let timeout = timeout
-        .map(|secs| {
-            Duration::try_from_secs_f64(secs).map_err(|_| {
-                PyValueError::new_err(format!(
-                    "timeout must be a finite number of seconds >= 0, not {secs}"
-                ))
-            })
-        })
-        .transpose()?;
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let mut request = harness_agents::RunRequest::new(prompt);
-    request.cwd = cwd;
-    request.model = model;
-    request.permission_mode = permission_mode;
-    request.timeout = timeout;
-    request.binary = binary;
-    request.extra_args = extra_args;
-    request.agent = agent;
-    request.env = env.unwrap_or_default();
-    request.normalizer = config(normalizer_cwd, workspace, started);
-    request.stop = Some(harness_agents::StopSignal::new(async move {
-        let _ = stopped.await;
-    }));
+    let settings = LiveSettings {
+        cwd,
+        model,
+        permission_mode,
+        timeout,
+        binary,
+        extra_args,
+        env,
+        started,
+        normalizer_cwd,
+        workspace,
+        agent,
+    };
+    let (request, stop) = settings.request(prompt)?;
     let runtime = runtime()?;
     let stream = py
         .detach(|| runtime.block_on(harness.run(request)))
         .map_err(|e| RunError::new_err(e.to_string()))?;
     Ok(Run {
-        shared: Arc::new(Shared {
-            stream: tokio::sync::Mutex::new(Some(stream)),
-            stop: Mutex::new(Some(stop)),
-            closed: AtomicBool::new(false),
-        }),
+        shared: Arc::new(Shared::new(stream, stop)),
+    })
+}
+
+/// Why a session ended, as the Python package names it.
+fn reason_name(reason: EndReason) -> String {
+    match reason {
+        EndReason::Caller => "caller".into(),
+        EndReason::AgentExited => "agent_exited".into(),
+        EndReason::TimedOut => "timed_out".into(),
+        EndReason::Stopped => "stopped".into(),
+        // A reason newer than this extension: its Rust name, so nothing is hidden.
+        other => format!("{other:?}"),
+    }
+}
+
+/// A session's item: an event, a turn's outcome, the end as `(reason, outcome)`, or `None`
+/// after the end.
+fn session_item_to_py<'py>(
+    py: Python<'py>,
+    item: Option<SessionItem>,
+) -> PyResult<Bound<'py, PyAny>> {
+    match item {
+        Some(SessionItem::Event(event)) => event_to_py(py, &event),
+        Some(SessionItem::TurnEnd(outcome)) => outcome_to_py(py, &outcome),
+        Some(SessionItem::Ended(end)) => {
+            let reason = PyString::new(py, &reason_name(end.reason)).into_any();
+            let outcome = outcome_to_py(py, &end.outcome)?;
+            Ok(PyTuple::new(py, [reason, outcome])?.into_any())
+        }
+        None => Ok(py.None().into_bound(py)),
+    }
+}
+
+/// A live session (SPEC section 8): its items as they happen, and the caller's commands. A
+/// command sent once the session has ended does nothing. Killing or dropping it stops the
+/// agent at once.
+#[pyclass(module = "harness_agents._native")]
+struct Session {
+    shared: Arc<Shared<harness_agents::session::Session>>,
+    /// Kept apart from the stream, so a command never waits for a reader.
+    handle: SessionHandle,
+}
+
+#[pymethods]
+impl Session {
+    /// Waits for the next item: an event, a turn's outcome, the end as `(reason, outcome)`;
+    /// `None` after it. Python's signal handlers run while it waits.
+    fn next<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        next_blocking(py, &self.shared, session_item_to_py)
+    }
+
+    /// Starts waiting for the next item on the runtime, as `Run.next_into` does.
+    fn next_into(
+        &self,
+        event_loop: Py<PyAny>,
+        future: Py<PyAny>,
+        resolve: Py<PyAny>,
+    ) -> PyResult<()> {
+        next_resolving(
+            Arc::clone(&self.shared),
+            session_item_to_py,
+            event_loop,
+            future,
+            resolve,
+        )
+    }
+
+    /// Starts a turn with `text`, or queues it behind the running turn.
+    fn prompt(&self, text: String) {
+        // An ended session has no use for a command; its end is in the stream already.
+        let _ = self.handle.prompt(text);
+    }
+
+    /// Stops the running turn through the agent's protocol; the turn ends `interrupted`.
+    fn interrupt(&self) {
+        let _ = self.handle.interrupt();
+    }
+
+    /// Answers permission request `id` with `decision` (`allow`, `allow_always`, `deny`).
+    #[pyo3(signature = (id, decision, message=None))]
+    fn answer(&self, id: String, decision: &str, message: Option<String>) -> PyResult<()> {
+        let decision = Decision::from_name(decision).ok_or_else(|| {
+            PyValueError::new_err(format!(
+                "unknown decision {decision:?}; one of \"allow\", \"allow_always\", \"deny\""
+            ))
+        })?;
+        let _ = self.handle.answer(id, decision, message);
+        Ok(())
+    }
+
+    /// Ends the session now: the running turn is interrupted, queued prompts are dropped, the
+    /// agent is stopped (killed 5 seconds later if it has not ended); the rest of its items
+    /// still come.
+    fn close(&self) {
+        let _ = self.handle.close();
+    }
+
+    /// The caller sends nothing more: the queued prompts run, then the session ends.
+    fn end_input(&self) {
+        let _ = self.handle.end_input();
+    }
+
+    /// Kills the agent's process group and ends the session's items at once; later calls to
+    /// `next` give `None`.
+    fn kill(&self) {
+        self.shared.close();
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        self.shared.close();
+    }
+}
+
+/// Opens a session with `backend_name`'s agent; nothing is asked of it before a prompt.
+#[pyfunction]
+#[pyo3(signature = (
+    backend_name, *, cwd=None, model=None, permission_mode=None, timeout=None,
+    idle_timeout=None, resume=None, binary=None, extra_args=Vec::new(), env=None,
+    started=false, normalizer_cwd=None, workspace=None, agent=None,
+))]
+#[allow(clippy::too_many_arguments)]
+fn start_session(
+    py: Python<'_>,
+    backend_name: &str,
+    cwd: Option<PathBuf>,
+    model: Option<String>,
+    permission_mode: Option<String>,
+    timeout: Option<f64>,
+    idle_timeout: Option<f64>,
+    resume: Option<String>,
+    binary: Option<PathBuf>,
+    extra_args: Vec<String>,
+    env: Option<std::collections::BTreeMap<String, String>>,
+    started: bool,
+    normalizer_cwd: Option<String>,
+    workspace: Option<String>,
+    agent: Option<Vec<String>>,
+) -> PyResult<Session> {
+    let harness = backend(backend_name)?;
+    let settings = LiveSettings {
+        cwd,
+        model,
+        permission_mode,
+        timeout,
+        binary,
+        extra_args,
+        env,
+        started,
+        normalizer_cwd,
+        workspace,
+        agent,
+    };
+    let (mut request, stop) = settings.request(String::new())?;
+    request.idle_timeout = seconds("idle_timeout", idle_timeout)?;
+    request.resume = resume;
+    let runtime = runtime()?;
+    let session = py
+        .detach(|| runtime.block_on(harness.session(request)))
+        .map_err(|e| RunError::new_err(e.to_string()))?;
+    let handle = session.handle();
+    Ok(Session {
+        shared: Arc::new(Shared::new(session, stop)),
+        handle,
     })
 }
 
@@ -597,11 +848,13 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Normalizer>()?;
     m.add_class::<FileEvents>()?;
     m.add_class::<Run>()?;
+    m.add_class::<Session>()?;
     m.add_function(wrap_pyfunction!(normalize_file, m)?)?;
     m.add_function(wrap_pyfunction!(classify, m)?)?;
     m.add_function(wrap_pyfunction!(backends, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(start_run, m)?)?;
+    m.add_function(wrap_pyfunction!(start_session, m)?)?;
     m.add("RunError", m.py().get_type::<RunError>())?;
     Ok(())
 }

@@ -1,34 +1,32 @@
-// The TypeScript client of `harness`: runs coding agents live and normalizes recorded streams
-// by driving the `harness` binary (`run` and `normalize --format jsonl`, `classify`), and hands
-// out its lines as typed objects. The types of those lines are generated from `harness schema`
-// (src/schema.ts); nothing here describes an event by hand.
+// The TypeScript client of `harness`: runs coding agents live, holds sessions with them and
+// normalizes recorded streams by driving the `harness` binary (`run`, `session` and `normalize
+// --format jsonl`, `classify`), and hands out its lines as typed objects. The types of those
+// lines are generated from `harness schema` (src/schema.ts); nothing here describes an event
+// by hand.
 
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { createInterface } from "node:readline";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { harnessBinary } from "./binary.js";
-import type { Event, HarnessOutputLine, OutcomeLine } from "./schema.js";
+import type { Decision, Event, HarnessOutputLine, OutcomeLine } from "./schema.js";
 
 export type * from "./schema.js";
 export { harnessBinary, platformPackage, PLATFORMS, type Platform } from "./binary.js";
 
-/** One line `run` and `normalize` hand out: an {@link Event}, and last the {@link OutcomeLine}. */
+/**
+ * One line `run`, `normalize` and a {@link Session} hand out: an {@link Event}, or an
+ * {@link OutcomeLine} (last for a run; ending each turn of a session, with its `turn`).
+ */
 export type Line = HarnessOutputLine;
 
 /** The backends this version knows; `harness backends` lists them. */
 export type Backend = "claude" | "codex" | "opencode" | "gemini" | "pi" | "acp";
 
 /** What {@link run} starts. Only `prompt` is required. */
-export interface RunOptions {
+export interface RunOptions extends AgentOptions {
   /** The prompt, written to the agent's standard input (never its command line). */
   prompt: string;
-  /** The agent to run (default `claude`). */
-  backend?: Backend;
-  /** The directory the agent works in (default: this process's). */
-  cwd?: string;
-  /** The model to ask for. */
-  model?: string;
   /**
    * Stop the agent (its whole process group) after this long: seconds, or a duration with
    * units (`"90s"`, `"10m"`). The run then ends with an `error` event and the outcome.
@@ -39,6 +37,34 @@ export interface RunOptions {
    * throws the signal's reason once `harness` has exited.
    */
   signal?: AbortSignal;
+}
+
+/** What {@link session} starts: {@link run}'s options but the prompt, and a session's own. */
+export interface SessionOptions extends AgentOptions {
+  /**
+   * How long each turn may take: seconds, or a duration with units (`"90s"`, `"10m"`). Past
+   * it, an `error` event says so and the session closes, that turn ending `error`.
+   */
+  timeout?: number | string;
+  /** How long a turn may go without a line from the agent; past it, as `timeout`. */
+  idleTimeout?: number | string;
+  /** A stored session to continue, through the agent's own resume (SPEC I5). */
+  resume?: string;
+  /**
+   * Aborting stops `harness`, which closes the session and stops the agent; the iterator then
+   * throws the signal's reason once `harness` has exited.
+   */
+  signal?: AbortSignal;
+}
+
+/** The options {@link run} and {@link session} share: which agent, and how it starts. */
+export interface AgentOptions {
+  /** The agent to run (default `claude`). */
+  backend?: Backend;
+  /** The directory the agent works in (default: this process's). */
+  cwd?: string;
+  /** The model to ask for. */
+  model?: string;
   /** The permission mode to ask for (`harness run --permission-mode`). */
   permissionMode?: string;
   /** The agent's binary (default: `$CLAUDE_BIN` or `claude` on `PATH`, and so on). */
@@ -109,11 +135,19 @@ export class HarnessError extends Error {
  * ```
  */
 export function run(options: RunOptions): AsyncGenerator<Line, void, undefined> {
-  const args = ["run", "--format=jsonl"];
+  const args = ["run", "--format=jsonl", ...agentArgs(options)];
+  if (options.timeout !== undefined) args.push(`--timeout=${options.timeout}`);
+  // `-`: the prompt comes on standard input, so no text can be read as an option.
+  args.push("-");
+  return lines(options.harnessBinary, args, options.signal, Readable.from([options.prompt]));
+}
+
+/** The `harness run` and `harness session` options of `options`, each as one argument. */
+function agentArgs(options: AgentOptions): string[] {
+  const args: string[] = [];
   if (options.backend !== undefined) args.push(`--backend=${options.backend}`);
   if (options.cwd !== undefined) args.push(`--cwd=${options.cwd}`);
   if (options.model !== undefined) args.push(`--model=${options.model}`);
-  if (options.timeout !== undefined) args.push(`--timeout=${options.timeout}`);
   if (options.permissionMode !== undefined) {
     args.push(`--permission-mode=${options.permissionMode}`);
   }
@@ -124,10 +158,152 @@ export function run(options: RunOptions): AsyncGenerator<Line, void, undefined> 
     args.push(`--env=${key}=${value}`);
   }
   if (options.started === true) args.push("--started");
-  // `-`: the prompt comes on standard input, so no text can be read as an option.
-  args.push("-");
-  return lines(options.harnessBinary, args, options.signal, Readable.from([options.prompt]));
+  return args;
 }
+
+/**
+ * A live session with an agent (`harness session`): one conversation over several turns. It is
+ * an async iterable of the lines `harness` writes: each event as soon as `harness` has it (a
+ * `permission` event when the agent asks to use a tool, waiting for {@link Session.answer}),
+ * and an outcome line ending each turn, with its `turn` (status `interrupted` for a turn
+ * stopped by {@link Session.interrupt}). Iterating to the end waits for `harness` to exit.
+ */
+export interface Session extends AsyncIterable<Line> {
+  /** Starts a turn with `text`, or queues it behind the running turn (one at a time, in order). */
+  prompt(text: string): void;
+  /**
+   * Stops the running turn through the agent's own protocol; the turn ends `interrupted` and
+   * the session goes on. With no turn running, a `warning` event says so.
+   */
+  interrupt(): void;
+  /**
+   * Answers the permission request `id` (a `permission` event's `id`) with one of the
+   * `options` it offered; `message` goes to the agent with a denial. An answer to a request
+   * that is not waiting is a `warning` event.
+   */
+  answer(id: string, decision: Decision, message?: string): void;
+  /**
+   * Ends the session now: the running turn is interrupted, queued prompts are dropped, the
+   * agent is stopped (killed 5 seconds later if it has not ended). After {@link Session.end},
+   * when `harness` reads no more commands, it stops `harness` instead, which does the same.
+   */
+  close(): void;
+  /**
+   * Ends the input: the queued prompts still run, then the session ends; a permission request
+   * from then on is denied, since nobody is left to answer it.
+   */
+  end(): void;
+  /**
+   * `harness`'s exit status once the iteration has ended: 0 when the session ended by its
+   * input or `close`, 1 when the agent died or a turn ran out of time, 128 + N after signal N;
+   * `null` before (or when a signal killed `harness` itself).
+   */
+  readonly exitCode: number | null;
+}
+
+/**
+ * Opens a session with an agent (`harness session`; only Claude Code has them so far). Nothing
+ * is asked of the agent before the first {@link Session.prompt}. Commands never wait; after
+ * {@link Session.end} or {@link Session.close}, `prompt`, `interrupt` and `answer` throw, since
+ * `harness` reads no more, and once `harness` has exited they do nothing.
+ *
+ * When `harness` cannot start the session (the agent is missing or not executable, a backend
+ * without sessions, a refused option), the iterator throws a {@link HarnessError}. Ending the
+ * loop early (`break`, an exception) stops `harness` and with it the agent, as `signal` does;
+ * a `signal` already aborted throws its reason at once.
+ *
+ * ```ts
+ * const chat = session({ cwd: "/repo" });
+ * chat.prompt("Fix the failing test");
+ * for await (const line of chat) {
+ *   if (line.kind === "permission") chat.answer(line.id, "allow");
+ *   else if (line.kind === "outcome") chat.end();
+ * }
+ * ```
+ */
+export function session(options: SessionOptions = {}): Session {
+  options.signal?.throwIfAborted();
+  const args = ["session", "--format=jsonl", ...agentArgs(options)];
+  if (options.timeout !== undefined) args.push(`--timeout=${options.timeout}`);
+  if (options.idleTimeout !== undefined) args.push(`--idle-timeout=${options.idleTimeout}`);
+  if (options.resume !== undefined) args.push(`--resume=${options.resume}`);
+  return new LiveSession(launch(options.harnessBinary, args, options.signal), options.signal);
+}
+
+/** {@link Session} over a started `harness session`. */
+class LiveSession implements Session {
+  #harness: Started;
+  #signal: AbortSignal | undefined;
+  #inputEnded = false;
+  #lines: AsyncGenerator<Line, void, undefined> | undefined;
+  #exitCode: number | null = null;
+
+  constructor(harness: Started, signal: AbortSignal | undefined) {
+    this.#harness = harness;
+    this.#signal = signal;
+  }
+
+  get exitCode(): number | null {
+    return this.#exitCode;
+  }
+
+  prompt(text: string): void {
+    this.#send({ type: "prompt", text });
+  }
+
+  interrupt(): void {
+    this.#send({ type: "interrupt" });
+  }
+
+  answer(id: string, decision: Decision, message?: string): void {
+    this.#send(
+      message === undefined
+        ? { type: "permission", id, decision }
+        : { type: "permission", id, decision, message },
+    );
+  }
+
+  close(): void {
+    if (this.#inputEnded) {
+      // No command reaches `harness` any more: a signal closes the session as `close` does.
+      if (running(this.#harness.child)) this.#harness.stop();
+      return;
+    }
+    this.#send({ type: "close" });
+    this.end();
+  }
+
+  end(): void {
+    this.#inputEnded = true;
+    this.#harness.child.stdin.end();
+  }
+
+  #send(command: object): void {
+    if (this.#inputEnded) {
+      throw new Error("the session's input has ended (end() or close()): no command reaches it");
+    }
+    // Once `harness` has exited, nothing is written (and a write racing its exit fails quietly,
+    // see `start`): the session is over, and the iteration's end says why.
+    if (running(this.#harness.child)) {
+      this.#harness.child.stdin.write(`${JSON.stringify(command)}\n`);
+    }
+  }
+
+  [Symbol.asyncIterator](): AsyncGenerator<Line, void, undefined> {
+    this.#lines ??= this.#read();
+    return this.#lines;
+  }
+
+  async *#read(): AsyncGenerator<Line, void, undefined> {
+    const status = yield* read(this.#harness, "session", this.#signal, (exit) =>
+      exit.error !== undefined || START_FAILURES.includes(exit.code ?? -1),
+    );
+    this.#exitCode = status.code;
+  }
+}
+
+/** The exit statuses of `harness` that say the session never started (bad usage, no agent). */
+const START_FAILURES = [2, 126, 127];
 
 /**
  * Normalizes a recorded stream: a file's path, or the bytes of a stream (a `Readable`, or any
@@ -194,20 +370,30 @@ interface Exit {
   stderr: Promise<string>;
 }
 
+/**
+ * Starts `harness` with `args`; `input` goes to its standard input, which `"open"` leaves open
+ * for the caller to write.
+ */
 function start(
   binary: string | undefined,
   args: string[],
-  input: Readable | undefined,
+  input: Readable | undefined | "open",
 ): ChildProcessWithoutNullStreams {
   const child = spawn(binary ?? harnessBinary(), args, { stdio: ["pipe", "pipe", "pipe"] });
+  // `harness` may stop reading (it exited, or was stopped): its closed pipe is not an error
+  // of ours, and whatever went wrong shows in its exit status.
+  child.stdin.on("error", () => {});
   if (input === undefined) {
     child.stdin.end();
-  } else {
-    // `harness` may stop reading (it exited, or was stopped): its closed pipe is not an error
-    // of ours, and whatever went wrong shows in its exit status.
+  } else if (input !== "open") {
     pipeline(input, child.stdin).catch(() => {});
   }
   return child;
+}
+
+/** Whether `child` has not exited yet. */
+function running(child: ChildProcessWithoutNullStreams): boolean {
+  return child.exitCode === null && child.signalCode === null;
 }
 
 const STDERR_LIMIT = 64 * 1024;
@@ -246,6 +432,29 @@ function failure(what: string, status: Exit, stderr: string): HarnessError {
   return new HarnessError(`harness ${what} failed (${how})${said}`, status.code, stderr);
 }
 
+/** A `harness` started for its lines: the process, its exit, and what stops it. */
+interface Started {
+  child: ChildProcessWithoutNullStreams;
+  exit: Promise<Exit>;
+  /** SIGTERM: `harness` kills the agent's process group (a session: closes it) and exits. */
+  stop: () => void;
+}
+
+/** Starts `harness` with its standard input left open; `signal` stops it. */
+function launch(binary: string | undefined, args: string[], signal: AbortSignal | undefined): Started {
+  return started(start(binary, args, "open"), signal);
+}
+
+function started(child: ChildProcessWithoutNullStreams, signal: AbortSignal | undefined): Started {
+  const exit = exited(child);
+  const stop = () => {
+    child.kill("SIGTERM");
+  };
+  signal?.addEventListener("abort", stop, { once: true });
+  void exit.then(() => signal?.removeEventListener("abort", stop));
+  return { child, exit, stop };
+}
+
 async function* lines(
   binary: string | undefined,
   args: string[],
@@ -253,12 +462,23 @@ async function* lines(
   input: Readable | undefined,
 ): AsyncGenerator<Line, void, undefined> {
   signal?.throwIfAborted();
-  const child = start(binary, args, input);
-  const exit = exited(child);
-  const stop = () => {
-    child.kill("SIGTERM");
-  };
-  signal?.addEventListener("abort", stop, { once: true });
+  const harness = started(start(binary, args, input), signal);
+  // A run or a normalization always ends with its outcome line: without it, `harness` failed.
+  yield* read(harness, args[0] ?? "", signal, (_exit, outcome) => !outcome);
+}
+
+/**
+ * Hands out the lines `harness` writes, then waits for it to exit; throws a {@link HarnessError}
+ * when `failed` says the exit is a failure (given whether an outcome line came), and the
+ * signal's reason when it was aborted. A caller that stops early stops `harness`.
+ */
+async function* read(
+  harness: Started,
+  what: string,
+  signal: AbortSignal | undefined,
+  failed: (exit: Exit, outcome: boolean) => boolean,
+): AsyncGenerator<Line, Exit, undefined> {
+  const { child, exit } = harness;
   const reader = createInterface({ input: child.stdout, crlfDelay: Infinity });
   let outcome = false;
   try {
@@ -271,14 +491,14 @@ async function* lines(
     }
     const status = await exit;
     signal?.throwIfAborted();
-    if (!outcome) throw failure(args[0] ?? "", status, await status.stderr);
+    if (failed(status, outcome)) throw failure(what, status, await status.stderr);
+    return status;
   } finally {
-    signal?.removeEventListener("abort", stop);
     reader.close();
-    if (child.exitCode === null && child.signalCode === null) {
+    if (running(child)) {
       // The caller stopped early: SIGTERM makes `harness` kill the agent's process group; the
       // closed pipe then ends `harness` at once, whatever it still had to print.
-      stop();
+      harness.stop();
       child.stdout.destroy();
       await exit;
     }

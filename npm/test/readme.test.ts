@@ -1,5 +1,6 @@
-// The README's first example, run as written, against a fake `claude` that
-// replays a recorded run: the only difference from a user's machine is which agent answers.
+// The README's first example and its session example, run as written, against fake agents (one
+// that replays a recorded run, one that holds a session): the only difference from a user's
+// machine is which agent answers.
 
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
@@ -7,7 +8,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
 import { promisify } from "node:util";
-import { fakeAgent, fixtures, npmDir } from "./helpers.js";
+import { fakeAgent, fixtures, npmDir, tempDir } from "./helpers.js";
 
 test("the README's first example prints what the README says", { timeout: 60_000 }, async () => {
   const readme = readFileSync(join(npmDir, "README.md"), "utf8");
@@ -37,4 +38,19 @@ test("the README's first example prints what the README says", { timeout: 60_000
       "",
     ].join("\n"),
   );
+});
+
+test("the README's session example prints what the README shows", { timeout: 60_000 }, async () => {
+  const readme = readFileSync(join(npmDir, "README.md"), "utf8");
+  const shown = /```js\n((?:(?!```)[\s\S])*?session\((?:(?!```)[\s\S])*?)```\n\n[^`]*```text\n([\s\S]*?)```/.exec(readme);
+  assert.ok(shown?.[1] !== undefined && shown[2] !== undefined, "a js session example, then what it prints");
+  const file = join(npmDir, "dist", "readme-session.mjs");
+  writeFileSync(file, shown[1]);
+  // The fake session agent answers each prompt it does not know with a successful turn.
+  const { stdout } = await promisify(execFile)(process.execPath, [file], {
+    env: { ...process.env, CLAUDE_BIN: fakeAgent("claude-session") },
+    cwd: await tempDir(),
+  });
+  assert.equal(stdout, shown[2]);
+  assert.equal(stdout, "turn 1: success\nturn 2: success\nexit 0\n");
 });

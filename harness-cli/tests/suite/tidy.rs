@@ -33,8 +33,9 @@
 //! - The README's samples are the binary's: its `harness backends` output is exactly what
 //!   `harness backends` prints, every complete line of its first output sample is a line that
 //!   its first command prints, and its human-format sample is what that command prints (a line
-//!   ending in `…` may be shortened). Its Python and TypeScript examples are the first examples
-//!   of `harness-python/README.md` and `npm/README.md`, which those packages' tests run.
+//!   ending in `…` may be shortened). Each of its Python and TypeScript examples is one of the
+//!   examples of `harness-python/README.md` and `npm/README.md` that those packages' tests
+//!   run: the first, and the one that opens a session.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -611,21 +612,25 @@ fn examples(text: &str, language: &str) -> Vec<String> {
 #[test]
 fn the_readmes_python_and_typescript_examples_are_the_tested_ones() {
     let readme = read("README.md");
-    // Each package's README runs its first example in its own tests
+    // Each package's README runs its first example and its session example in its own tests
     // (`harness-python/tests/test_readme.py`, `npm/test/readme.test.ts`).
-    for (language, tested) in [
-        ("python", "harness-python/README.md"),
-        ("js", "npm/README.md"),
+    for (language, tested, opens_session) in [
+        ("python", "harness-python/README.md", "harness.session("),
+        ("js", "npm/README.md", "session("),
     ] {
-        let first = examples(&read(tested), language)
-            .into_iter()
-            .next()
+        let examples_there = examples(&read(tested), language);
+        let first = examples_there
+            .first()
             .unwrap_or_else(|| panic!("{tested} has no ```{language} example"));
+        let session = examples_there
+            .iter()
+            .find(|example| example.contains(opens_session))
+            .unwrap_or_else(|| panic!("{tested} has no ```{language} session example"));
         for example in examples(&readme, language) {
-            assert_eq!(
-                example, first,
-                "README.md's ```{language} example is not the first example of {tested}, \
-                 which its tests run: copy that one"
+            assert!(
+                example == *first || example == *session,
+                "README.md's ```{language} example is neither the first nor the session \
+                 example of {tested}, which its tests run: copy one of those:\n{example}"
             );
         }
     }

@@ -11,6 +11,9 @@ from the schema `harness schema` prints.
 - `classify(script)`: how Codex classifies a shell command.
 - `run(backend, prompt, ...)`: a live agent's events as they happen, then its outcome, as a
   sync or async iterator; closing it, cancelling the task or dropping it kills the agent.
+- `session(backend, ...)` and `async_session(...)`: one conversation with an agent over
+  several turns (SPEC section 8): prompts, interrupts, answers to its permission requests;
+  its events and each turn's `Outcome` as they happen, then `.end` says how it ended.
 """
 
 from __future__ import annotations
@@ -18,32 +21,46 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, Union
+from typing import Any, Literal, Union, cast
 
 from . import _native
 from ._events import *  # noqa: F403 (the generated classes are the package's vocabulary)
-from ._events import Event, Outcome
+from ._events import Decision, Event, Outcome
 from ._events import __all__ as _events_all
 
 __all__ = [
+    "AsyncSession",
+    "EndReason",
     "Item",
     "Normalizer",
     "Normalized",
     "Run",
     "RunError",
+    "Session",
+    "SessionEnd",
+    "async_session",
     "backends",
     "classify",
     "normalize",
     "run",
+    "session",
     *_events_all,
 ]
 
 RunError = _native.RunError
-"""A live run could not start: binary missing or not executable, bad working directory."""
+"""A live run or session could not start: binary missing or not executable, bad working
+directory, a backend without sessions."""
 
 Item = Union[Event, Outcome]
-"""What a live run yields: events, then the outcome last."""
+"""What a live run yields: events, then the outcome last; what a session yields: events, and
+each turn's outcome (its `turn` set)."""
+
+EndReason = Literal["caller", "agent_exited", "timed_out", "stopped"]
+"""Why a session ended: the caller closed it or ended its input (`caller`), the agent exited
+on its own (`agent_exited`), a turn ran past its `timeout` or was silent past its
+`idle_timeout` (`timed_out`), or it was killed (`stopped`)."""
 
 _PathLike = Union[str, "os.PathLike[str]"]
 
@@ -291,5 +308,248 @@ def run(
             normalizer_cwd=normalizer_cwd,
             workspace=workspace,
             agent=None if agent is None else list(agent),
+        )
+    )
+
+
+@dataclass(frozen=True)
+class SessionEnd:
+    """How a session ended: why, and the whole session's outcome (its session id, the counts of
+    every event of the session, the agent's `exit_code`: None when a signal ended it)."""
+
+    reason: EndReason
+    outcome: Outcome
+
+
+class _Session:
+    """What `Session` and `AsyncSession` share: the commands (SPEC section 8, I2) and `end`.
+
+    Commands never wait: each takes effect in the order sent, and what it does shows in the
+    items. A command sent once the session has ended does nothing.
+    """
+
+    def __init__(self, native: _native.Session) -> None:
+        self._native = native
+        self.end: SessionEnd | None = None
+        """How the session ended, once the iteration has stopped at its end; None before."""
+
+    def _seen(self, item: Item | tuple[str, Outcome] | None) -> Item | None:
+        """The item to yield, or None when the items are over (the end is kept in `end`)."""
+        if isinstance(item, tuple):
+            reason, outcome = item
+            self.end = SessionEnd(cast(EndReason, reason), outcome)
+            return None
+        return item
+
+    def prompt(self, text: str) -> None:
+        """Starts a turn with `text`, or queues it behind the running turn (turns run one at a
+        time, in the order sent)."""
+        self._native.prompt(text)
+
+    def interrupt(self) -> None:
+        """Stops the running turn through the agent's own protocol: its waiting permission
+        requests are withdrawn and the turn ends with status `interrupted`; the session stays
+        open. With no turn running, a `WarningEvent` says so."""
+        self._native.interrupt()
+
+    def answer(self, id: str, decision: Decision, message: str | None = None) -> None:
+        """Answers the permission request `id` (a `PermissionEvent`'s `id`) with one of the
+        `options` it offered: `"allow"`, `"allow_always"` (this and the same again in this
+        session) or `"deny"`; `message` goes to the agent with a denial. An answer to a request
+        that is not waiting is a `WarningEvent`; an unknown decision raises `ValueError`."""
+        self._native.answer(id, decision, message)
+
+    def end_input(self) -> None:
+        """Sends nothing more: the queued prompts still run, then the session ends (reason
+        `caller`). A permission request from then on is denied, since nobody is left to answer."""
+        self._native.end_input()
+
+    def close(self) -> None:
+        """Ends the session now: the running turn is interrupted, queued prompts are dropped
+        and the agent is stopped (its processes killed 5 seconds later if it has not ended).
+        The items still come to the end: the interrupted turn's outcome, then `end`."""
+        self._native.close()
+
+    def _kill(self) -> None:
+        """Kills the agent's process group at once; the items end here, `end` stays None."""
+        self._native.kill()
+
+
+class Session(_Session):
+    """A live session with an agent, iterated with `for` (`AsyncSession` for `async for`).
+
+    Iterating gives each event as it happens (a `PermissionEvent` when the agent asks to use a
+    tool, waiting for `answer`) and each turn's `Outcome` (with `turn` set); it stops at the
+    session's end, and `end` then says why and holds the whole session's outcome. Nothing is
+    asked of the agent before the first `prompt`.
+
+    Leaving a `with` block closes the session and reads it to its end (at most 5 seconds once
+    the agent is asked to stop). Ctrl-C while a `for` loop waits, and dropping the object, kill
+    the agent at once.
+    """
+
+    def __iter__(self) -> Iterator[Item]:
+        return self
+
+    def __next__(self) -> Item:
+        try:
+            item = self._native.next()
+        except BaseException:
+            # Ctrl-C (KeyboardInterrupt) or another signal handler's exception while waiting:
+            # the iteration is abandoned, so the agent goes with it.
+            self._kill()
+            raise
+        seen = self._seen(item)
+        if seen is None:
+            raise StopIteration
+        return seen
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        value: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+        for _ in self:
+            pass
+
+
+class AsyncSession(_Session):
+    """A live session with an agent, iterated with `async for`; otherwise as `Session`.
+
+    Leaving an `async with` block, or `aclose()`, closes the session and reads it to its end;
+    cancelling the task that waits for an item kills the agent at once.
+    """
+
+    def __aiter__(self) -> AsyncIterator[Item]:
+        return self
+
+    async def __anext__(self) -> Item:
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[Any] = loop.create_future()
+        self._native.next_into(loop, future, _resolve)
+        try:
+            item = await future
+        except asyncio.CancelledError:
+            self._kill()
+            raise
+        seen = self._seen(item)
+        if seen is None:
+            raise StopAsyncIteration
+        return seen
+
+    async def aclose(self) -> None:
+        """`close()`, then reads the session to its end."""
+        self.close()
+        async for _ in self:
+            pass
+
+    async def __aenter__(self) -> AsyncSession:
+        return self
+
+    async def __aexit__(
+        self,
+        kind: type[BaseException] | None,
+        value: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+
+def _start_session(
+    backend: str,
+    cwd: _PathLike | None,
+    model: str | None,
+    permission_mode: str | None,
+    timeout: float | None,
+    idle_timeout: float | None,
+    resume: str | None,
+    binary: _PathLike | None,
+    extra_args: Sequence[str],
+    env: Mapping[str, str] | None,
+    started: bool,
+    normalizer_cwd: str | None,
+    workspace: str | None,
+    agent: Sequence[str] | None,
+) -> _native.Session:
+    return _native.start_session(
+        backend,
+        cwd=None if cwd is None else os.fspath(cwd),
+        model=model,
+        permission_mode=permission_mode,
+        timeout=timeout,
+        idle_timeout=idle_timeout,
+        resume=resume,
+        binary=None if binary is None else os.fspath(binary),
+        extra_args=list(extra_args),
+        env=None if env is None else dict(env),
+        started=started,
+        normalizer_cwd=normalizer_cwd,
+        workspace=workspace,
+        agent=None if agent is None else list(agent),
+    )
+
+
+def session(
+    backend: str = "claude",
+    *,
+    cwd: _PathLike | None = None,
+    model: str | None = None,
+    permission_mode: str | None = None,
+    timeout: float | None = None,
+    idle_timeout: float | None = None,
+    resume: str | None = None,
+    binary: _PathLike | None = None,
+    extra_args: Sequence[str] = (),
+    env: Mapping[str, str] | None = None,
+    started: bool = False,
+    normalizer_cwd: str | None = None,
+    workspace: str | None = None,
+    agent: Sequence[str] | None = None,
+) -> Session:
+    """Starts `backend`'s agent for a session and returns the `Session`; nothing is asked of it
+    before the first `prompt`.
+
+    The options are `run`'s, but: `timeout` (seconds) bounds each turn and `idle_timeout` a
+    turn's silence (no line from the agent); past either, an `ErrorEvent` says so and the
+    session closes (reason `timed_out`). `resume` continues a stored session through the
+    agent's own resume. Raises `RunError` when the agent cannot be started or the backend has
+    no sessions (so far, `claude` has them), `ValueError` for an unknown backend or a negative
+    time.
+    """
+    return Session(
+        _start_session(
+            backend, cwd, model, permission_mode, timeout, idle_timeout, resume, binary,
+            extra_args, env, started, normalizer_cwd, workspace, agent,
+        )
+    )
+
+
+def async_session(
+    backend: str = "claude",
+    *,
+    cwd: _PathLike | None = None,
+    model: str | None = None,
+    permission_mode: str | None = None,
+    timeout: float | None = None,
+    idle_timeout: float | None = None,
+    resume: str | None = None,
+    binary: _PathLike | None = None,
+    extra_args: Sequence[str] = (),
+    env: Mapping[str, str] | None = None,
+    started: bool = False,
+    normalizer_cwd: str | None = None,
+    workspace: str | None = None,
+    agent: Sequence[str] | None = None,
+) -> AsyncSession:
+    """`session`, for `async for` and `async with`: returns an `AsyncSession`."""
+    return AsyncSession(
+        _start_session(
+            backend, cwd, model, permission_mode, timeout, idle_timeout, resume, binary,
+            extra_args, env, started, normalizer_cwd, workspace, agent,
         )
     )

@@ -39,6 +39,21 @@ class Run:
     ) -> None: ...
     def close(self) -> None: ...
 
+class Session:
+    def next(self) -> Event | Outcome | tuple[str, Outcome] | None: ...
+    def next_into(
+        self,
+        event_loop: asyncio.AbstractEventLoop,
+        future: asyncio.Future[Any],
+        resolve: Callable[[asyncio.Future[Any], Any, BaseException | None], None],
+    ) -> None: ...
+    def prompt(self, text: str) -> None: ...
+    def interrupt(self) -> None: ...
+    def answer(self, id: str, decision: str, message: str | None = None) -> None: ...
+    def close(self) -> None: ...
+    def end_input(self) -> None: ...
+    def kill(self) -> None: ...
+
 def normalize_file(
     path: str,
     backend_name: str,
@@ -66,3 +81,20 @@ def start_run(
     workspace: str | None = None,
     agent: list[str] | None = None,
 ) -> Run: ...
+def start_session(
+    backend_name: str,
+    *,
+    cwd: str | None = None,
+    model: str | None = None,
+    permission_mode: str | None = None,
+    timeout: float | None = None,
+    idle_timeout: float | None = None,
+    resume: str | None = None,
+    binary: str | None = None,
+    extra_args: list[str] = ...,
+    env: dict[str, str] | None = None,
+    started: bool = False,
+    normalizer_cwd: str | None = None,
+    workspace: str | None = None,
+    agent: list[str] | None = None,
+) -> Session: ...
