@@ -330,7 +330,7 @@ def test_a_session_that_cannot_start_is_a_run_error(tmp_path: Path) -> None:
     with pytest.raises(hn.RunError, match=f"^{missing} does not exist$"):
         hn.session(binary=missing)
     with pytest.raises(hn.RunError, match="has no sessions"):
-        hn.session("codex", binary=FAKE_AGENT / "codex")
+        hn.session("pi", binary=FAKE_AGENT / "pi")
     with pytest.raises(ValueError, match="idle_timeout must be a finite number of seconds"):
         hn.session(binary=AGENT, idle_timeout=-1)
     with pytest.raises(ValueError, match="unknown backend"):

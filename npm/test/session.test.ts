@@ -201,10 +201,10 @@ test("a session that cannot start is a HarnessError with harness's exit status a
     assert.equal(error.stderr, `harness: ${missing} does not exist\n`);
     return true;
   });
-  await assert.rejects(collect(session({ backend: "codex", agentBinary: fakeAgent("codex") })), (error: unknown) => {
+  await assert.rejects(collect(session({ backend: "pi", agentBinary: fakeAgent("pi") })), (error: unknown) => {
     assert.ok(error instanceof HarnessError);
     assert.equal(error.exitCode, 2);
-    assert.equal(error.stderr, "harness: the codex backend has no sessions\n");
+    assert.equal(error.stderr, "harness: the pi backend has no sessions\n");
     return true;
   });
   await assert.rejects(
