@@ -660,12 +660,20 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_committed_session_scenario_loads() {
+    fn every_committed_session_scenario_loads_and_has_its_recordings() {
         let dir = fixtures::root().join("claude-session");
         let names = scenario_names(&[], &dir.join("scenarios")).unwrap();
         assert!(names.len() >= 10, "{names:?}");
         for name in &names {
-            SessionScenario::load(&dir.join(format!("scenarios/{name}.json"))).unwrap();
+            let scenario =
+                SessionScenario::load(&dir.join(format!("scenarios/{name}.json"))).unwrap();
+            for index in 0..scenario.sessions.len() {
+                let stem = stem(name, index);
+                for file in ["jsonl", "expected.jsonl", "live.jsonl"] {
+                    let path = dir.join(format!("{stem}.{file}"));
+                    assert!(path.exists(), "{}", path.display());
+                }
+            }
         }
     }
 
