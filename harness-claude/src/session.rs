@@ -55,9 +55,10 @@ enum Line {
 }
 
 impl Line {
-    /// Reads a line's type. Claude Code writes `type` first, so only lines starting as a
-    /// `result` or a control line are parsed; a line not written that way at all is parsed
-    /// too, so that no other writer's formatting can hide a turn's end.
+    /// Reads a line's type. Claude Code writes `type` first on every line but its `result`
+    /// (which starts with `duration_api_ms`), so a line that starts with another type is
+    /// skipped unparsed; every other line (a `result`, a control line, or one written any other
+    /// way) is parsed, so that no writer's formatting can hide a turn's end.
     fn of(line: &[u8]) -> Line {
         const TYPE: &[u8] = b"{\"type\":\"";
         if let Some(rest) = line.strip_prefix(TYPE) {
@@ -237,6 +238,9 @@ mod tests {
         let reply = session.line(result);
         assert!(reply.turn_ended);
         assert_eq!(reply.record, vec![result.to_vec()]);
+        // Claude Code 2.1.332 writes its `result` lines with `type` in the middle.
+        let measured = br#"{"duration_api_ms":25,"stop_reason":"end_turn","is_error":false,"subtype":"success","result":"One.","type":"result","duration_ms":130}"#;
+        assert!(session.line(measured).turn_ended);
         // A line written another way is read all the same.
         assert!(
             session

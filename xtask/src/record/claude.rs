@@ -116,6 +116,16 @@ pub fn install(cache: &Path, version: &str) -> Result<PathBuf> {
 
 /// The environment of a run: the README's switches, then the scenario's changes.
 fn environment(scenario: &Scenario, port: u16) -> BTreeMap<String, String> {
+    environment_in(HOME, TMP, scenario, port)
+}
+
+/// The environment of a run with `home` as HOME and `tmp` as the temporary folder.
+pub(super) fn environment_in(
+    home: &str,
+    tmp: &str,
+    scenario: &Scenario,
+    port: u16,
+) -> BTreeMap<String, String> {
     let mut env = shared::offline_env(
         [
             ("PATH", "/usr/local/bin:/usr/bin:/bin"),
@@ -128,9 +138,9 @@ fn environment(scenario: &Scenario, port: u16) -> BTreeMap<String, String> {
             ("DISABLE_AUTOUPDATER", "1"),
             ("DISABLE_ERROR_REPORTING", "1"),
             ("IS_SANDBOX", "1"),
-            ("HOME", HOME),
-            ("CLAUDE_CODE_TMPDIR", TMP),
-            ("TMPDIR", TMP),
+            ("HOME", home),
+            ("CLAUDE_CODE_TMPDIR", tmp),
+            ("TMPDIR", tmp),
         ]
         .map(|(k, v)| (k, v.to_string())),
     );

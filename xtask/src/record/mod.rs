@@ -37,6 +37,11 @@
 //! driven by `harness run --backend acp`'s code path against the same stand-ins (see [`acp`]):
 //! scenarios in `fixtures/acp/scenarios/`, reusing those two corpora's scenarios.
 //!
+//! `--backend claude-session` records Claude Code sessions driven through the library's own
+//! session (`ClaudeHarness::session`) by a caller scripted per scenario (see
+//! [`claude_session`]): scenarios in `fixtures/claude-session/scenarios/`, each session's
+//! transcript and live outcomes in `fixtures/claude-session/`.
+//!
 //! `--backend opencode` records `opencode run` (see [`opencode`]) through the same Anthropic
 //! stand-in: scenarios in `fixtures/opencode/scenarios/`, recordings (the corpus itself) in
 //! `fixtures/opencode/`; `--claude PATH` then names an `opencode` binary, `--version` the
@@ -51,6 +56,7 @@
 pub mod acp;
 pub mod anthropic;
 pub mod claude;
+pub mod claude_session;
 pub mod codex;
 pub mod codex_session;
 pub mod drift;
@@ -74,6 +80,8 @@ use anyhow::{Context, Result, bail};
 pub enum Backend {
     /// Claude Code (`fixtures/claude/`).
     Claude,
+    /// Claude Code sessions driven through `ClaudeHarness::session` (`fixtures/claude-session/`).
+    ClaudeSession,
     /// Codex (`fixtures/codex/`).
     Codex,
     /// Codex sessions through `codex app-server` (`fixtures/codex-app-server/`).
@@ -186,6 +194,7 @@ pub fn record(args: Args) -> Result<()> {
     if !args.latest {
         return match backend.unwrap_or(Backend::Claude) {
             Backend::Claude => claude::record(&options),
+            Backend::ClaudeSession => claude_session::record(&options),
             Backend::Codex => codex::record(&options),
             Backend::CodexSession => codex_session::record(&options),
             Backend::Opencode => opencode::record(&options),
@@ -199,6 +208,9 @@ pub fn record(args: Args) -> Result<()> {
     }
     if backend == Some(Backend::CodexSession) {
         bail!("--latest: the codex-session corpus records the codex corpus's version");
+    }
+    if backend == Some(Backend::ClaudeSession) {
+        bail!("--latest: use --backend claude-session --version V --check");
     }
     let backends = match backend {
         Some(one) => vec![one],
@@ -222,7 +234,7 @@ pub fn record(args: Args) -> Result<()> {
             Backend::Opencode => (opencode::PACKAGE, opencode::OPENCODE_VERSION),
             Backend::Gemini => (gemini::PACKAGE, gemini::GEMINI_VERSION),
             Backend::Pi => (pi::PACKAGE, pi::PI_VERSION),
-            Backend::Acp | Backend::CodexSession => continue,
+            Backend::Acp | Backend::CodexSession | Backend::ClaudeSession => continue,
         };
         let newest = newest_version(package)?;
         println!("{package}: newest {newest}, fixtures recorded with {current}");
@@ -232,7 +244,7 @@ pub fn record(args: Args) -> Result<()> {
             Backend::Opencode => opencode::install(cache.path(), &newest)?,
             Backend::Gemini => gemini::install(cache.path(), &newest)?,
             Backend::Pi => pi::install(cache.path(), &newest)?,
-            Backend::Acp | Backend::CodexSession => continue,
+            Backend::Acp | Backend::CodexSession | Backend::ClaudeSession => continue,
         };
         options.binary = Some(binary);
         let result = match backend {
@@ -241,7 +253,7 @@ pub fn record(args: Args) -> Result<()> {
             Backend::Opencode => opencode::record(&options),
             Backend::Gemini => gemini::record(&options),
             Backend::Pi => pi::record(&options),
-            Backend::Acp | Backend::CodexSession => continue,
+            Backend::Acp | Backend::CodexSession | Backend::ClaudeSession => continue,
         };
         if let Err(e) = result {
             println!("{package}@{newest}: {e:#}");

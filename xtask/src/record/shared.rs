@@ -352,7 +352,9 @@ pub(crate) fn shlex_quote(text: &str) -> String {
 
 /// Writes at `path` an executable wrapper that starts `binary` with only `env`, its standard
 /// error appended to `stderr` when one is named: a live run through a `Backend`
-/// then gets the scenario's environment and nothing of ours.
+/// then gets the scenario's environment and nothing of ours. Only the variable that marks the
+/// run's processes (`HARNESS_RUN_*`, `RunTree`) passes through: without it the library could
+/// not find a process the agent started in a group of its own, and would leave it running.
 pub(crate) fn clean_env_wrapper(
     path: &Path,
     binary: &Path,
@@ -361,7 +363,8 @@ pub(crate) fn clean_env_wrapper(
 ) -> Result<()> {
     use std::os::unix::fs::PermissionsExt;
 
-    let mut script = String::from("#!/bin/sh\nexec env -i");
+    let mut script =
+        String::from("#!/bin/sh\nexec env -i $(env | grep -E '^HARNESS_RUN_[A-Za-z0-9_]+=1$')");
     for (key, value) in env {
         script.push_str(&format!(" {}", shlex_quote(&format!("{key}={value}"))));
     }
@@ -448,6 +451,26 @@ mod tests {
     }
 
     #[test]
+    fn the_wrapper_passes_only_its_environment_and_the_runs_mark() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("w.sh");
+        let env = BTreeMap::from([("KEPT".to_string(), "yes".to_string())]);
+        clean_env_wrapper(&path, Path::new("/usr/bin/env"), &env, None).unwrap();
+        let output = std::process::Command::new(&path)
+            .env("HARNESS_RUN_42_00ff_0", "1")
+            .env("LEAKED", "no")
+            .output()
+            .unwrap();
+        let mut seen: Vec<String> = String::from_utf8(output.stdout)
+            .unwrap()
+            .lines()
+            .map(str::to_string)
+            .collect();
+        seen.sort();
+        assert_eq!(seen, ["HARNESS_RUN_42_00ff_0=1", "KEPT=yes"]);
+    }
+
+    #[test]
     fn the_wrapper_quotes_every_word() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("w.sh");
@@ -455,7 +478,7 @@ mod tests {
         clean_env_wrapper(&path, Path::new("/bin/x"), &env, Some(Path::new("/e"))).unwrap();
         assert_eq!(
             std::fs::read_to_string(&path).unwrap(),
-            "#!/bin/sh\nexec env -i 'A=it'\\''s' '/bin/x' \"$@\" 2>>'/e'\n"
+            "#!/bin/sh\nexec env -i $(env | grep -E '^HARNESS_RUN_[A-Za-z0-9_]+=1$') 'A=it'\\''s' '/bin/x' \"$@\" 2>>'/e'\n"
         );
     }
 }
