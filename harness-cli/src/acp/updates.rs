@@ -394,3 +394,160 @@ pub fn stop_reason(status: Status) -> Option<&'static str> {
         _ => None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event(line: Value) -> Event {
+        serde_json::from_value(line).expect("an event line")
+    }
+
+    /// Every kind of event, the update it gives (without `_meta`), in one session's order.
+    fn table() -> Vec<(Value, Value)> {
+        vec![
+            (
+                json!({"kind": "reasoning", "text": "Thinking."}),
+                json!({"sessionUpdate": "agent_thought_chunk", "content": {"type": "text", "text": "Thinking."}}),
+            ),
+            (
+                json!({"kind": "started", "tool": "Read", "tool_use_id": "t1", "expect": [{"kind": "read", "path": "/p/a.rs", "range": {"start": 4, "end": 9}}]}),
+                json!({"sessionUpdate": "tool_call", "toolCallId": "t1", "title": "Read /p/a.rs:4-9", "kind": "read",
+                    "status": "in_progress", "locations": [{"path": "/p/a.rs", "line": 4}]}),
+            ),
+            (
+                json!({"kind": "read", "path": "/p/a.rs", "range": {"start": 4, "end": 9}, "success": true, "tool": "Read", "tool_use_id": "t1"}),
+                json!({"sessionUpdate": "tool_call_update", "toolCallId": "t1", "title": "Read /p/a.rs:4-9", "kind": "read",
+                    "status": "completed", "locations": [{"path": "/p/a.rs", "line": 4}], "rawInput": {"path": "/p/a.rs", "start": 4, "end": 9}}),
+            ),
+            (
+                json!({"kind": "write", "path": "/p/old.rs", "change": "delete", "success": false, "error": "no such file", "tool": "apply_patch", "tool_use_id": "t2"}),
+                json!({"sessionUpdate": "tool_call", "toolCallId": "t2", "title": "Delete /p/old.rs", "kind": "delete",
+                    "status": "failed", "locations": [{"path": "/p/old.rs"}], "rawInput": {"path": "/p/old.rs"},
+                    "content": [{"type": "content", "content": {"type": "text", "text": "no such file"}}]}),
+            ),
+            (
+                json!({"kind": "search", "query": "foo", "path": "/p/src", "command": "rg foo src", "success": true, "tool": "Bash", "tool_use_id": "t3"}),
+                json!({"sessionUpdate": "tool_call", "toolCallId": "t3", "title": "Search foo in /p/src", "kind": "search",
+                    "status": "completed", "locations": [{"path": "/p/src"}], "rawInput": {"command": "rg foo src"}}),
+            ),
+            (
+                json!({"kind": "list", "path": "/p", "success": true, "tool": "LS", "tool_use_id": "t4"}),
+                json!({"sessionUpdate": "tool_call", "toolCallId": "t4", "title": "List /p", "kind": "search",
+                    "status": "completed", "locations": [{"path": "/p"}], "rawInput": {"path": "/p"}}),
+            ),
+            (
+                json!({"kind": "command", "command": "cargo test", "success": true, "tool": "Bash", "tool_use_id": "t5"}),
+                json!({"sessionUpdate": "tool_call", "toolCallId": "t5", "title": "Run cargo test", "kind": "execute",
+                    "status": "completed", "rawInput": {"command": "cargo test"}}),
+            ),
+            (
+                json!({"kind": "skill", "name": "pdf", "path": "/p/.claude/skills/pdf/SKILL.md", "success": true, "tool": "Skill", "tool_use_id": "t6"}),
+                json!({"sessionUpdate": "tool_call", "toolCallId": "t6", "title": "Skill pdf", "kind": "other",
+                    "status": "completed", "locations": [{"path": "/p/.claude/skills/pdf/SKILL.md"}], "rawInput": {"name": "pdf"}}),
+            ),
+            (
+                json!({"kind": "unknown", "reason": "unknown_tool", "raw": {"url": "https://example.com"}, "tool": "WebFetch", "tool_use_id": "t7"}),
+                json!({"sessionUpdate": "tool_call", "toolCallId": "t7", "title": "WebFetch", "kind": "fetch",
+                    "status": "failed", "rawInput": {"url": "https://example.com"}}),
+            ),
+            (
+                json!({"kind": "plan", "items": [{"text": "Read", "completed": true}, {"text": "Fix", "completed": "in_progress"}, {"text": "Test", "completed": false}]}),
+                json!({"sessionUpdate": "plan", "entries": [
+                    {"content": "Read", "priority": "medium", "status": "completed"},
+                    {"content": "Fix", "priority": "medium", "status": "in_progress"},
+                    {"content": "Test", "priority": "medium", "status": "pending"}]}),
+            ),
+            (
+                json!({"kind": "warning", "message": "slow", "source": "stderr"}),
+                json!({"sessionUpdate": "session_info_update"}),
+            ),
+            (
+                json!({"kind": "error", "message": "boom"}),
+                json!({"sessionUpdate": "session_info_update"}),
+            ),
+            (
+                json!({"kind": "agent", "text": "Done."}),
+                json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "Done."}}),
+            ),
+        ]
+    }
+
+    #[test]
+    fn aa8_to_aa11_every_event_gives_its_update_with_the_event_in_meta() {
+        let mut updates = Updates::default();
+        let mut lines = String::new();
+        for (line, want) in table() {
+            let event = event(line.clone());
+            let got = updates.of(&event);
+            assert_eq!(got.len(), 1, "{line}");
+            let mut update = got[0].clone();
+            assert_eq!(update["_meta"][EVENT_KEY], line, "{line}");
+            let message = json!({"jsonrpc": "2.0", "method": "session/update",
+                "params": {"sessionId": "s1", "update": update.clone()}});
+            lines.push_str(&format!(
+                "{}\n",
+                json!({"from": "agent", "message": message})
+            ));
+            update.as_object_mut().map(|u| u.remove("_meta"));
+            assert_eq!(update, want, "{line}");
+        }
+        let usage = usage(&serde_json::from_value(json!({"status": "success",
+            "metrics": {"input_tokens": 10, "cache_read_input_tokens": 5, "output_tokens": 2, "total_cost_usd": 0.5},
+            "counts": {}})).expect("an outcome"))
+        .expect("figures");
+        assert_eq!(
+            (
+                usage["used"].clone(),
+                usage["size"].clone(),
+                usage["cost"].clone()
+            ),
+            (
+                json!(17),
+                json!(0),
+                json!({"amount": 0.5, "currency": "USD"})
+            )
+        );
+        let message = json!({"jsonrpc": "2.0", "method": "session/update",
+            "params": {"sessionId": "s1", "update": usage}});
+        lines.push_str(&format!(
+            "{}\n",
+            json!({"from": "agent", "message": message})
+        ));
+        let path = fixtures::root().join("acp-agent").join("updates.jsonl");
+        if let Err(problems) = fixtures::check_expected(&path, &lines) {
+            panic!("{}:\n{}", path.display(), problems.join("\n"));
+        }
+    }
+
+    #[test]
+    fn aa13_a_permission_request_names_the_call_it_asks_about() {
+        let mut updates = Updates::default();
+        let permission = event(
+            json!({"kind": "permission", "id": "r1", "options": ["allow", "deny"],
+            "path": "/p/a.rs", "expect": [{"kind": "write", "path": "/p/a.rs"}],
+            "input": {"file_path": "/p/a.rs", "content": "x"}, "tool": "Write", "tool_use_id": "t1"}),
+        );
+        let mut call = updates.permission_call(&permission);
+        call.as_object_mut().map(|c| c.remove("_meta"));
+        assert_eq!(
+            call,
+            json!({"toolCallId": "t1", "title": "Edit /p/a.rs", "kind": "edit", "status": "pending",
+                "locations": [{"path": "/p/a.rs"}], "rawInput": {"file_path": "/p/a.rs", "content": "x"}})
+        );
+        // Its result updates the call the request named.
+        let write = event(
+            json!({"kind": "write", "path": "/p/a.rs", "success": true, "tool": "Write", "tool_use_id": "t1"}),
+        );
+        assert_eq!(updates.of(&write)[0]["sessionUpdate"], "tool_call_update");
+        assert!(updates.of(&permission).is_empty());
+    }
+
+    #[test]
+    fn aa7_stop_reasons() {
+        assert_eq!(stop_reason(Status::Success), Some("end_turn"));
+        assert_eq!(stop_reason(Status::Interrupted), Some("cancelled"));
+        assert_eq!(stop_reason(Status::Error), None);
+        assert_eq!(stop_reason(Status::Incomplete), None);
+    }
+}

@@ -258,6 +258,23 @@ fn aa2_aa3_aa5_aa8_a_session_takes_prompts_and_sends_the_events_as_updates() {
     );
     assert_eq!(turn.last().unwrap()["result"]["stopReason"], "end_turn");
 
+    // Cancelled, then a mode change, then a turn whose agent dies: the recorded conversation
+    // holds each kind of answer.
+    let third = client.prompt(&session, "hang");
+    client.write(
+        json!({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": session}}),
+    );
+    let turn = client.until_answer(third);
+    assert_eq!(turn.last().unwrap()["result"]["stopReason"], "cancelled");
+    let set = client.request(
+        "session/set_mode",
+        json!({"sessionId": session, "modeId": "plan"}),
+    );
+    client.until_answer(set);
+    let fourth = client.prompt(&session, "die");
+    let turn = client.until_answer(fourth);
+    assert_eq!(turn.last().unwrap()["error"]["code"], -32603);
+
     let (transcript, _dir) = client.finish();
     let text: String = transcript
         .iter()
