@@ -544,3 +544,99 @@ fn aa6_set_mode_restarts_the_backend_in_that_mode_for_the_next_turn() {
     );
     client.finish();
 }
+
+/// What two backends' events must agree on: everything but the backend's own tool name, the
+/// line numbers and what only a session shows (its permission requests).
+fn comparable(events: &[harness_agents::Event]) -> Vec<Value> {
+    events
+        .iter()
+        .filter(|e| !matches!(e.body, harness_agents::EventBody::Permission { .. }))
+        .map(|e| {
+            let mut value = serde_json::to_value(e).unwrap();
+            let object = value.as_object_mut().unwrap();
+            object.remove("tool");
+            object.remove("line");
+            value
+        })
+        .collect()
+}
+
+/// This project's own `acp` backend drives `harness acp --backend claude`: the events that
+/// come out are the Claude session's own, permission answered on the way (A13, AA13).
+#[test]
+fn the_acp_backend_through_harness_acp_gives_the_backends_own_events() {
+    use futures::StreamExt;
+    use harness_agents::session::SessionItem;
+    use harness_agents::{Decision, EventBody, RunItem, RunRequest};
+
+    let dir = tempfile::tempdir().unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let registry = harness_agents::registry();
+    let (direct, through) = runtime.block_on(async {
+        let bounded = Duration::from_secs(30);
+        let mut request = RunRequest::default();
+        request.binary = Some(fake_session());
+        request.cwd = Some(dir.path().to_path_buf());
+        let claude = registry.get("claude").unwrap();
+        let mut session = claude.session(request).await.unwrap();
+        session.prompt("ask").unwrap();
+        let mut direct = Vec::new();
+        let collect = async {
+            while let Some(item) = session.next().await {
+                match item {
+                    SessionItem::Event(event) => {
+                        if let EventBody::Permission { id, .. } = &event.body {
+                            session.answer(id.clone(), Decision::Allow, None).unwrap();
+                        }
+                        direct.push(event);
+                    }
+                    SessionItem::TurnEnd(_) => session.end_input().unwrap(),
+                    SessionItem::Ended(_) => {}
+                }
+            }
+        };
+        tokio::time::timeout(bounded, collect).await.unwrap();
+
+        let mut request = RunRequest::new("ask");
+        request.agent = Some(vec![
+            env!("CARGO_BIN_EXE_harness").to_string(),
+            "acp".into(),
+            "--backend".into(),
+            "claude".into(),
+            "--binary".into(),
+            fake_session().display().to_string(),
+        ]);
+        request.cwd = Some(dir.path().to_path_buf());
+        request.permission_mode = Some("bypassPermissions".into());
+        request.timeout = Some(bounded);
+        let acp = registry.get("acp").unwrap();
+        let mut stream = acp.run(request).await.unwrap();
+        let mut through = Vec::new();
+        let mut outcome = None;
+        while let Some(item) = stream.next().await {
+            match item {
+                RunItem::Event(event) => through.push(event),
+                RunItem::Outcome(o) => outcome = Some(o),
+            }
+        }
+        let outcome = outcome.unwrap();
+        assert_eq!(
+            outcome.status,
+            harness_agents::Status::Success,
+            "{through:?}"
+        );
+        assert_eq!(outcome.exit_code, Some(Some(0)));
+        (direct, through)
+    });
+    assert_eq!(comparable(&through), comparable(&direct));
+    assert_eq!(
+        comparable(&direct),
+        [
+            json!({"kind": "command", "command": "touch made.txt", "success": true, "tool_use_id": "toolu_1"}),
+            json!({"kind": "agent", "text": "made it"}),
+        ]
+    );
+}
