@@ -640,3 +640,87 @@ fn the_acp_backend_through_harness_acp_gives_the_backends_own_events() {
         ]
     );
 }
+
+/// A third-party ACP client, `acpx` (npm, pinned to 0.1.15 by `.ci/run`: the last release
+/// whose engines accept Node 18-21), drives `harness acp` with the scripted Claude session
+/// behind it: one-shot `exec` under both permission policies, a persistent session with two
+/// prompts, and a cancel. `ACPX` names its `dist/cli.js`; without it the test says so and
+/// checks nothing (CI sets it wherever Node is installed).
+#[test]
+fn acpx_drives_harness_acp() {
+    let Some(acpx) = std::env::var_os("ACPX") else {
+        eprintln!("skipped: set ACPX to acpx's dist/cli.js (npm install acpx@0.1.15)");
+        return;
+    };
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let agent = format!(
+        "{} acp --backend claude --binary {}",
+        env!("CARGO_BIN_EXE_harness"),
+        fake_session().display()
+    );
+    let acpx = |args: &[&str]| -> (Option<i32>, String) {
+        let mut child = std::process::Command::new("node")
+            .arg(&acpx)
+            .arg("--cwd")
+            .arg(project.path())
+            .arg("--agent")
+            .arg(&agent)
+            .args(args)
+            .env("HOME", home.path())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut stdout = child.stdout.take().unwrap();
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ = std::io::Read::read_to_string(&mut stdout, &mut text);
+            let _ = tx.send(text);
+        });
+        let text = rx.recv_timeout(Duration::from_secs(60)).expect("acpx hung");
+        (child.wait().unwrap().code(), text)
+    };
+    let (code, out) = acpx(&["--approve-all", "--format", "text", "exec", "ask"]);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(
+        out.contains("[tool] Run touch made.txt (completed)\n  kind: execute\n"),
+        "{out}"
+    );
+    assert!(out.ends_with("made it\n\n[done] end_turn\n"), "{out}");
+    let (code, out) = acpx(&["--deny-all", "--format", "text", "exec", "ask"]);
+    // acpx's own status for a denied permission.
+    assert_eq!(code, Some(5), "{out}");
+    assert!(out.contains("[tool] Run touch made.txt (failed)"), "{out}");
+    assert!(
+        out.contains("    The user denied this tool use.\ndenied\n"),
+        "{out}"
+    );
+
+    let (code, id) = acpx(&["sessions", "new"]);
+    assert_eq!(code, Some(0), "{id}");
+    assert_eq!(id.trim().len(), 36, "{id}");
+    for _ in 0..2 {
+        let (code, out) = acpx(&["--format", "text", "prompt", "plain"]);
+        assert_eq!(code, Some(0), "{out}");
+        assert!(out.contains("[client] session/load (running)"), "{out}");
+        assert!(out.ends_with("plain 1\n\n[done] end_turn\n"), "{out}");
+    }
+
+    let (tx, hung) = mpsc::channel();
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            let _ = tx.send(acpx(&["--format", "text", "prompt", "hang"]));
+        });
+        std::thread::sleep(Duration::from_secs(3));
+        let (code, out) = acpx(&["cancel"]);
+        assert_eq!((code, out.as_str()), (Some(0), "cancel requested\n"));
+        let (code, out) = hung
+            .recv_timeout(Duration::from_secs(30))
+            .expect("no answer");
+        assert_eq!(code, Some(0), "{out}");
+        assert!(out.ends_with("working\n\n[done] cancelled\n"), "{out}");
+    });
+}
