@@ -1,8 +1,8 @@
-//! `harness acp`: any backend as an Agent Client Protocol agent (AA1-AA16 of
+//! `harness acp`: any backend as an Agent Client Protocol agent (AA1-AA17 of
 //! `docs/acp-agent.md`). JSON-RPC 2.0 on standard input and output, one message a line; each
 //! ACP session is one of the backend's sessions (SPEC section 8), opened at its first prompt,
 //! its events sent as `session/update`s and its permission requests as
-//! `session/request_permission`.
+//! `session/request_permission`; a backend without sessions runs each prompt (AA17).
 //!
 //! One task owns every session's state and reads three sources: the client's lines (read on a
 //! task of their own), the items of every open backend session (each forwarded by a task of its
@@ -21,10 +21,12 @@ use std::time::Duration;
 use futures::StreamExt;
 use harness_agents_core::process::CLOSE_GRACE;
 use harness_agents_core::session::{SessionHandle, SessionItem};
-use harness_agents_core::{Backend, Decision, Event, EventBody, RunRequest, Status};
+use harness_agents_core::{
+    Backend, Decision, Event, EventBody, RunItem, RunRequest, Status, StopSignal,
+};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 
 use crate::run::live_runtime;
@@ -65,9 +67,52 @@ pub fn run(backend: &dyn Backend, base: RunRequest) -> ExitCode {
 type Item = (String, u64, Option<SessionItem>);
 
 struct Live {
-    handle: SessionHandle,
+    handle: Control,
     generation: u64,
     mode: String,
+}
+
+/// How a turn is commanded: a backend session's handle, or (AA17) a one-turn run's stop.
+enum Control {
+    Session(SessionHandle),
+    Run(Option<oneshot::Sender<()>>),
+}
+
+impl Control {
+    fn interrupt(&mut self) {
+        match self {
+            Control::Session(handle) => {
+                let _ = handle.interrupt();
+            }
+            Control::Run(stop) => {
+                if let Some(stop) = stop.take() {
+                    let _ = stop.send(());
+                }
+            }
+        }
+    }
+
+    fn close(&mut self) {
+        match self {
+            Control::Session(handle) => {
+                let _ = handle.close();
+            }
+            Control::Run(_) => self.interrupt(),
+        }
+    }
+
+    /// Ends the backend's session once its turn is over (a run ends by itself).
+    fn end_input(&self) {
+        if let Control::Session(handle) = self {
+            let _ = handle.end_input();
+        }
+    }
+
+    fn answer(&self, id: String, decision: Decision) {
+        if let Control::Session(handle) = self {
+            let _ = handle.answer(id, decision, None);
+        }
+    }
 }
 
 struct Prompt {
@@ -86,6 +131,8 @@ struct Conv {
     stored: bool,
     prompt: Option<Prompt>,
     updates: Updates,
+    /// AA17: the backend's own session id, which a run reports, for the next run's resume.
+    backend_id: Option<String>,
 }
 
 /// A permission request sent to the client, waiting for its answer.
@@ -407,12 +454,6 @@ impl Agent<'_> {
     /// AA3: a session whose id is the backend's own, chosen here when the backend takes one.
     fn new_session(&mut self, params: &Value) -> Result<Value, Invalid> {
         let cwd = Self::cwd(params)?;
-        if !self.backend.takes_session_id() {
-            return Err(Invalid(format!(
-                "the {} backend cannot name a session before it runs",
-                self.backend.name()
-            )));
-        }
         let id = new_uuid();
         let mode = self.initial_mode();
         let modes = self.modes(&mode);
@@ -430,6 +471,7 @@ impl Agent<'_> {
                 stored,
                 prompt: None,
                 updates: Updates::default(),
+                backend_id: None,
             },
         );
     }
@@ -449,8 +491,8 @@ impl Agent<'_> {
             return Err(Invalid(format!("session {id} has a prompt running")));
         }
         if let Some(old) = self.sessions.remove(&id) {
-            if let Some(live) = old.live {
-                let _ = live.handle.close();
+            if let Some(mut live) = old.live {
+                live.handle.close();
             }
         }
         let stored = stored_events(self.backend.name(), &id);
@@ -487,7 +529,7 @@ impl Agent<'_> {
         // A process in another mode ends now when idle, else after its turn.
         if conv.prompt.is_none() {
             if let Some(live) = conv.live.take() {
-                let _ = live.handle.end_input();
+                live.handle.end_input();
             }
         }
         self.notify_update(
@@ -517,33 +559,80 @@ impl Agent<'_> {
             // One file per process would be overwritten by the next: no transcript here.
             request.transcript = None;
             request.normalizer.started = true;
-            if conv.stored {
-                request.resume = Some(session.clone());
-            } else {
-                request.session_id = Some(session.clone());
-            }
             let mode = conv.mode.clone();
-            let mut opened = match self.backend.session(request).await {
-                Ok(opened) => opened,
-                Err(e) => {
-                    self.error(id, INTERNAL_ERROR, &e.to_string());
-                    return Ok(());
-                }
-            };
+            let stored = conv.stored;
+            let backend_id = conv.backend_id.clone();
             self.generation += 1;
             let generation = self.generation;
-            let handle = opened.handle();
             let items = self.items.clone();
             let tag = session.clone();
-            self.forwarders += 1;
-            tokio::spawn(async move {
-                while let Some(item) = opened.next().await {
-                    if items.send((tag.clone(), generation, Some(item))).is_err() {
-                        return;
-                    }
+            let handle = if self.backend.takes_session_id() {
+                if stored {
+                    request.resume = Some(session.clone());
+                } else {
+                    request.session_id = Some(session.clone());
                 }
-                let _ = items.send((tag, generation, None));
-            });
+                let mut opened = match self.backend.session(request).await {
+                    Ok(opened) => opened,
+                    Err(e) => {
+                        self.error(id, INTERNAL_ERROR, &e.to_string());
+                        return Ok(());
+                    }
+                };
+                let handle = opened.handle();
+                self.forwarders += 1;
+                tokio::spawn(async move {
+                    while let Some(item) = opened.next().await {
+                        if items.send((tag.clone(), generation, Some(item))).is_err() {
+                            return;
+                        }
+                    }
+                    let _ = items.send((tag, generation, None));
+                });
+                if handle.prompt(text).is_err() {
+                    self.error(id, INTERNAL_ERROR, "the backend's session has ended");
+                    return Ok(());
+                }
+                Control::Session(handle)
+            } else {
+                // AA17: a backend without sessions runs each prompt, resuming the last run.
+                request.prompt = text;
+                if self
+                    .backend
+                    .launch()
+                    .is_some_and(|l| l.resume_flag.is_some())
+                {
+                    request.resume = backend_id;
+                }
+                let (stop, stopped) = oneshot::channel::<()>();
+                request.stop = Some(StopSignal::new(async move {
+                    // Only a sent stop stops the run; a dropped sender means it has ended.
+                    if stopped.await.is_err() {
+                        std::future::pending::<()>().await;
+                    }
+                }));
+                let mut stream = match self.backend.run(request).await {
+                    Ok(stream) => stream,
+                    Err(e) => {
+                        self.error(id, INTERNAL_ERROR, &e.to_string());
+                        return Ok(());
+                    }
+                };
+                self.forwarders += 1;
+                tokio::spawn(async move {
+                    while let Some(item) = stream.next().await {
+                        let item = match item {
+                            RunItem::Event(event) => SessionItem::Event(event),
+                            RunItem::Outcome(outcome) => SessionItem::TurnEnd(outcome),
+                        };
+                        if items.send((tag.clone(), generation, Some(item))).is_err() {
+                            return;
+                        }
+                    }
+                    let _ = items.send((tag, generation, None));
+                });
+                Control::Run(Some(stop))
+            };
             if let Some(conv) = self.sessions.get_mut(&session) {
                 conv.live = Some(Live {
                     handle,
@@ -551,16 +640,18 @@ impl Agent<'_> {
                     mode,
                 });
             }
+        } else if let Some(Control::Session(handle)) = conv.live.as_ref().map(|l| &l.handle) {
+            if handle.prompt(text).is_err() {
+                if let Some(conv) = self.sessions.get_mut(&session) {
+                    conv.live = None;
+                }
+                self.error(id, INTERNAL_ERROR, "the backend's session has ended");
+                return Ok(());
+            }
         }
         let Some(conv) = self.sessions.get_mut(&session) else {
             return Ok(());
         };
-        let sent = conv.live.as_ref().map(|l| l.handle.prompt(text));
-        if !matches!(sent, Some(Ok(()))) {
-            conv.live = None;
-            self.error(id, INTERNAL_ERROR, "the backend's session has ended");
-            return Ok(());
-        }
         conv.prompt = Some(Prompt {
             id: id.clone(),
             cancelled: false,
@@ -584,8 +675,8 @@ impl Agent<'_> {
         }
         prompt.cancelled = true;
         prompt.deadline = Some(Instant::now() + CANCEL_GRACE);
-        if let Some(live) = &conv.live {
-            let _ = live.handle.interrupt();
+        if let Some(live) = &mut conv.live {
+            live.handle.interrupt();
         }
     }
 
@@ -604,8 +695,8 @@ impl Agent<'_> {
                 if let Some(prompt) = conv.prompt.take() {
                     late.push(prompt.id);
                 }
-                if let Some(live) = conv.live.take() {
-                    let _ = live.handle.close();
+                if let Some(mut live) = conv.live.take() {
+                    live.handle.close();
                 }
                 conv.updates.turn_ended();
                 let _ = id;
@@ -647,7 +738,7 @@ impl Agent<'_> {
             .as_ref()
             .filter(|l| l.generation == asked.generation)
         {
-            let _ = live.handle.answer(asked.id, decision, None);
+            live.handle.answer(asked.id, decision);
         }
     }
 
@@ -674,9 +765,14 @@ impl Agent<'_> {
                 let Some(conv) = self.sessions.get_mut(&session) else {
                     return;
                 };
-                if conv.live.as_ref().is_some_and(|l| l.mode != conv.mode) {
+                if let Some(id) = &outcome.session_id {
+                    conv.backend_id = Some(id.clone());
+                }
+                // A run's turn is its whole life; a session in another mode ends now.
+                let ran = matches!(conv.live.as_ref().map(|l| &l.handle), Some(Control::Run(_)));
+                if ran || conv.live.as_ref().is_some_and(|l| l.mode != conv.mode) {
                     if let Some(live) = conv.live.take() {
-                        let _ = live.handle.end_input();
+                        live.handle.end_input();
                     }
                 }
                 let Some(prompt) = conv.prompt.take() else {
@@ -771,8 +867,8 @@ impl Agent<'_> {
             if let Some(prompt) = conv.prompt.take() {
                 open.push(prompt.id);
             }
-            if let Some(live) = &conv.live {
-                let _ = live.handle.close();
+            if let Some(live) = &mut conv.live {
+                live.handle.close();
             }
         }
         for id in open {

@@ -117,6 +117,10 @@ impl Client {
             json!({"protocolVersion": 1, "clientCapabilities": {}}),
         );
         self.read();
+        self.new_session_after_initialize()
+    }
+
+    fn new_session_after_initialize(&mut self) -> String {
         let id = self.request(
             "session/new",
             json!({"cwd": self.dir.path(), "mcpServers": []}),
@@ -723,4 +727,69 @@ fn acpx_drives_harness_acp() {
         assert_eq!(code, Some(0), "{out}");
         assert!(out.ends_with("working\n\n[done] cancelled\n"), "{out}");
     });
+}
+
+/// AA17: a backend without sessions (Codex here, its fake replaying a recording) runs each
+/// prompt as a run; its events come as updates all the same.
+#[test]
+fn aa17_a_backend_without_sessions_runs_each_prompt() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = harness()
+        .arg("acp")
+        .arg("--backend")
+        .arg("codex")
+        .arg("--binary")
+        .arg(fixtures::root().join("fake-agent").join("codex"))
+        .env(
+            "FAKE_STREAM",
+            fixtures::root().join("codex").join("c02_sed.jsonl"),
+        )
+        .env("FAKE_STDIN", dir.path().join("stdin"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, lines) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = tx.send(serde_json::from_str::<Value>(&line).unwrap());
+        }
+    });
+    let mut client = Client {
+        stdin: child.stdin.take(),
+        child,
+        lines,
+        next: 0,
+        transcript: Vec::new(),
+        dir,
+    };
+    let init = client.request("initialize", json!({"protocolVersion": 1}));
+    let answer = client.until_answer(init).pop().unwrap();
+    assert_eq!(answer["result"]["agentCapabilities"]["loadSession"], false);
+    assert!(
+        answer["result"]["agentCapabilities"]
+            .get("sessionCapabilities")
+            .is_none()
+    );
+    let session = client.new_session_after_initialize();
+    let prompt = client.prompt(&session, "Show the first lines of src/app.py");
+    let turn = client.until_answer(prompt);
+    let kinds: Vec<String> = updates(&turn)
+        .iter()
+        .map(|u| format!("{} {}", u["sessionUpdate"], u["kind"]))
+        .collect();
+    assert!(
+        kinds.contains(&r#""tool_call_update" "read""#.to_string()),
+        "{kinds:?}"
+    );
+    assert_eq!(
+        turn.last().unwrap()["result"]["stopReason"],
+        "end_turn",
+        "{turn:?}"
+    );
+    let stdin = std::fs::read_to_string(client.dir.path().join("stdin")).unwrap();
+    assert_eq!(stdin, "Show the first lines of src/app.py");
+    client.finish();
 }
