@@ -162,3 +162,33 @@ fn the_official_types_read_harness_acps_edge_cases_the_same_way() {
         assert!(content(bad.clone()).is_err(), "{bad}");
     }
 }
+
+/// `harness acp`, the other side (`docs/acp-agent.md`): a recorded conversation of an ACP
+/// client with it, and an update of every kind it makes, both kept current by `harness-cli`'s
+/// tests (`acp_agent`, and `acp::updates`). Here `agent` is what harness wrote.
+#[test]
+fn every_message_harness_acp_writes_parses_with_the_official_types() {
+    let checked = check(&fixtures().join("../acp-agent/conversation.jsonl"));
+    for method in ["initialize", "session/new", "session/set_mode"] {
+        assert_eq!(checked.count("agent", "result", method), 1, "{method}");
+    }
+    // Ended, allowed, cancelled; then the turn whose agent died is an error answer.
+    assert_eq!(checked.count("agent", "result", "session/prompt"), 3);
+    assert_eq!(checked.count("agent", "error", "session/prompt"), 1);
+    assert_eq!(checked.count("agent", "notification", "session/update"), 12);
+    assert_eq!(
+        checked.count("agent", "request", "session/request_permission"),
+        1
+    );
+    assert_eq!(
+        checked.count("client", "result", "session/request_permission"),
+        1
+    );
+    assert_eq!(checked.count("client", "notification", "session/cancel"), 1);
+    assert_eq!(checked.total(), 29);
+
+    // Every event kind's update (AA8-AA11) and a usage update (AA10).
+    let checked = check(&fixtures().join("../acp-agent/updates.jsonl"));
+    assert_eq!(checked.count("agent", "notification", "session/update"), 14);
+    assert_eq!(checked.total(), 14);
+}

@@ -11,7 +11,7 @@ pub const VERSIONS: Versions = Versions::new("2.1.332").older(&["2.1.197"]);
 
 /// How Claude Code is started live: the request's binary, else `$CLAUDE_BIN`, else `claude`,
 /// installed by `npm install -g @anthropic-ai/claude-code`; `--print --output-format
-/// stream-json --verbose [--model=MODEL] [--resume=ID] [--permission-mode=MODE] [extra args]`. The prompt is
+/// stream-json --verbose [--model=MODEL] [--resume=ID] [--session-id=ID] [--permission-mode=MODE] [extra args]`. The prompt is
 /// not among the arguments: it goes to standard input, so text starting with `-` can never be
 /// read as an option.
 pub const LAUNCH: Launch = Launch::new(
@@ -21,7 +21,8 @@ pub const LAUNCH: Launch = Launch::new(
 )
 .leading(&["--print", "--output-format", "stream-json", "--verbose"])
 .model_flag("--model")
-.resume_flag("--resume");
+.resume_flag("--resume")
+.session_id_flag("--session-id");
 
 /// How a Claude Code session starts: the run's launch with stream-json input and permission
 /// requests asked on standard input (`--permission-prompt-tool stdio`); the prompts are
@@ -40,4 +41,26 @@ pub const SESSION_LAUNCH: Launch = LAUNCH.leading(&[
 /// The flag a `permission_mode` stands for: Claude Code's own `--permission-mode`, as one word.
 pub(crate) fn permission_args(mode: &str) -> Vec<String> {
     vec![option("--permission-mode", mode)]
+}
+
+#[cfg(test)]
+mod tests {
+    use harness_agents_core::{Backend, RunRequest};
+
+    use super::*;
+
+    #[test]
+    fn a_session_id_chosen_up_front_goes_as_one_session_id_word() {
+        let mut request = RunRequest::default();
+        request.session_id = Some("5e55a0e0-0000-4000-8000-000000000002".into());
+        let args = SESSION_LAUNCH.args(&request, "/p".as_ref(), Vec::new());
+        assert_eq!(
+            args.last().map(String::as_str),
+            Some("--session-id=5e55a0e0-0000-4000-8000-000000000002")
+        );
+        assert!(crate::ClaudeHarness.takes_session_id());
+        // Without one, no flag.
+        let args = SESSION_LAUNCH.args(&RunRequest::default(), "/p".as_ref(), Vec::new());
+        assert!(!args.iter().any(|a| a.starts_with("--session-id")));
+    }
 }

@@ -3,6 +3,7 @@
 //! - `harness run PROMPT` drives a live agent and prints its events as they happen, then the
 //!   outcome;
 //! - `harness normalize [FILE]` reads a recorded stream and prints its events, then the outcome;
+//! - `harness acp` serves any backend as an Agent Client Protocol agent on stdio;
 //! - `harness classify` prints how Codex classifies shell commands;
 //! - `harness sessions list|show|stats` reads the sessions Claude Code and Codex stored on disk;
 //! - `harness backends` lists the backends this binary knows and whether each one's agent is
@@ -12,6 +13,7 @@
 //! Events are written as JSON Lines (`--format jsonl`, the default when stdout is not a
 //! terminal) or one readable line each (`--format human`, the default on a terminal).
 
+mod acp;
 mod backends;
 mod classify;
 mod format;
@@ -202,6 +204,28 @@ enum Command {
         idle_timeout: Option<Duration>,
         #[command(flatten)]
         output: Output,
+    },
+    /// Serve the backend as an Agent Client Protocol agent (protocol version 1: JSON-RPC 2.0
+    /// on standard input and output, one message a line), for an ACP client such as an
+    /// editor: each ACP session is one of the backend's sessions, its events come as
+    /// `session/update`s (each carrying the normalized event in `_meta` under
+    /// `"harness/event"`), its permission requests as `session/request_permission`. The end of
+    /// standard input closes every session; exit status 0. Rules: docs/acp-agent.md.
+    #[command(after_help = "Examples:\n  \
+        harness acp\n  \
+        harness acp --backend claude --permission-mode acceptEdits --model sonnet")]
+    Acp {
+        #[command(flatten)]
+        agent: AgentOptions,
+        /// Close a backend session when a turn is silent this long: seconds or a duration
+        /// with units, as `--timeout`.
+        #[arg(
+            long,
+            value_name = "DURATION",
+            value_parser = parse_timeout,
+            allow_hyphen_values = true
+        )]
+        idle_timeout: Option<Duration>,
     },
     /// Normalize a recorded stream or a transcript: its events, then the outcome.
     Normalize {
@@ -442,6 +466,17 @@ fn main() -> ExitCode {
             request.normalizer.started = output.started || output.format() == Format::Human;
             let out = BufWriter::with_capacity(64 * 1024, io::stdout());
             session::run(harness, request, output.printer(out))
+        }
+        Command::Acp {
+            agent,
+            idle_timeout,
+        } => {
+            let Some(harness) = registry.get(&agent.backend) else {
+                return unknown_backend(&registry, &agent.backend, false);
+            };
+            let mut request = agent.request(String::new());
+            request.idle_timeout = idle_timeout;
+            acp::run(harness, request)
         }
         Command::Normalize {
             backend,

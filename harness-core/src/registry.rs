@@ -184,6 +184,15 @@ pub trait Backend: Send + Sync {
         launch.args(request, dir, permission)
     }
 
+    /// Whether the agent takes a new session's id from the caller
+    /// ([`RunRequest::session_id`]), so the id is known before the agent runs. The default
+    /// answers from [`Backend::launch`]: whether it has a `session_id_flag`.
+    #[cfg(feature = "process")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "process")))]
+    fn takes_session_id(&self) -> bool {
+        self.launch().is_some_and(|l| l.session_id_flag.is_some())
+    }
+
     /// Runs the agent live and streams its events as they happen, then the outcome.
     ///
     /// The default starts the agent `Backend::launch` describes (with the `process` feature;

@@ -67,6 +67,12 @@ pub struct RunRequest {
     /// its one-turn form, a session goes on from it. A backend whose agent cannot resume
     /// refuses the request ([`crate::RunError::CannotResume`]) before anything starts.
     pub resume: Option<String>,
+    /// The id a new session of the agent is to have, chosen by the caller, so that it is known
+    /// before the agent says it (an ACP agent's `session/new` answers with it, and a later
+    /// `resume` names it). Only a backend whose agent takes one uses it
+    /// ([`crate::Backend::takes_session_id`]: Claude Code's `--session-id`, which wants a
+    /// UUID); the others ignore it. Set it or `resume`, not both.
+    pub session_id: Option<String>,
     /// In a session, how long a turn may go without a line from the agent before the session
     /// closes (I6); `timeout` bounds each turn. A run ignores it.
     pub idle_timeout: Option<Duration>,

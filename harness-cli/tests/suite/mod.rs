@@ -1,6 +1,7 @@
 //! The binary's tests by concern, and the helpers they share to run it.
 
 mod acp;
+mod acp_agent;
 mod backends;
 mod classify;
 mod format;

@@ -57,6 +57,10 @@ pub struct Launch {
     /// flag (Claude Code's `--resume`); `None` when the agent cannot resume this way, and a
     /// request with `resume` is then refused.
     pub resume_flag: Option<&'static str>,
+    /// The flag that names a new session's id, chosen by the caller, given as `FLAG=ID` after
+    /// the resume flag (Claude Code's `--session-id`); `None` when the agent takes none, and
+    /// [`RunRequest::session_id`] is then ignored ([`Backend::takes_session_id`] says which).
+    pub session_id_flag: Option<&'static str>,
 }
 
 impl Launch {
@@ -73,6 +77,7 @@ impl Launch {
             model_flag: None,
             trailing: &[],
             resume_flag: None,
+            session_id_flag: None,
         }
     }
 
@@ -106,6 +111,12 @@ impl Launch {
         self
     }
 
+    /// The flag that names a new session's id.
+    pub const fn session_id_flag(mut self, flag: &'static str) -> Self {
+        self.session_id_flag = Some(flag);
+        self
+    }
+
     /// The last arguments, after the caller's.
     pub const fn trailing(mut self, args: &'static [&'static str]) -> Self {
         self.trailing = args;
@@ -113,7 +124,8 @@ impl Launch {
     }
 
     /// The agent's arguments for `request` run in `dir`, never the prompt: `leading`, the
-    /// directory flag, the model flag, the resume flag with `request.resume`, `permission` (the flags the request's permission mode
+    /// directory flag, the model flag, the resume flag with `request.resume`, the session id
+    /// flag with `request.session_id`, `permission` (the flags the request's permission mode
     /// stands for, [`Backend::permission_args`]), `request.extra_args`, `trailing`. Values go as
     /// one word ([`option`]), so one starting with `-` is never read as an option.
     pub fn args(&self, request: &RunRequest, dir: &Path, permission: Vec<String>) -> Vec<String> {
@@ -125,6 +137,9 @@ impl Launch {
             args.push(option(flag, model));
         }
         if let (Some(flag), Some(id)) = (self.resume_flag, &request.resume) {
+            args.push(option(flag, id));
+        }
+        if let (Some(flag), Some(id)) = (self.session_id_flag, &request.session_id) {
             args.push(option(flag, id));
         }
         args.extend(permission);

@@ -1,0 +1,906 @@
+//! `harness acp`: any backend as an Agent Client Protocol agent (AA1-AA17 of
+//! `docs/acp-agent.md`). JSON-RPC 2.0 on standard input and output, one message a line; each
+//! ACP session is one of the backend's sessions (SPEC section 8), opened at its first prompt,
+//! its events sent as `session/update`s and its permission requests as
+//! `session/request_permission`; a backend without sessions runs each prompt (AA17).
+//!
+//! One task owns every session's state and reads three sources: the client's lines (read on a
+//! task of their own), the items of every open backend session (each forwarded by a task of its
+//! own, tagged with the session and the generation of its process), and the deadline of a
+//! cancel the backend has not yet honoured. Nothing else blocks it, so a cancel is answered in
+//! time whatever the backend does (AA14), and the end of input closes every session (AA16).
+
+mod updates;
+
+use std::collections::HashMap;
+use std::io::Read;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use futures::StreamExt;
+use harness_agents_core::process::CLOSE_GRACE;
+use harness_agents_core::session::{SessionHandle, SessionItem};
+use harness_agents_core::{
+    Backend, Decision, Event, EventBody, RunItem, RunRequest, Status, StopSignal,
+};
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::sync::{mpsc, oneshot};
+use tokio::time::Instant;
+
+use crate::run::live_runtime;
+use updates::{OUTCOME_KEY, Updates, outcome_value, stop_reason, usage};
+
+/// How long a cancelled prompt waits for the backend's turn to end before it is answered
+/// `cancelled` anyway and the backend's session is closed (AA14).
+pub const CANCEL_GRACE: Duration = Duration::from_secs(2);
+
+/// The permission modes a session offers (AA6): Claude Code's, which `--permission-mode`
+/// translates for the other backends.
+const MODES: [(&str, &str); 4] = [
+    ("default", "Default: ask before acting"),
+    ("acceptEdits", "Accept edits"),
+    ("plan", "Plan: read only"),
+    ("bypassPermissions", "Bypass permissions"),
+];
+
+/// JSON-RPC error codes (JSON-RPC 2.0, section 5.1).
+const PARSE_ERROR: i64 = -32700;
+const INVALID_REQUEST: i64 = -32600;
+const METHOD_NOT_FOUND: i64 = -32601;
+const INVALID_PARAMS: i64 = -32602;
+const INTERNAL_ERROR: i64 = -32603;
+
+/// Serves ACP on standard input and output for `backend`, each session's request made from
+/// `base`; returns when standard input ends and every session is closed.
+pub fn run(backend: &dyn Backend, base: RunRequest) -> ExitCode {
+    let runtime = match live_runtime() {
+        Ok(runtime) => runtime,
+        Err(code) => return code,
+    };
+    runtime.block_on(serve(backend, base));
+    ExitCode::SUCCESS
+}
+
+/// What the owning task hears from the session forwarders.
+type Item = (String, u64, Option<SessionItem>);
+
+struct Live {
+    handle: Control,
+    generation: u64,
+    mode: String,
+}
+
+/// How a turn is commanded: a backend session's handle, or (AA17) a one-turn run's stop.
+enum Control {
+    Session(SessionHandle),
+    Run(Option<oneshot::Sender<()>>),
+}
+
+impl Control {
+    fn interrupt(&mut self) {
+        match self {
+            Control::Session(handle) => {
+                let _ = handle.interrupt();
+            }
+            Control::Run(stop) => {
+                if let Some(stop) = stop.take() {
+                    let _ = stop.send(());
+                }
+            }
+        }
+    }
+
+    fn close(&mut self) {
+        match self {
+            Control::Session(handle) => {
+                let _ = handle.close();
+            }
+            Control::Run(_) => self.interrupt(),
+        }
+    }
+
+    /// Ends the backend's session once its turn is over (a run ends by itself).
+    fn end_input(&self) {
+        if let Control::Session(handle) = self {
+            let _ = handle.end_input();
+        }
+    }
+
+    fn answer(&self, id: String, decision: Decision) {
+        if let Control::Session(handle) = self {
+            let _ = handle.answer(id, decision, None);
+        }
+    }
+}
+
+struct Prompt {
+    id: Value,
+    cancelled: bool,
+    deadline: Option<Instant>,
+    error: Option<String>,
+}
+
+/// One ACP session.
+struct Conv {
+    cwd: PathBuf,
+    mode: String,
+    live: Option<Live>,
+    /// The backend has stored the session: a new process resumes it.
+    stored: bool,
+    prompt: Option<Prompt>,
+    updates: Updates,
+    /// AA17: the backend's own session id, which a run reports, for the next run's resume.
+    backend_id: Option<String>,
+}
+
+/// A permission request sent to the client, waiting for its answer.
+struct Asked {
+    session: String,
+    generation: u64,
+    id: String,
+    options: Vec<Decision>,
+}
+
+struct Agent<'a> {
+    backend: &'a dyn Backend,
+    base: RunRequest,
+    out: mpsc::UnboundedSender<Value>,
+    items: mpsc::UnboundedSender<Item>,
+    sessions: HashMap<String, Conv>,
+    asked: HashMap<u64, Asked>,
+    next_request: u64,
+    generation: u64,
+    forwarders: usize,
+}
+
+async fn serve(backend: &dyn Backend, base: RunRequest) {
+    let (out, mut written) = mpsc::unbounded_channel::<Value>();
+    let writer = tokio::spawn(async move {
+        let mut stdout = tokio::io::stdout();
+        while let Some(message) = written.recv().await {
+            let mut line = message.to_string().into_bytes();
+            line.push(b'\n');
+            if stdout.write_all(&line).await.is_err() || stdout.flush().await.is_err() {
+                // The client is gone: the end of its input follows.
+                break;
+            }
+        }
+    });
+    let (lines_tx, mut lines) = mpsc::unbounded_channel::<Vec<u8>>();
+    tokio::spawn(async move {
+        let mut input = BufReader::new(tokio::io::stdin());
+        loop {
+            let mut line = Vec::new();
+            match input.read_until(b'\n', &mut line).await {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {
+                    if lines_tx.send(line).is_err() {
+                        break;
+                    }
+                }
+            }
+        }
+    });
+    let (items_tx, mut items) = mpsc::unbounded_channel::<Item>();
+    let mut agent = Agent {
+        backend,
+        base,
+        out,
+        items: items_tx,
+        sessions: HashMap::new(),
+        asked: HashMap::new(),
+        next_request: 0,
+        generation: 0,
+        forwarders: 0,
+    };
+    loop {
+        let deadline = agent.next_deadline();
+        tokio::select! {
+            line = lines.recv() => match line {
+                Some(line) => agent.line(&line).await,
+                None => break,
+            },
+            Some(item) = items.recv() => agent.item(item),
+            () = sleep_until(deadline) => agent.deadlines(),
+        }
+    }
+    // AA16: the end of input ends every session; the owning task waits for their ends (each
+    // bounded by the core's close grace), then exits.
+    agent.close_all();
+    let bound = Instant::now() + CLOSE_GRACE + Duration::from_secs(2);
+    while agent.forwarders > 0 {
+        tokio::select! {
+            Some(item) = items.recv() => agent.item(item),
+            () = tokio::time::sleep_until(bound) => break,
+        }
+    }
+    drop(agent);
+    let _ = writer.await;
+}
+
+async fn sleep_until(deadline: Option<Instant>) {
+    match deadline {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}
+
+fn error_value(code: i64, message: &str) -> Value {
+    json!({ "code": code, "message": message })
+}
+
+/// A fresh version 4 UUID (Claude Code wants a UUID as its session id).
+fn new_uuid() -> String {
+    let mut bytes = [0u8; 16];
+    let read = std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut bytes));
+    if read.is_err() {
+        // No random source: the clock and the process id still make a fresh id here.
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or_default();
+        bytes = (now ^ (u128::from(std::process::id()) << 64)).to_le_bytes();
+    }
+    bytes[6] = (bytes[6] & 0x0f) | 0x40;
+    bytes[8] = (bytes[8] & 0x3f) | 0x80;
+    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    format!(
+        "{}-{}-{}-{}-{}",
+        &hex[0..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..32]
+    )
+}
+
+/// Why a request's params do not fit.
+struct Invalid(String);
+
+fn text_param(params: &Value, name: &str) -> Result<String, Invalid> {
+    match params.get(name) {
+        Some(Value::String(s)) if !s.is_empty() => Ok(s.clone()),
+        Some(_) => Err(Invalid(format!("`{name}` must be a non-empty string"))),
+        None => Err(Invalid(format!("`{name}` is missing"))),
+    }
+}
+
+/// The prompt's text (AA5): text blocks as they are, a resource link as its URI, one block a
+/// line.
+fn prompt_text(params: &Value) -> Result<String, Invalid> {
+    let Some(Value::Array(blocks)) = params.get("prompt") else {
+        return Err(Invalid(
+            "`prompt` must be an array of content blocks".into(),
+        ));
+    };
+    let mut parts = Vec::new();
+    for block in blocks {
+        match block.get("type").and_then(Value::as_str) {
+            Some("text") => match block.get("text").and_then(Value::as_str) {
+                Some(text) => parts.push(text.to_string()),
+                None => return Err(Invalid("a text block needs its `text`".into())),
+            },
+            Some("resource_link") => match block.get("uri").and_then(Value::as_str) {
+                Some(uri) => parts.push(uri.to_string()),
+                None => return Err(Invalid("a resource_link block needs its `uri`".into())),
+            },
+            Some(other) => {
+                return Err(Invalid(format!(
+                    "harness takes text and resource_link blocks, not `{other}`"
+                )));
+            }
+            None => return Err(Invalid("a content block needs its `type`".into())),
+        }
+    }
+    let text = parts.join("\n");
+    if text.trim().is_empty() {
+        return Err(Invalid("the prompt has no text".into()));
+    }
+    Ok(text)
+}
+
+impl Agent<'_> {
+    fn send(&self, message: Value) {
+        let _ = self.out.send(message);
+    }
+
+    fn result(&self, id: &Value, result: Value) {
+        self.send(json!({ "jsonrpc": "2.0", "id": id, "result": result }));
+    }
+
+    fn error(&self, id: &Value, code: i64, message: &str) {
+        self.send(json!({ "jsonrpc": "2.0", "id": id, "error": error_value(code, message) }));
+    }
+
+    fn notify_update(&self, session: &str, update: Value) {
+        self.send(json!({
+            "jsonrpc": "2.0",
+            "method": "session/update",
+            "params": { "sessionId": session, "update": update },
+        }));
+    }
+
+    fn modes(&self, current: &str) -> Value {
+        json!({
+            "currentModeId": current,
+            "availableModes": MODES
+                .iter()
+                .map(|(id, name)| json!({ "id": id, "name": name }))
+                .collect::<Vec<_>>(),
+        })
+    }
+
+    /// Whether the backend's agent can continue a stored session (AA2).
+    fn resumes(&self) -> bool {
+        self.backend
+            .launch()
+            .is_some_and(|l| l.resume_flag.is_some())
+    }
+
+    fn next_deadline(&self) -> Option<Instant> {
+        self.sessions
+            .values()
+            .filter_map(|c| c.prompt.as_ref().and_then(|p| p.deadline))
+            .min()
+    }
+
+    /// AA1: one line of the client.
+    async fn line(&mut self, line: &[u8]) {
+        let text = String::from_utf8_lossy(line);
+        let text = text.trim();
+        if text.is_empty() {
+            return;
+        }
+        let Ok(message) = serde_json::from_str::<Value>(text) else {
+            self.error(&Value::Null, PARSE_ERROR, "Parse error");
+            return;
+        };
+        let Value::Object(object) = &message else {
+            self.error(&Value::Null, INVALID_REQUEST, "Invalid Request");
+            return;
+        };
+        let id = object.get("id").cloned();
+        let id_ok = matches!(
+            id,
+            None | Some(Value::String(_)) | Some(Value::Number(_)) | Some(Value::Null)
+        );
+        if object.get("jsonrpc").and_then(Value::as_str) != Some("2.0") || !id_ok {
+            let id = id.filter(|_| id_ok).unwrap_or(Value::Null);
+            self.error(&id, INVALID_REQUEST, "Invalid Request");
+            return;
+        }
+        let params = object.get("params").cloned().unwrap_or(Value::Null);
+        match (object.get("method"), id) {
+            (Some(Value::String(method)), Some(id)) => self.request(id, method, &params).await,
+            (Some(Value::String(method)), None) => self.notification(method, &params),
+            (Some(_), id) => self.error(
+                &id.unwrap_or(Value::Null),
+                INVALID_REQUEST,
+                "Invalid Request",
+            ),
+            (None, Some(id)) => self.response(&id, object.get("result"), object.get("error")),
+            (None, None) => self.error(&Value::Null, INVALID_REQUEST, "Invalid Request"),
+        }
+    }
+
+    async fn request(&mut self, id: Value, method: &str, params: &Value) {
+        let answer = match method {
+            "initialize" => Ok(self.initialize()),
+            "authenticate" => Ok(json!({})),
+            "session/new" => self.new_session(params),
+            "session/load" => self.load(params, true),
+            "session/resume" => self.load(params, false),
+            "session/set_mode" => self.set_mode(params),
+            "session/prompt" => match self.prompt(&id, params).await {
+                // Answered when its turn ends.
+                Ok(()) => return,
+                Err(e) => Err(e),
+            },
+            _ => {
+                self.error(&id, METHOD_NOT_FOUND, "Method not found");
+                return;
+            }
+        };
+        match answer {
+            Ok(result) => self.result(&id, result),
+            Err(Invalid(message)) => self.error(&id, INVALID_PARAMS, &message),
+        }
+    }
+
+    fn notification(&mut self, method: &str, params: &Value) {
+        if method == "session/cancel" {
+            if let Some(Value::String(session)) = params.get("sessionId") {
+                self.cancel(&session.clone());
+            }
+        }
+        // AA1: any other notification is ignored, as JSON-RPC has it.
+    }
+
+    /// AA2.
+    fn initialize(&self) -> Value {
+        let resumes = self.resumes();
+        let mut capabilities = json!({
+            "loadSession": resumes,
+            "promptCapabilities": { "image": false, "audio": false, "embeddedContext": false },
+        });
+        if resumes {
+            capabilities["sessionCapabilities"] = json!({ "resume": {} });
+        }
+        json!({
+            "protocolVersion": 1,
+            "agentCapabilities": capabilities,
+            "authMethods": [],
+            "agentInfo": { "name": "harness", "version": env!("CARGO_PKG_VERSION") },
+        })
+    }
+
+    fn cwd(params: &Value) -> Result<PathBuf, Invalid> {
+        let cwd = PathBuf::from(text_param(params, "cwd")?);
+        if !cwd.is_absolute() {
+            return Err(Invalid("`cwd` must be an absolute path".into()));
+        }
+        Ok(cwd)
+    }
+
+    fn initial_mode(&self) -> String {
+        self.base
+            .permission_mode
+            .clone()
+            .unwrap_or_else(|| "default".into())
+    }
+
+    /// AA3: a session whose id is the backend's own, chosen here when the backend takes one.
+    fn new_session(&mut self, params: &Value) -> Result<Value, Invalid> {
+        let cwd = Self::cwd(params)?;
+        let id = new_uuid();
+        let mode = self.initial_mode();
+        let modes = self.modes(&mode);
+        self.open(id.clone(), cwd, mode, false);
+        Ok(json!({ "sessionId": id, "modes": modes }))
+    }
+
+    fn open(&mut self, id: String, cwd: PathBuf, mode: String, stored: bool) {
+        self.sessions.insert(
+            id,
+            Conv {
+                cwd,
+                mode,
+                live: None,
+                stored,
+                prompt: None,
+                updates: Updates::default(),
+                backend_id: None,
+            },
+        );
+    }
+
+    /// AA4: `session/load` replays what the backend stored, then the session goes on from it;
+    /// `session/resume` goes on without the replay.
+    fn load(&mut self, params: &Value, replay: bool) -> Result<Value, Invalid> {
+        let id = text_param(params, "sessionId")?;
+        let cwd = Self::cwd(params)?;
+        if !self.resumes() {
+            return Err(Invalid(format!(
+                "the {} backend cannot load a session",
+                self.backend.name()
+            )));
+        }
+        if self.sessions.get(&id).is_some_and(|c| c.prompt.is_some()) {
+            return Err(Invalid(format!("session {id} has a prompt running")));
+        }
+        if let Some(old) = self.sessions.remove(&id) {
+            if let Some(mut live) = old.live {
+                live.handle.close();
+            }
+        }
+        let stored = stored_events(self.backend.name(), &id);
+        let mode = self.initial_mode();
+        let modes = self.modes(&mode);
+        let found = stored.is_some();
+        if found || self.backend.takes_session_id() {
+            self.open(id.clone(), cwd, mode, found);
+        } else {
+            return Err(Invalid(format!("no stored session {id}")));
+        }
+        if let (true, Some(events)) = (replay, stored) {
+            let mut updates = Updates::default();
+            for event in &events {
+                for update in updates.of(event) {
+                    self.notify_update(&id, update);
+                }
+            }
+        }
+        Ok(json!({ "modes": modes }))
+    }
+
+    /// AA6: the mode a session's next turn runs in.
+    fn set_mode(&mut self, params: &Value) -> Result<Value, Invalid> {
+        let id = text_param(params, "sessionId")?;
+        let mode = text_param(params, "modeId")?;
+        if !MODES.iter().any(|(m, _)| *m == mode) {
+            return Err(Invalid(format!("unknown mode `{mode}`")));
+        }
+        let Some(conv) = self.sessions.get_mut(&id) else {
+            return Err(Invalid(format!("unknown session {id}")));
+        };
+        conv.mode = mode.clone();
+        // A process in another mode ends now when idle, else after its turn.
+        if conv.prompt.is_none() {
+            if let Some(live) = conv.live.take() {
+                live.handle.end_input();
+            }
+        }
+        self.notify_update(
+            &id,
+            json!({ "sessionUpdate": "current_mode_update", "currentModeId": mode }),
+        );
+        Ok(json!({}))
+    }
+
+    /// AA5: a turn of the session's backend session, opened first when none is.
+    async fn prompt(&mut self, id: &Value, params: &Value) -> Result<(), Invalid> {
+        let session = text_param(params, "sessionId")?;
+        let text = prompt_text(params)?;
+        let Some(conv) = self.sessions.get(&session) else {
+            return Err(Invalid(format!("unknown session {session}")));
+        };
+        if conv.prompt.is_some() {
+            return Err(Invalid(format!(
+                "session {session} is already running a prompt"
+            )));
+        }
+        if conv.live.is_none() {
+            let mut request = self.base.clone();
+            request.cwd = Some(conv.cwd.clone());
+            request.permission_mode = Some(conv.mode.clone())
+                .filter(|m| m != "default" || self.base.permission_mode.is_some());
+            // One file per process would be overwritten by the next: no transcript here.
+            request.transcript = None;
+            request.normalizer.started = true;
+            let mode = conv.mode.clone();
+            let stored = conv.stored;
+            let backend_id = conv.backend_id.clone();
+            self.generation += 1;
+            let generation = self.generation;
+            let items = self.items.clone();
+            let tag = session.clone();
+            let handle = if self.backend.takes_session_id() {
+                if stored {
+                    request.resume = Some(session.clone());
+                } else {
+                    request.session_id = Some(session.clone());
+                }
+                let mut opened = match self.backend.session(request).await {
+                    Ok(opened) => opened,
+                    Err(e) => {
+                        self.error(id, INTERNAL_ERROR, &e.to_string());
+                        return Ok(());
+                    }
+                };
+                let handle = opened.handle();
+                self.forwarders += 1;
+                tokio::spawn(async move {
+                    while let Some(item) = opened.next().await {
+                        if items.send((tag.clone(), generation, Some(item))).is_err() {
+                            return;
+                        }
+                    }
+                    let _ = items.send((tag, generation, None));
+                });
+                if handle.prompt(text).is_err() {
+                    self.error(id, INTERNAL_ERROR, "the backend's session has ended");
+                    return Ok(());
+                }
+                Control::Session(handle)
+            } else {
+                // AA17: a backend without sessions runs each prompt, resuming the last run.
+                request.prompt = text;
+                if self
+                    .backend
+                    .launch()
+                    .is_some_and(|l| l.resume_flag.is_some())
+                {
+                    request.resume = backend_id;
+                }
+                let (stop, stopped) = oneshot::channel::<()>();
+                request.stop = Some(StopSignal::new(async move {
+                    // Only a sent stop stops the run; a dropped sender means it has ended.
+                    if stopped.await.is_err() {
+                        std::future::pending::<()>().await;
+                    }
+                }));
+                let mut stream = match self.backend.run(request).await {
+                    Ok(stream) => stream,
+                    Err(e) => {
+                        self.error(id, INTERNAL_ERROR, &e.to_string());
+                        return Ok(());
+                    }
+                };
+                self.forwarders += 1;
+                tokio::spawn(async move {
+                    while let Some(item) = stream.next().await {
+                        let item = match item {
+                            RunItem::Event(event) => SessionItem::Event(event),
+                            RunItem::Outcome(outcome) => SessionItem::TurnEnd(outcome),
+                        };
+                        if items.send((tag.clone(), generation, Some(item))).is_err() {
+                            return;
+                        }
+                    }
+                    let _ = items.send((tag, generation, None));
+                });
+                Control::Run(Some(stop))
+            };
+            if let Some(conv) = self.sessions.get_mut(&session) {
+                conv.live = Some(Live {
+                    handle,
+                    generation,
+                    mode,
+                });
+            }
+        } else if let Some(Control::Session(handle)) = conv.live.as_ref().map(|l| &l.handle) {
+            if handle.prompt(text).is_err() {
+                if let Some(conv) = self.sessions.get_mut(&session) {
+                    conv.live = None;
+                }
+                self.error(id, INTERNAL_ERROR, "the backend's session has ended");
+                return Ok(());
+            }
+        }
+        let Some(conv) = self.sessions.get_mut(&session) else {
+            return Ok(());
+        };
+        conv.prompt = Some(Prompt {
+            id: id.clone(),
+            cancelled: false,
+            deadline: None,
+            error: None,
+        });
+        Ok(())
+    }
+
+    /// AA14: the running turn is interrupted; its prompt is answered `cancelled` when the turn
+    /// ends, or after [`CANCEL_GRACE`] at the latest.
+    fn cancel(&mut self, session: &str) {
+        let Some(conv) = self.sessions.get_mut(session) else {
+            return;
+        };
+        let Some(prompt) = &mut conv.prompt else {
+            return;
+        };
+        if prompt.cancelled {
+            return;
+        }
+        prompt.cancelled = true;
+        prompt.deadline = Some(Instant::now() + CANCEL_GRACE);
+        if let Some(live) = &mut conv.live {
+            live.handle.interrupt();
+        }
+    }
+
+    /// Prompts whose cancel the backend did not honour in time: answered `cancelled`, and the
+    /// backend's session closed (the next prompt opens another).
+    fn deadlines(&mut self) {
+        let now = Instant::now();
+        let mut late = Vec::new();
+        for (id, conv) in &mut self.sessions {
+            if conv
+                .prompt
+                .as_ref()
+                .and_then(|p| p.deadline)
+                .is_some_and(|d| d <= now)
+            {
+                if let Some(prompt) = conv.prompt.take() {
+                    late.push(prompt.id);
+                }
+                if let Some(mut live) = conv.live.take() {
+                    live.handle.close();
+                }
+                conv.updates.turn_ended();
+                let _ = id;
+            }
+        }
+        for id in late {
+            self.result(&id, json!({ "stopReason": "cancelled" }));
+        }
+    }
+
+    /// AA13: the client's answer to a permission request.
+    fn response(&mut self, id: &Value, result: Option<&Value>, error: Option<&Value>) {
+        let Some(Some(asked)) = id.as_u64().map(|n| self.asked.remove(&n)) else {
+            return;
+        };
+        let decision = match (result, error) {
+            (Some(result), None) => {
+                let outcome = result.get("outcome");
+                match outcome
+                    .and_then(|o| o.get("outcome"))
+                    .and_then(Value::as_str)
+                {
+                    Some("selected") => outcome
+                        .and_then(|o| o.get("optionId"))
+                        .and_then(Value::as_str)
+                        .and_then(Decision::from_name)
+                        .filter(|d| asked.options.contains(d))
+                        .unwrap_or(Decision::Deny),
+                    _ => Decision::Deny,
+                }
+            }
+            _ => Decision::Deny,
+        };
+        let Some(conv) = self.sessions.get(&asked.session) else {
+            return;
+        };
+        if let Some(live) = conv
+            .live
+            .as_ref()
+            .filter(|l| l.generation == asked.generation)
+        {
+            live.handle.answer(asked.id, decision);
+        }
+    }
+
+    /// One item of a backend session.
+    fn item(&mut self, (session, generation, item): Item) {
+        let Some(item) = item else {
+            self.forwarders = self.forwarders.saturating_sub(1);
+            return;
+        };
+        let Some(conv) = self.sessions.get_mut(&session) else {
+            return;
+        };
+        if conv.live.as_ref().map(|l| l.generation) != Some(generation) {
+            return;
+        }
+        match item {
+            SessionItem::Event(event) => self.event(&session, generation, &event),
+            SessionItem::TurnEnd(outcome) => {
+                conv.stored = true;
+                conv.updates.turn_ended();
+                if let Some(update) = usage(&outcome) {
+                    self.notify_update(&session, update);
+                }
+                let Some(conv) = self.sessions.get_mut(&session) else {
+                    return;
+                };
+                if let Some(id) = &outcome.session_id {
+                    conv.backend_id = Some(id.clone());
+                }
+                // A run's turn is its whole life; a session in another mode ends now.
+                let ran = matches!(conv.live.as_ref().map(|l| &l.handle), Some(Control::Run(_)));
+                if ran || conv.live.as_ref().is_some_and(|l| l.mode != conv.mode) {
+                    if let Some(live) = conv.live.take() {
+                        live.handle.end_input();
+                    }
+                }
+                let Some(prompt) = conv.prompt.take() else {
+                    return;
+                };
+                let meta = json!({ OUTCOME_KEY: outcome_value(&outcome) });
+                let reason = if prompt.cancelled {
+                    Some("cancelled")
+                } else {
+                    stop_reason(outcome.status)
+                };
+                match reason {
+                    Some(reason) => {
+                        self.result(&prompt.id, json!({ "stopReason": reason, "_meta": meta }))
+                    }
+                    None => {
+                        let message = prompt.error.unwrap_or_else(|| match outcome.status {
+                            Status::Incomplete => "the turn ended without its result".into(),
+                            _ => "the turn ended with an error".into(),
+                        });
+                        let mut error = error_value(INTERNAL_ERROR, &message);
+                        error["data"] = meta;
+                        self.send(json!({ "jsonrpc": "2.0", "id": prompt.id, "error": error }));
+                    }
+                }
+            }
+            SessionItem::Ended(_) => {
+                conv.live = None;
+                conv.updates.turn_ended();
+                if let Some(prompt) = conv.prompt.take() {
+                    let message = prompt
+                        .error
+                        .unwrap_or_else(|| "the backend's session has ended".into());
+                    self.error(&prompt.id, INTERNAL_ERROR, &message);
+                }
+            }
+        }
+    }
+
+    fn event(&mut self, session: &str, generation: u64, event: &Event) {
+        let Some(conv) = self.sessions.get_mut(session) else {
+            return;
+        };
+        match &event.body {
+            EventBody::Permission { id, options, .. } => {
+                let call = conv.updates.permission_call(event);
+                let options: Vec<Value> = options
+                    .iter()
+                    .map(|d| {
+                        let (name, kind) = match d {
+                            Decision::Allow => ("Allow", "allow_once"),
+                            Decision::AllowAlways => ("Always allow", "allow_always"),
+                            Decision::Deny => ("Deny", "reject_once"),
+                        };
+                        json!({ "optionId": d.as_str(), "name": name, "kind": kind })
+                    })
+                    .collect();
+                self.asked.insert(
+                    self.next_request,
+                    Asked {
+                        session: session.to_string(),
+                        generation,
+                        id: id.clone(),
+                        options: options_of(event),
+                    },
+                );
+                self.send(json!({
+                    "jsonrpc": "2.0",
+                    "id": self.next_request,
+                    "method": "session/request_permission",
+                    "params": { "sessionId": session, "toolCall": call, "options": options },
+                }));
+                self.next_request += 1;
+            }
+            body => {
+                // The first error of the turn says why it failed; later ones follow from it
+                // (S9's after an exit).
+                if let (EventBody::Error { message }, Some(prompt)) = (body, &mut conv.prompt) {
+                    prompt.error.get_or_insert_with(|| message.clone());
+                }
+                for update in conv.updates.of(event) {
+                    self.notify_update(session, update);
+                }
+            }
+        }
+    }
+
+    /// AA16: every session closes; prompts still running are answered `cancelled`.
+    fn close_all(&mut self) {
+        let mut open = Vec::new();
+        for conv in self.sessions.values_mut() {
+            if let Some(prompt) = conv.prompt.take() {
+                open.push(prompt.id);
+            }
+            if let Some(live) = &mut conv.live {
+                live.handle.close();
+            }
+        }
+        for id in open {
+            self.result(&id, json!({ "stopReason": "cancelled" }));
+        }
+    }
+}
+
+fn options_of(event: &Event) -> Vec<Decision> {
+    match &event.body {
+        EventBody::Permission { options, .. } => options.clone(),
+        _ => Vec::new(),
+    }
+}
+
+/// The events of the stored session `id` of `backend` (AA4), when it can read that backend's
+/// stored sessions and finds it.
+fn stored_events(backend: &str, id: &str) -> Option<Vec<Event>> {
+    use harness_agents::sessions::{self, Locations};
+    let which = match backend {
+        "claude" => sessions::Backend::Claude,
+        "codex" => sessions::Backend::Codex,
+        _ => return None,
+    };
+    let files = sessions::discover(&Locations::from_env())
+        .into_iter()
+        .find(|f| f.backend == which && f.id == id)?;
+    let mut events = Vec::new();
+    let decoded = sessions::events(&files, &mut |event| {
+        if !matches!(event.body, EventBody::Started { .. }) {
+            events.push(event);
+        }
+    });
+    decoded.ok().map(|_| events)
+}

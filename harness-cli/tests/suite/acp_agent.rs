@@ -1,0 +1,795 @@
+//! `harness acp` (AA1-AA16 of `docs/acp-agent.md`) driven as an ACP client would drive it,
+//! with `fixtures/fake-agent/claude-session` as Claude Code: exact messages, every wait
+//! bounded. The conversation of the first test is kept in `fixtures/acp-agent/conversation.jsonl`
+//! (`UPDATE_EXPECT=1` rewrites it), which `acp-schema-check` validates with the official types.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::PathBuf;
+use std::process::{Child, ChildStdin, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use super::{assert_gone, harness, read_when_written};
+
+fn fake_session() -> PathBuf {
+    fixtures::root().join("fake-agent").join("claude-session")
+}
+
+/// A `harness acp` process and what it wrote, line by line; every message both ways is kept
+/// as a transcript (A1's format) for the schema check.
+struct Client {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: mpsc::Receiver<Value>,
+    next: u64,
+    transcript: Vec<Value>,
+    dir: tempfile::TempDir,
+}
+
+impl Client {
+    fn start(args: &[&str]) -> Client {
+        let dir = tempfile::tempdir().unwrap();
+        let mut child = harness()
+            .arg("acp")
+            .arg("--binary")
+            .arg(fake_session())
+            .args(args)
+            .env("FAKE_PID", dir.path().join("pid"))
+            .env("FAKE_ARGV", dir.path().join("argv"))
+            .env("CLAUDE_CONFIG_DIR", dir.path().join("claude"))
+            .env_remove("CLAUDE_BIN")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { return };
+                let value = serde_json::from_str(&line).unwrap_or(Value::String(line));
+                if tx.send(value).is_err() {
+                    return;
+                }
+            }
+        });
+        Client {
+            stdin: child.stdin.take(),
+            child,
+            lines,
+            next: 0,
+            transcript: Vec::new(),
+            dir,
+        }
+    }
+
+    fn write(&mut self, message: Value) {
+        self.transcript
+            .push(json!({"from": "client", "message": message.clone()}));
+        let stdin = self.stdin.as_mut().unwrap();
+        writeln!(stdin, "{message}").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    fn raw(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().unwrap();
+        writeln!(stdin, "{line}").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    fn request(&mut self, method: &str, params: Value) -> u64 {
+        let id = self.next;
+        self.next += 1;
+        self.write(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        id
+    }
+
+    /// The next message, within ten seconds.
+    fn read(&mut self) -> Value {
+        let message = self
+            .lines
+            .recv_timeout(Duration::from_secs(10))
+            .expect("harness acp wrote nothing in 10 s");
+        self.transcript
+            .push(json!({"from": "agent", "message": message.clone()}));
+        message
+    }
+
+    /// Messages until the answer to request `id`, which is last.
+    fn until_answer(&mut self, id: u64) -> Vec<Value> {
+        let mut seen = Vec::new();
+        loop {
+            let message = self.read();
+            let done = message.get("id") == Some(&json!(id)) && message.get("method").is_none();
+            seen.push(message);
+            if done {
+                return seen;
+            }
+        }
+    }
+
+    fn new_session(&mut self) -> String {
+        self.request(
+            "initialize",
+            json!({"protocolVersion": 1, "clientCapabilities": {}}),
+        );
+        self.read();
+        self.new_session_after_initialize()
+    }
+
+    fn new_session_after_initialize(&mut self) -> String {
+        let id = self.request(
+            "session/new",
+            json!({"cwd": self.dir.path(), "mcpServers": []}),
+        );
+        let answer = self.until_answer(id).pop().unwrap();
+        answer["result"]["sessionId"].as_str().unwrap().to_string()
+    }
+
+    fn prompt(&mut self, session: &str, text: &str) -> u64 {
+        self.request(
+            "session/prompt",
+            json!({"sessionId": session, "prompt": [{"type": "text", "text": text}]}),
+        )
+    }
+
+    /// Closes standard input: the process must exit 0 within ten seconds.
+    fn finish(mut self) -> (Vec<Value>, tempfile::TempDir) {
+        drop(self.stdin.take());
+        let start = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                assert!(status.success(), "{status}");
+                break;
+            }
+            assert!(start.elapsed() < Duration::from_secs(10), "no exit in 10 s");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        (self.transcript, self.dir)
+    }
+}
+
+/// The update payloads among `messages`, without their `_meta`.
+fn updates(messages: &[Value]) -> Vec<Value> {
+    messages
+        .iter()
+        .filter(|m| m["method"] == "session/update")
+        .map(|m| {
+            let mut update = m["params"]["update"].clone();
+            update.as_object_mut().unwrap().remove("_meta");
+            update
+        })
+        .collect()
+}
+
+fn metas(messages: &[Value]) -> Vec<String> {
+    messages
+        .iter()
+        .filter(|m| m["method"] == "session/update")
+        .map(|m| m["params"]["update"]["_meta"]["harness/event"]["kind"].to_string())
+        .collect()
+}
+
+#[test]
+fn aa2_aa3_aa5_aa8_a_session_takes_prompts_and_sends_the_events_as_updates() {
+    let mut client = Client::start(&[]);
+    let init = client.request("initialize", json!({"protocolVersion": 1}));
+    assert_eq!(
+        client.read(),
+        json!({"jsonrpc": "2.0", "id": init, "result": {
+            "protocolVersion": 1,
+            "agentCapabilities": {
+                "loadSession": true,
+                "promptCapabilities": {"image": false, "audio": false, "embeddedContext": false},
+                "sessionCapabilities": {"resume": {}},
+            },
+            "authMethods": [],
+            "agentInfo": {"name": "harness", "version": env!("CARGO_PKG_VERSION")},
+        }})
+    );
+    let new = client.request(
+        "session/new",
+        json!({"cwd": client.dir.path(), "mcpServers": []}),
+    );
+    let answer = client.read();
+    let session = answer["result"]["sessionId"].as_str().unwrap().to_string();
+    assert_eq!(session.len(), 36, "{answer}");
+    assert_eq!(answer["id"], json!(new));
+    assert_eq!(answer["result"]["modes"]["currentModeId"], "default");
+
+    let first = client.prompt(&session, "plain");
+    let turn = client.until_answer(first);
+    assert_eq!(
+        updates(&turn),
+        [
+            json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "plain 1"}}),
+            json!({"sessionUpdate": "usage_update", "used": 15, "size": 0, "cost": {"amount": 0.01, "currency": "USD"}}),
+        ]
+    );
+    assert_eq!(metas(&turn)[0], r#""agent""#);
+    let answer = turn.last().unwrap();
+    assert_eq!(answer["result"]["stopReason"], "end_turn");
+    assert_eq!(answer["result"]["_meta"]["harness/outcome"]["turn"], 1);
+    // The session id is the backend's own: Claude Code was given it.
+    let argv = read_when_written(&client.dir.path().join("argv"));
+    assert!(
+        argv.lines().any(|a| a == format!("--session-id={session}")),
+        "{argv}"
+    );
+
+    // A permission request goes to the client; its answer goes back.
+    let second = client.prompt(&session, "ask");
+    let mut asked = Vec::new();
+    let request = loop {
+        let message = client.read();
+        if message["method"] == "session/request_permission" {
+            break message;
+        }
+        asked.push(message);
+    };
+    assert_eq!(
+        updates(&asked),
+        [
+            json!({"sessionUpdate": "tool_call", "toolCallId": "toolu_2", "title": "Run touch made.txt",
+            "kind": "execute", "status": "in_progress", "rawInput": {"command": "touch made.txt"}})
+        ]
+    );
+    let mut params = request["params"].clone();
+    params["toolCall"].as_object_mut().unwrap().remove("_meta");
+    assert_eq!(
+        params,
+        json!({"sessionId": session, "toolCall": {"toolCallId": "toolu_2", "title": "Run touch made.txt",
+        "kind": "execute", "status": "pending", "rawInput": {"command": "touch made.txt"}},
+        "options": [
+            {"optionId": "allow", "name": "Allow", "kind": "allow_once"},
+            {"optionId": "allow_always", "name": "Always allow", "kind": "allow_always"},
+            {"optionId": "deny", "name": "Deny", "kind": "reject_once"},
+        ]})
+    );
+    let answer = json!({"jsonrpc": "2.0", "id": request["id"], "result": {"outcome": {"outcome": "selected", "optionId": "allow"}}});
+    client.write(answer);
+    let turn = client.until_answer(second);
+    assert_eq!(
+        updates(&turn)[..2],
+        [
+            json!({"sessionUpdate": "tool_call_update", "toolCallId": "toolu_2", "title": "Run touch made.txt",
+                "kind": "execute", "status": "completed", "rawInput": {"command": "touch made.txt"}}),
+            json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "made it"}}),
+        ]
+    );
+    assert_eq!(turn.last().unwrap()["result"]["stopReason"], "end_turn");
+
+    // Cancelled, then a mode change, then a turn whose agent dies: the recorded conversation
+    // holds each kind of answer.
+    let third = client.prompt(&session, "hang");
+    client.write(
+        json!({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": session}}),
+    );
+    let turn = client.until_answer(third);
+    assert_eq!(turn.last().unwrap()["result"]["stopReason"], "cancelled");
+    let set = client.request(
+        "session/set_mode",
+        json!({"sessionId": session, "modeId": "plan"}),
+    );
+    client.until_answer(set);
+    let fourth = client.prompt(&session, "die");
+    let turn = client.until_answer(fourth);
+    assert_eq!(turn.last().unwrap()["error"]["code"], -32603);
+
+    let (transcript, _dir) = client.finish();
+    let text: String = transcript
+        .iter()
+        .map(|line| format!("{}\n", scrub(line, &session)))
+        .collect();
+    let path = fixtures::root()
+        .join("acp-agent")
+        .join("conversation.jsonl");
+    if let Err(problems) = fixtures::check_expected(&path, &text) {
+        panic!("{}:\n{}", path.display(), problems.join("\n"));
+    }
+}
+
+/// The recorded conversation without what changes from run to run.
+fn scrub(line: &Value, session: &str) -> String {
+    line.to_string()
+        .replace(session, "5e55a0e0-0000-4000-8000-0000000000aa")
+        .replace(&std::env::temp_dir().display().to_string(), "/tmp")
+        .split("/tmp/.tmp")
+        .enumerate()
+        .map(|(n, part)| {
+            if n == 0 {
+                part.to_string()
+            } else {
+                // `/tmp/.tmpXXXXXX` -> `/tmp/project`.
+                format!(
+                    "/tmp/project{}",
+                    &part[part.find(['"', '/']).unwrap_or(part.len())..]
+                )
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn aa13_a_cancelled_permission_request_denies() {
+    let mut client = Client::start(&[]);
+    let session = client.new_session();
+    let prompt = client.prompt(&session, "ask");
+    let request = loop {
+        let message = client.read();
+        if message["method"] == "session/request_permission" {
+            break message;
+        }
+    };
+    client.write(json!({"jsonrpc": "2.0", "id": request["id"], "result": {"outcome": {"outcome": "cancelled"}}}));
+    let turn = client.until_answer(prompt);
+    assert_eq!(
+        updates(&turn)[0],
+        json!({"sessionUpdate": "tool_call_update", "toolCallId": "toolu_1", "title": "Run touch made.txt",
+            "kind": "execute", "status": "failed", "rawInput": {"command": "touch made.txt"},
+            "content": [{"type": "content", "content": {"type": "text", "text": "The user denied this tool use."}}]})
+    );
+    client.finish();
+}
+
+#[test]
+fn aa14_cancel_answers_the_prompt_cancelled_and_the_session_goes_on() {
+    let mut client = Client::start(&[]);
+    let session = client.new_session();
+    // Claude's message is flushed by its next line (C4): nothing comes before the cancel.
+    let prompt = client.prompt(&session, "hang");
+    client.write(
+        json!({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": session}}),
+    );
+    let answer = client.until_answer(prompt).pop().unwrap();
+    assert_eq!(answer["result"]["stopReason"], "cancelled");
+    let next = client.prompt(&session, "plain");
+    let answer = client.until_answer(next).pop().unwrap();
+    assert_eq!(answer["result"]["stopReason"], "end_turn");
+    client.finish();
+}
+
+#[test]
+fn aa14_cancel_is_answered_in_time_when_the_backend_ignores_it() {
+    let mut client = Client::start(&[]);
+    let session = client.new_session();
+    let prompt = client.prompt(&session, "ignore");
+    let pid = read_when_written(&client.dir.path().join("pid"));
+    let start = Instant::now();
+    client.write(
+        json!({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": session}}),
+    );
+    let answer = client.until_answer(prompt).pop().unwrap();
+    assert_eq!(
+        answer,
+        json!({"jsonrpc": "2.0", "id": prompt, "result": {"stopReason": "cancelled"}})
+    );
+    assert!(
+        start.elapsed() < Duration::from_secs(4),
+        "{:?}",
+        start.elapsed()
+    );
+    client.finish();
+    assert_gone(&pid);
+}
+
+#[test]
+fn aa15_the_backend_dying_mid_turn_is_an_error_and_the_session_stays_usable() {
+    let mut client = Client::start(&[]);
+    let session = client.new_session();
+    let prompt = client.prompt(&session, "die");
+    let answer = client.until_answer(prompt).pop().unwrap();
+    assert_eq!(answer["error"]["code"], -32603);
+    assert_eq!(
+        answer["error"]["message"],
+        "the agent exited with status 3 during turn 1; the session has ended"
+    );
+    let next = client.prompt(&session, "plain");
+    let turn = client.until_answer(next);
+    assert_eq!(turn.last().unwrap()["result"]["stopReason"], "end_turn");
+    // The new process continues the stored session.
+    let argv = read_when_written(&client.dir.path().join("argv"));
+    assert!(
+        argv.lines().any(|a| a == format!("--resume={session}")),
+        "{argv}"
+    );
+    client.finish();
+}
+
+#[test]
+fn aa16_end_of_input_mid_turn_ends_every_session_and_exits_0() {
+    let mut client = Client::start(&[]);
+    let session = client.new_session();
+    client.prompt(&session, "ignore");
+    let pid = read_when_written(&client.dir.path().join("pid"));
+    let start = Instant::now();
+    client.finish();
+    assert!(start.elapsed() < Duration::from_secs(9));
+    assert_gone(&pid);
+}
+
+#[test]
+fn aa1_bad_lines_get_the_json_rpc_errors() {
+    let mut client = Client::start(&[]);
+    client.raw("{not json");
+    assert_eq!(
+        client.read(),
+        json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message": "Parse error"}})
+    );
+    client.raw("[1,2]");
+    assert_eq!(
+        client.read(),
+        json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32600, "message": "Invalid Request"}})
+    );
+    client.raw(r#"{"jsonrpc":"1.0","id":4,"method":"initialize"}"#);
+    assert_eq!(
+        client.read(),
+        json!({"jsonrpc": "2.0", "id": 4, "error": {"code": -32600, "message": "Invalid Request"}})
+    );
+    let id = client.request("fs/read_text_file", json!({}));
+    assert_eq!(
+        client.read(),
+        json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": "Method not found"}})
+    );
+    let id = client.request(
+        "session/prompt",
+        json!({"sessionId": "nope", "prompt": [{"type": "text", "text": "hi"}]}),
+    );
+    assert_eq!(
+        client.read(),
+        json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32602, "message": "unknown session nope"}})
+    );
+    let id = client.request("session/new", json!({"cwd": "relative", "mcpServers": []}));
+    assert_eq!(
+        client.read(),
+        json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32602, "message": "`cwd` must be an absolute path"}})
+    );
+    // Unknown notifications are ignored; the connection goes on.
+    client.raw(r#"{"jsonrpc":"2.0","method":"nope"}"#);
+    let id = client.request("initialize", json!({"protocolVersion": 1}));
+    assert_eq!(client.read()["id"], json!(id));
+    client.finish();
+}
+
+#[test]
+fn aa4_loading_a_session_never_prompted_opens_it_as_new() {
+    let mut client = Client::start(&[]);
+    client.new_session();
+    let id = "5e55a0e0-0000-4000-8000-0000000000bb";
+    let load = client.request(
+        "session/load",
+        json!({"sessionId": id, "cwd": client.dir.path(), "mcpServers": []}),
+    );
+    let answer = client.until_answer(load).pop().unwrap();
+    assert_eq!(answer["result"]["modes"]["currentModeId"], "default");
+    let prompt = client.prompt(id, "plain");
+    client.until_answer(prompt);
+    let argv = read_when_written(&client.dir.path().join("argv"));
+    assert!(
+        argv.lines().any(|a| a == format!("--session-id={id}")),
+        "{argv}"
+    );
+    client.finish();
+}
+
+#[test]
+fn aa4_loading_a_stored_session_replays_it_then_resumes_it() {
+    let mut client = Client::start(&[]);
+    client.new_session();
+    let id = "5e55a0e0-0000-4000-8000-0000000000cc";
+    let project = client.dir.path().join("claude/projects/-p");
+    std::fs::create_dir_all(&project).unwrap();
+    let stored = [
+        json!({"type": "user", "sessionId": id, "timestamp": "2026-01-01T00:00:00Z", "message": {"role": "user", "content": "hi"}}),
+        json!({"type": "assistant", "sessionId": id, "timestamp": "2026-01-01T00:00:01Z", "message": {"id": "m1", "role": "assistant", "model": "fake", "content": [{"type": "text", "text": "stored answer"}]}}),
+    ];
+    let text: String = stored.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(project.join(format!("{id}.jsonl")), text).unwrap();
+    let load = client.request(
+        "session/load",
+        json!({"sessionId": id, "cwd": client.dir.path(), "mcpServers": []}),
+    );
+    let replay = client.until_answer(load);
+    assert_eq!(
+        updates(&replay),
+        [
+            json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "stored answer"}})
+        ]
+    );
+    let prompt = client.prompt(id, "plain");
+    client.until_answer(prompt);
+    let argv = read_when_written(&client.dir.path().join("argv"));
+    assert!(
+        argv.lines().any(|a| a == format!("--resume={id}")),
+        "{argv}"
+    );
+    client.finish();
+}
+
+#[test]
+fn aa6_set_mode_restarts_the_backend_in_that_mode_for_the_next_turn() {
+    let mut client = Client::start(&[]);
+    let session = client.new_session();
+    let prompt = client.prompt(&session, "plain");
+    client.until_answer(prompt);
+    let set = client.request(
+        "session/set_mode",
+        json!({"sessionId": session, "modeId": "acceptEdits"}),
+    );
+    let answer = client.until_answer(set);
+    assert_eq!(
+        updates(&answer),
+        [json!({"sessionUpdate": "current_mode_update", "currentModeId": "acceptEdits"})]
+    );
+    assert_eq!(answer.last().unwrap()["result"], json!({}));
+    let prompt = client.prompt(&session, "plain");
+    client.until_answer(prompt);
+    // The new process: the stored session, in the new mode.
+    let path = client.dir.path().join("argv");
+    let argv = read_when_written(&path);
+    assert!(
+        argv.lines().any(|a| a == "--permission-mode=acceptEdits"),
+        "{argv}"
+    );
+    assert!(
+        argv.lines().any(|a| a == format!("--resume={session}")),
+        "{argv}"
+    );
+    let bad = client.request(
+        "session/set_mode",
+        json!({"sessionId": session, "modeId": "yolo"}),
+    );
+    assert_eq!(
+        client.read(),
+        json!({"jsonrpc": "2.0", "id": bad, "error": {"code": -32602, "message": "unknown mode `yolo`"}})
+    );
+    client.finish();
+}
+
+/// What two backends' events must agree on: everything but the backend's own tool name, the
+/// line numbers and what only a session shows (its permission requests).
+fn comparable(events: &[harness_agents::Event]) -> Vec<Value> {
+    events
+        .iter()
+        .filter(|e| !matches!(e.body, harness_agents::EventBody::Permission { .. }))
+        .map(|e| {
+            let mut value = serde_json::to_value(e).unwrap();
+            let object = value.as_object_mut().unwrap();
+            object.remove("tool");
+            object.remove("line");
+            value
+        })
+        .collect()
+}
+
+/// This project's own `acp` backend drives `harness acp --backend claude`: the events that
+/// come out are the Claude session's own, permission answered on the way (A13, AA13).
+#[test]
+fn the_acp_backend_through_harness_acp_gives_the_backends_own_events() {
+    use futures::StreamExt;
+    use harness_agents::session::SessionItem;
+    use harness_agents::{Decision, EventBody, RunItem, RunRequest};
+
+    let dir = tempfile::tempdir().unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let registry = harness_agents::registry();
+    let (direct, through) = runtime.block_on(async {
+        let bounded = Duration::from_secs(30);
+        let mut request = RunRequest::default();
+        request.binary = Some(fake_session());
+        request.cwd = Some(dir.path().to_path_buf());
+        let claude = registry.get("claude").unwrap();
+        let mut session = claude.session(request).await.unwrap();
+        session.prompt("ask").unwrap();
+        let mut direct = Vec::new();
+        let collect = async {
+            while let Some(item) = session.next().await {
+                match item {
+                    SessionItem::Event(event) => {
+                        if let EventBody::Permission { id, .. } = &event.body {
+                            session.answer(id.clone(), Decision::Allow, None).unwrap();
+                        }
+                        direct.push(event);
+                    }
+                    SessionItem::TurnEnd(_) => session.end_input().unwrap(),
+                    SessionItem::Ended(_) => {}
+                }
+            }
+        };
+        tokio::time::timeout(bounded, collect).await.unwrap();
+
+        let mut request = RunRequest::new("ask");
+        request.agent = Some(vec![
+            env!("CARGO_BIN_EXE_harness").to_string(),
+            "acp".into(),
+            "--backend".into(),
+            "claude".into(),
+            "--binary".into(),
+            fake_session().display().to_string(),
+        ]);
+        request.cwd = Some(dir.path().to_path_buf());
+        request.permission_mode = Some("bypassPermissions".into());
+        request.timeout = Some(bounded);
+        let acp = registry.get("acp").unwrap();
+        let mut stream = acp.run(request).await.unwrap();
+        let mut through = Vec::new();
+        let mut outcome = None;
+        while let Some(item) = stream.next().await {
+            match item {
+                RunItem::Event(event) => through.push(event),
+                RunItem::Outcome(o) => outcome = Some(o),
+            }
+        }
+        let outcome = outcome.unwrap();
+        assert_eq!(
+            outcome.status,
+            harness_agents::Status::Success,
+            "{through:?}"
+        );
+        assert_eq!(outcome.exit_code, Some(Some(0)));
+        (direct, through)
+    });
+    assert_eq!(comparable(&through), comparable(&direct));
+    assert_eq!(
+        comparable(&direct),
+        [
+            json!({"kind": "command", "command": "touch made.txt", "success": true, "tool_use_id": "toolu_1"}),
+            json!({"kind": "agent", "text": "made it"}),
+        ]
+    );
+}
+
+/// A third-party ACP client, `acpx` (npm, pinned to 0.1.15 by `.ci/run`: the last release
+/// whose engines accept Node 18-21), drives `harness acp` with the scripted Claude session
+/// behind it: one-shot `exec` under both permission policies, a persistent session with two
+/// prompts, and a cancel. `ACPX` names its `dist/cli.js`; without it the test says so and
+/// checks nothing (CI sets it wherever Node is installed).
+#[test]
+fn acpx_drives_harness_acp() {
+    let Some(acpx) = std::env::var_os("ACPX") else {
+        eprintln!("skipped: set ACPX to acpx's dist/cli.js (npm install acpx@0.1.15)");
+        return;
+    };
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let agent = format!(
+        "{} acp --backend claude --binary {}",
+        env!("CARGO_BIN_EXE_harness"),
+        fake_session().display()
+    );
+    let acpx = |args: &[&str]| -> (Option<i32>, String) {
+        let mut child = std::process::Command::new("node")
+            .arg(&acpx)
+            .arg("--cwd")
+            .arg(project.path())
+            .arg("--agent")
+            .arg(&agent)
+            .args(args)
+            .env("HOME", home.path())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut stdout = child.stdout.take().unwrap();
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ = std::io::Read::read_to_string(&mut stdout, &mut text);
+            let _ = tx.send(text);
+        });
+        let text = rx.recv_timeout(Duration::from_secs(60)).expect("acpx hung");
+        (child.wait().unwrap().code(), text)
+    };
+    let (code, out) = acpx(&["--approve-all", "--format", "text", "exec", "ask"]);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(
+        out.contains("[tool] Run touch made.txt (completed)\n  kind: execute\n"),
+        "{out}"
+    );
+    assert!(out.ends_with("made it\n\n[done] end_turn\n"), "{out}");
+    let (code, out) = acpx(&["--deny-all", "--format", "text", "exec", "ask"]);
+    // acpx's own status for a denied permission.
+    assert_eq!(code, Some(5), "{out}");
+    assert!(out.contains("[tool] Run touch made.txt (failed)"), "{out}");
+    assert!(
+        out.contains("    The user denied this tool use.\ndenied\n"),
+        "{out}"
+    );
+
+    let (code, id) = acpx(&["sessions", "new"]);
+    assert_eq!(code, Some(0), "{id}");
+    assert_eq!(id.trim().len(), 36, "{id}");
+    for _ in 0..2 {
+        let (code, out) = acpx(&["--format", "text", "prompt", "plain"]);
+        assert_eq!(code, Some(0), "{out}");
+        assert!(out.contains("[client] session/load (running)"), "{out}");
+        assert!(out.ends_with("plain 1\n\n[done] end_turn\n"), "{out}");
+    }
+
+    let (tx, hung) = mpsc::channel();
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            let _ = tx.send(acpx(&["--format", "text", "prompt", "hang"]));
+        });
+        std::thread::sleep(Duration::from_secs(3));
+        let (code, out) = acpx(&["cancel"]);
+        assert_eq!((code, out.as_str()), (Some(0), "cancel requested\n"));
+        let (code, out) = hung
+            .recv_timeout(Duration::from_secs(30))
+            .expect("no answer");
+        assert_eq!(code, Some(0), "{out}");
+        assert!(out.ends_with("working\n\n[done] cancelled\n"), "{out}");
+    });
+}
+
+/// AA17: a backend without sessions (Codex here, its fake replaying a recording) runs each
+/// prompt as a run; its events come as updates all the same.
+#[test]
+fn aa17_a_backend_without_sessions_runs_each_prompt() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = harness()
+        .arg("acp")
+        .arg("--backend")
+        .arg("codex")
+        .arg("--binary")
+        .arg(fixtures::root().join("fake-agent").join("codex"))
+        .env(
+            "FAKE_STREAM",
+            fixtures::root().join("codex").join("c02_sed.jsonl"),
+        )
+        .env("FAKE_STDIN", dir.path().join("stdin"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, lines) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = tx.send(serde_json::from_str::<Value>(&line).unwrap());
+        }
+    });
+    let mut client = Client {
+        stdin: child.stdin.take(),
+        child,
+        lines,
+        next: 0,
+        transcript: Vec::new(),
+        dir,
+    };
+    let init = client.request("initialize", json!({"protocolVersion": 1}));
+    let answer = client.until_answer(init).pop().unwrap();
+    assert_eq!(answer["result"]["agentCapabilities"]["loadSession"], false);
+    assert!(
+        answer["result"]["agentCapabilities"]
+            .get("sessionCapabilities")
+            .is_none()
+    );
+    let session = client.new_session_after_initialize();
+    let prompt = client.prompt(&session, "Show the first lines of src/app.py");
+    let turn = client.until_answer(prompt);
+    let kinds: Vec<String> = updates(&turn)
+        .iter()
+        .map(|u| format!("{} {}", u["sessionUpdate"], u["kind"]))
+        .collect();
+    assert!(
+        kinds.contains(&r#""tool_call_update" "read""#.to_string()),
+        "{kinds:?}"
+    );
+    assert_eq!(
+        turn.last().unwrap()["result"]["stopReason"],
+        "end_turn",
+        "{turn:?}"
+    );
+    let stdin = std::fs::read_to_string(client.dir.path().join("stdin")).unwrap();
+    assert_eq!(stdin, "Show the first lines of src/app.py");
+    client.finish();
+}
