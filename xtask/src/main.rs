@@ -18,9 +18,11 @@
 //!   binary and the wheel linked against glibc 2.17 and checked.
 //! - `cargo xtask fuzz TARGET [--time SECS]`: a cargo-fuzz target (`claude_normalizer`,
 //!   `codex_normalizer`, `classifier`) seeded from `fixtures/`, for SECS s (default 600).
-//! - `cargo xtask sessions-bench [--files N] [--gib G] [--big-mb M] [--keep DIR] [--debug]`:
-//!   `harness sessions list` over a generated history of stored sessions, cold, against the
-//!   floor of a `serde_json::Value` pass over the same files (time, CPU, peak RSS).
+//! - `cargo xtask sessions-bench [--files N] [--gib G] [--big-mb M] [--runs N] [--ccusage
+//!   auto|off|PATH] [--threads N] [--keep DIR] [--debug]`: `harness sessions list` over a
+//!   generated history of stored sessions, cold and warm, beside ccusage (the pinned npm
+//!   package) and the floor of a `serde_json::Value` pass over the same files (medians of wall
+//!   time, CPU time, peak RSS), then a check that both tools give every session the same tokens.
 //! - `cargo xtask stress [--scale F] [--debug]`: hostile sizes through the release `harness`
 //!   binary (a 300 MB line, a 1 GB stream, a million pending tool uses, a 10 MB shell command),
 //!   with the peak RSS and time of each.
@@ -91,8 +93,9 @@ enum Task {
         #[arg(last = true)]
         extra: Vec<String>,
     },
-    /// `harness sessions list` over a generated history of stored sessions (3 GiB, 8,000
-    /// files), cold, against a plain `serde_json::Value` pass over the same files.
+    /// `harness sessions list` over a generated history of stored sessions (1 GiB, 2,000
+    /// files), cold and warm, beside ccusage and a plain `serde_json::Value` pass over the same
+    /// files; checks that both tools give every session the same tokens.
     SessionsBench(sessions_bench::Args),
     /// Hostile sizes through the release `harness` binary, with peak RSS and time of each.
     Stress {
