@@ -77,6 +77,8 @@ struct ReadmeExample;
 
 mod decoder;
 mod launch;
+#[cfg(feature = "sessions")]
+mod tally;
 mod tools;
 #[cfg(feature = "sessions")]
 mod transcript;
@@ -87,6 +89,9 @@ use harness_agents_core::{Backend, Launch, Normalizer, NormalizerConfig, Version
 
 pub use decoder::{ClaudeDecoder, ClaudeNormalizer};
 pub use launch::{LAUNCH, VERSIONS};
+#[cfg(feature = "sessions")]
+#[cfg_attr(docsrs, doc(cfg(feature = "sessions")))]
+pub use tally::TranscriptTally;
 #[cfg(feature = "sessions")]
 #[cfg_attr(docsrs, doc(cfg(feature = "sessions")))]
 pub use transcript::{BOOKKEEPING, TranscriptDecoder, TranscriptNormalizer};

@@ -99,6 +99,8 @@ mod decoder;
 mod launch;
 #[cfg(feature = "sessions")]
 mod rollout;
+#[cfg(feature = "sessions")]
+mod tally;
 mod tools;
 mod wire;
 
@@ -112,6 +114,9 @@ pub use launch::{LAUNCH, VERSIONS};
 #[cfg(feature = "sessions")]
 #[cfg_attr(docsrs, doc(cfg(feature = "sessions")))]
 pub use rollout::{BOOKKEEPING, RolloutDecoder, RolloutNormalizer};
+#[cfg(feature = "sessions")]
+#[cfg_attr(docsrs, doc(cfg(feature = "sessions")))]
+pub use tally::RolloutTally;
 
 /// The Codex backend, registered as `"codex"`.
 ///

@@ -24,10 +24,10 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::prices::{PriceTable, Tokens, round_cost};
-use harness_agents_claude::{TranscriptDecoder, TranscriptNormalizer};
-use harness_agents_codex::RolloutNormalizer;
+use harness_agents_claude::{TranscriptDecoder, TranscriptNormalizer, TranscriptTally};
+use harness_agents_codex::{RolloutNormalizer, RolloutTally};
 use harness_agents_core::backend::Driver;
-use harness_agents_core::stored::Accounting;
+use harness_agents_core::stored::{Accounting, Tally};
 use harness_agents_core::{Event, Normalizer, NormalizerConfig, Outcome};
 use serde::{Deserialize, Serialize};
 
@@ -393,14 +393,127 @@ pub fn events(files: &SessionFiles, sink: &mut dyn FnMut(Event)) -> io::Result<V
     Ok(outcomes)
 }
 
-/// Decodes one session and sums it up.
+/// The bytes a tally reads at a time: a line longer than this grows the buffer to hold it.
+const CHUNK: usize = 1 << 18;
+
+/// Reads `path` into `tally`: every line it wants, and the lines passed over offered back for
+/// the last timestamp (see [`Tally`]). `buf` is reused from file to file.
+fn tally_file<T: Tally>(
+    path: &Path,
+    mut tally: T,
+    buf: &mut Vec<u8>,
+) -> io::Result<(Option<String>, Accounting)> {
+    let mut file = File::open(path)?;
+    if buf.len() < CHUNK {
+        buf.resize(CHUNK, 0);
+    }
+    // Lines passed over since the last line read that had a timestamp: offset and length.
+    let mut passed: Vec<(u64, usize)> = Vec::new();
+    let mut line = |tally: &mut T, line: &[u8], at: u64| {
+        if !tally.wants(line) {
+            passed.push((at, line.len()));
+        } else if tally.line(line) {
+            passed.clear();
+        }
+    };
+    // `buf[start..filled]` holds the bytes not yet split into lines; `buf[0]` is at `base`.
+    let (mut start, mut filled, mut base) = (0usize, 0usize, 0u64);
+    loop {
+        if start > 0 {
+            buf.copy_within(start..filled, 0);
+            filled -= start;
+            base += start as u64;
+            start = 0;
+        }
+        if filled == buf.len() {
+            buf.resize(buf.len() * 2, 0);
+        }
+        let n = match io::Read::read(&mut file, &mut buf[filled..]) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        let mut search = filled;
+        filled += n;
+        while let Some(at) = memchr::memchr(b'\n', &buf[search..filled]) {
+            let end = search + at;
+            line(&mut tally, &buf[start..end], base + start as u64);
+            start = end + 1;
+            search = start;
+        }
+    }
+    if start < filled {
+        line(&mut tally, &buf[start..filled], base + start as u64);
+    }
+    // The last timestamp may be on a line passed over: the last of them that has one.
+    let mut bytes = Vec::new();
+    for &(at, len) in passed.iter().rev() {
+        bytes.resize(len, 0);
+        io::Seek::seek(&mut file, io::SeekFrom::Start(at))?;
+        io::Read::read_exact(&mut file, &mut bytes)?;
+        if tally.late_timestamp(&bytes) {
+            break;
+        }
+    }
+    Ok(tally.finish())
+}
+
+/// A session's figures from its files' tallies: its id (the main file's) and its accounting.
+fn tally_session(
+    files: &SessionFiles,
+    buf: &mut Vec<u8>,
+) -> io::Result<(Option<String>, Accounting)> {
+    let (id, mut accounting) = match files.backend {
+        Backend::Claude => tally_file(&files.main, TranscriptTally::new(), buf)?,
+        Backend::Codex => tally_file(&files.main, RolloutTally::new(), buf)?,
+    };
+    for (path, thread) in &files.subagents {
+        let (_, more) = match files.backend {
+            Backend::Claude => {
+                tally_file(path, TranscriptTally::for_subagent(thread.as_deref()), buf)?
+            }
+            Backend::Codex => tally_file(path, RolloutTally::new(), buf)?,
+        };
+        accounting.merge(more);
+    }
+    Ok((id, accounting))
+}
+
+/// Sums one session up: each file read for its figures only, as [`summarize_decoded`] sums it
+/// up from every event (the same row, from far less reading: see [`Tally`]).
 pub fn summarize(files: &SessionFiles, prices: &PriceTable) -> io::Result<Session> {
+    summarize_with(files, prices, &mut Vec::new())
+}
+
+fn summarize_with(
+    files: &SessionFiles,
+    prices: &PriceTable,
+    buf: &mut Vec<u8>,
+) -> io::Result<Session> {
+    let (id, accounting) = tally_session(files, buf)?;
+    Ok(session(files, prices, id, accounting))
+}
+
+/// Decodes every line of one session, as `harness sessions show` does, and sums it up: the
+/// reference [`summarize`] gives the same row as.
+pub fn summarize_decoded(files: &SessionFiles, prices: &PriceTable) -> io::Result<Session> {
     let mut ignore = |_: Event| {};
     let (outcome, mut accounting) = decode_file(files.backend, &files.main, None, &mut ignore)?;
     for (path, thread) in &files.subagents {
         let (_, more) = decode_file(files.backend, path, thread.clone(), &mut ignore)?;
         accounting.merge(more);
     }
+    Ok(session(files, prices, outcome.session_id, accounting))
+}
+
+/// The row of a session, from its id (when a file named one) and figures.
+fn session(
+    files: &SessionFiles,
+    prices: &PriceTable,
+    id: Option<String>,
+    accounting: Accounting,
+) -> Session {
     let tokens = accounting.tokens();
     let mut computed = Vec::new();
     if !accounting.reported_tokens {
@@ -444,12 +557,9 @@ pub fn summarize(files: &SessionFiles, prices: &PriceTable) -> io::Result<Sessio
         },
         _ => None,
     };
-    Ok(Session {
+    Session {
         backend: files.backend,
-        id: outcome
-            .session_id
-            .clone()
-            .unwrap_or_else(|| files.id.clone()),
+        id: id.unwrap_or_else(|| files.id.clone()),
         project: accounting.cwd.clone().or(files.project_dir.clone()),
         path: files.main.display().to_string(),
         start: accounting.first_timestamp.clone(),
@@ -466,7 +576,7 @@ pub fn summarize(files: &SessionFiles, prices: &PriceTable) -> io::Result<Sessio
         first_prompt: accounting.first_prompt.clone(),
         models,
         tools,
-    })
+    }
 }
 
 /// Sums up every session, on `threads` threads (0: one per core), in the order given.
@@ -486,12 +596,13 @@ pub fn scan(
     std::thread::scope(|scope| {
         for _ in 0..threads {
             scope.spawn(|| {
+                let mut buf = Vec::new();
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(one) = files.get(i) else {
                         break;
                     };
-                    let session = summarize(one, prices);
+                    let session = summarize_with(one, prices, &mut buf);
                     if let Ok(mut results) = results.lock() {
                         results[i] = Some(session);
                     }
