@@ -47,7 +47,8 @@ pub struct Filters {
     /// files changed (path, size, modification time) or the prices did.
     #[arg(long, value_name = "FILE")]
     cache: Option<PathBuf>,
-    /// Threads that decode sessions [default: one per core].
+    /// Threads that read sessions [default: one per core, at least 8: a cold read waits on
+    /// the disk, which serves several reads at once faster].
     #[arg(long, value_name = "N", default_value = "0")]
     threads: usize,
 }

@@ -14,7 +14,10 @@
 //! ```
 //!
 //! Files are streamed line by line (memory holds one line and what the decoder keeps pending,
-//! never a file), and sessions are decoded on as many threads as there are cores.
+//! never a file). `list` and `stats` ([`summarize`]) read only the lines whose figures count
+//! (see [`Tally`]); `show` decodes every line. Sessions are read on one thread per core, and
+//! at least [`MIN_THREADS`]: a cold read waits on the disk, which serves several reads at once
+//! faster than one.
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -579,14 +582,22 @@ fn session(
     }
 }
 
-/// Sums up every session, on `threads` threads (0: one per core), in the order given.
+/// The fewest threads [`scan`] reads on by default, whatever the cores: on 2 cores, 8 threads
+/// read a history cold in about three quarters of the time 2 take (`docs/performance.md`), and
+/// cost nothing warm.
+pub const MIN_THREADS: usize = 8;
+
+/// Sums up every session, on `threads` threads (0: one per core, at least [`MIN_THREADS`]), in
+/// the order given.
 pub fn scan(
     files: Vec<SessionFiles>,
     prices: &PriceTable,
     threads: usize,
 ) -> Vec<io::Result<Session>> {
     let threads = match threads {
-        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        0 => std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .max(MIN_THREADS),
         n => n,
     }
     .min(files.len().max(1));
