@@ -97,6 +97,13 @@ enum Task {
     /// files), cold and warm, beside ccusage and a plain `serde_json::Value` pass over the same
     /// files; checks that both tools give every session the same tokens.
     SessionsBench(sessions_bench::Args),
+    /// Runs a program and reports its wall time, CPU time and peak RSS (for `sessions-bench`).
+    #[command(hide = true)]
+    Measure {
+        /// The program and its arguments.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true)]
+        command: Vec<std::ffi::OsString>,
+    },
     /// Hostile sizes through the release `harness` binary, with peak RSS and time of each.
     Stress {
         /// Scale every size by this factor.
@@ -132,6 +139,7 @@ fn main() -> ExitCode {
             extra,
         } => fuzz::fuzz(&target, time, &extra),
         Task::SessionsBench(args) => sessions_bench::sessions_bench(args),
+        Task::Measure { command } => rusage::measure(&command),
         Task::Stress { scale, only, debug } => stress::stress(scale, only, debug),
     };
     match result {

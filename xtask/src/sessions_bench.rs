@@ -6,8 +6,9 @@
 //! Claude Code 2.1.332 and Codex 0.171.0 wrote), each file repeated with fresh message, tool
 //! use, line and session ids until it reaches its size: by default 2,000 sessions (7 in 8
 //! Claude Code, each eighth Codex) and 1 GiB in all, sizes spread from a tenth to twice the
-//! mean, plus one session of `--big-mb` (default 128) to show memory stays bounded. A repeated
-//! rollout's running token total keeps growing from copy to copy, as one long session's does.
+//! mean, plus one session of `--big-mb` (default 128) to show memory stays bounded. Each copy
+//! happens an hour after the one before, and a repeated rollout's running token total keeps
+//! growing from copy to copy, as one long session's does.
 //! It is written to a temporary folder under the target folder and removed at the end.
 //!
 //! ccusage is the pinned npm package [`CCUSAGE`], installed with npm into
@@ -20,7 +21,8 @@
 //! each round so that a change of load hits them alike; the medians are reported. Cold: the
 //! page cache is dropped before each run (`/proc/sys/vm/drop_caches`, as root), else only the
 //! history's files are evicted (`posix_fadvise` `DONTNEED`). Warm: the files were just read.
-//! Reported: wall time, CPU time (user and system) and peak RSS (`wait4`) of each, the ratios
+//! Reported: wall time, CPU time (user and system) and peak RSS (`wait4`, through a small
+//! process of its own, `xtask measure`, so that this one's size does not count) of each, the ratios
 //! ccusage / harness, and the load average around each set. The run then checks that both
 //! tools list the same sessions with the same input and output tokens, and fails when they do
 //! not.
@@ -149,6 +151,74 @@ fn shifted_total(line: &str, before: &serde_json::Value, copy: u64) -> Option<St
     Some(value.to_string())
 }
 
+/// Days since 1970-01-01 of a civil date, and back (Howard Hinnant's algorithms).
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * ((m + 9) % 12) + 2) / 5 + d - 1;
+    era * 146_097 + yoe * 365 + yoe / 4 - yoe / 100 + doy - 719_468
+}
+
+fn civil_from_days(days: i64) -> (i64, i64, i64) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    (yoe + era * 400 + i64::from(m <= 2), m, d)
+}
+
+/// `line` with every time in it (`YYYY-MM-DDTHH:`) `hours` later: each copy of a session
+/// happens after the one before, as a long session's turns do (ccusage counts a rollout's
+/// token counts with the same time once).
+fn later(line: &str, hours: u64) -> String {
+    let b = line.as_bytes();
+    let digits = |at: usize, n: usize| -> Option<i64> {
+        let text = line.get(at..at + n)?;
+        text.bytes()
+            .all(|c| c.is_ascii_digit())
+            .then(|| text.parse().ok())?
+    };
+    let mut out = String::with_capacity(line.len());
+    let mut i = 0;
+    while i < b.len() {
+        let stamp = (b.get(i + 4) == Some(&b'-')
+            && b.get(i + 7) == Some(&b'-')
+            && b.get(i + 10) == Some(&b'T')
+            && b.get(i + 13) == Some(&b':'))
+        .then(|| {
+            Some((
+                digits(i, 4)?,
+                digits(i + 5, 2)?,
+                digits(i + 8, 2)?,
+                digits(i + 11, 2)?,
+            ))
+        })
+        .flatten();
+        match stamp {
+            Some((y, m, d, h)) => {
+                let hours = days_from_civil(y, m, d) * 24 + h + hours as i64;
+                let (y, m, d) = civil_from_days(hours.div_euclid(24));
+                out.push_str(&format!(
+                    "{y:04}-{m:02}-{d:02}T{:02}:",
+                    hours.rem_euclid(24)
+                ));
+                i += 14;
+            }
+            None => {
+                let next = line[i..].chars().next().map_or(1, char::len_utf8);
+                out.push_str(&line[i..i + next]);
+                i += next;
+            }
+        }
+    }
+    out
+}
+
 fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
@@ -176,7 +246,7 @@ impl Rng {
 }
 
 /// Writes `template` repeated into `path` until it holds at least `size` bytes; every copy
-/// gets ids of its own, and the session the id `id`. Returns the bytes written.
+/// gets ids and times of its own, and the session the id `id`. Returns the bytes written.
 fn write_session(path: &Path, template: &Template, size: u64, tag: &str, id: &str) -> Result<u64> {
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent)?;
@@ -190,9 +260,12 @@ fn write_session(path: &Path, template: &Template, size: u64, tag: &str, id: &st
                 (Some(total), 1..) => shifted_total(line, total, copy),
                 _ => None,
             };
-            let line = shifted
-                .as_deref()
-                .unwrap_or(line)
+            let line = shifted.as_deref().unwrap_or(line);
+            let line = match copy {
+                0 => line.to_string(),
+                _ => later(line, copy),
+            };
+            let line = line
                 .replace(&template.id, id)
                 .replace("msg_mock_", &format!("msg_mock_{tag}_{copy}_"))
                 .replace("\"toolu_", &format!("\"toolu_{tag}_{copy}_"))
@@ -283,11 +356,18 @@ struct Run {
     stdout: String,
 }
 
+/// A command that runs `program` through `xtask measure`, a small process of its own, so
+/// that the peak RSS measured is the program's, not this process's (see [`rusage::measure`]).
+fn measured(program: &Path) -> Result<Command> {
+    let mut command = Command::new(std::env::current_exe()?);
+    command.arg("measure").arg(program);
+    Ok(command)
+}
+
 fn timed(command: &mut Command) -> Result<Run> {
-    let started = Instant::now();
     let mut child = command
         .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
+        .stderr(Stdio::piped())
         .spawn()
         .with_context(|| format!("starting {command:?}"))?;
     let mut pipe = child.stdout.take().context("no stdout")?;
@@ -296,16 +376,30 @@ fn timed(command: &mut Command) -> Result<Run> {
         let _ = std::io::Read::read_to_string(&mut pipe, &mut text);
         text
     });
-    let usage = rusage::wait(child)?;
-    let seconds = started.elapsed().as_secs_f64();
+    let mut errors = String::new();
+    if let Some(mut pipe) = child.stderr.take() {
+        std::io::Read::read_to_string(&mut pipe, &mut errors)?;
+    }
+    let status = child.wait()?;
     let stdout = reader.join().unwrap_or_default();
-    if !usage.success {
-        bail!("{command:?} failed (wait status {})", usage.wait_status);
+    let mut figures = None;
+    for line in errors.lines() {
+        match line.strip_prefix(rusage::MEASURED) {
+            Some(rest) => figures = Some(rest.split_whitespace().collect::<Vec<_>>()),
+            None => eprintln!("{line}"),
+        }
+    }
+    let figure = |i: usize| -> Result<f64> {
+        let text = figures.as_ref().and_then(|f| f.get(i)).copied();
+        Ok(text.context("xtask measure reported nothing")?.parse()?)
+    };
+    if !status.success() || figure(3)? != 0.0 {
+        bail!("{command:?} failed ({status}, wait status {})", figure(3)?);
     }
     Ok(Run {
-        seconds,
-        cpu: usage.cpu.as_secs_f64(),
-        peak_rss: usage.peak_rss,
+        seconds: figure(0)?,
+        cpu: figure(1)?,
+        peak_rss: figure(2)? as u64,
         stdout,
     })
 }
@@ -411,17 +505,6 @@ fn load_average() -> String {
         .take(3)
         .collect::<Vec<_>>()
         .join(" ")
-}
-
-/// This process's resident size in MiB: a child's peak RSS (`ru_maxrss`) counts from it, so it
-/// is the floor of every figure.
-fn own_rss_mib() -> f64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
-        .map_or(f64::NAN, |kb| kb / 1024.0)
 }
 
 /// Input and output tokens of one session, by a key both tools can name: `claude ID` (the
@@ -552,7 +635,7 @@ pub fn sessions_bench(args: Args) -> Result<()> {
     println!("machine: {cores} cores; load average {}", load_average());
 
     let harness_command = || {
-        let mut command = Command::new(release.join("harness"));
+        let mut command = measured(&release.join("harness"))?;
         command
             .args(["sessions", "list", "--format", "json", "--threads"])
             .arg(args.threads.to_string())
@@ -560,13 +643,13 @@ pub fn sessions_bench(args: Args) -> Result<()> {
             .arg(dir.join("claude"))
             .arg("--codex-home")
             .arg(dir.join("codex"));
-        command
+        Ok::<_, anyhow::Error>(command)
     };
     // ccusage reads every agent it finds under $HOME: an empty one, and the history's folders.
     let home = dir.join("empty-home");
     std::fs::create_dir_all(&home)?;
     let ccusage_command = |binary: &Path| {
-        let mut command = Command::new(binary);
+        let mut command = measured(binary)?;
         command
             .args(["session", "--json", "--offline"])
             .env_clear()
@@ -575,12 +658,12 @@ pub fn sessions_bench(args: Args) -> Result<()> {
             .env("TZ", "UTC")
             .env("CLAUDE_CONFIG_DIR", dir.join("claude"))
             .env("CODEX_HOME", dir.join("codex"));
-        command
+        Ok::<_, anyhow::Error>(command)
     };
     let floor_command = || {
-        let mut command = Command::new(release.join("examples/value_pass"));
+        let mut command = measured(&release.join("examples/value_pass"))?;
         command.arg(&dir);
-        command
+        Ok::<_, anyhow::Error>(command)
     };
 
     let mut last = (String::new(), String::new());
@@ -592,7 +675,7 @@ pub fn sessions_bench(args: Args) -> Result<()> {
         let mut eviction = None;
         if !cold {
             // One untimed pass fills the page cache.
-            timed(&mut harness_command())?;
+            timed(&mut harness_command()?)?;
         }
         let mut cold_start = || -> Result<()> {
             if cold {
@@ -602,17 +685,17 @@ pub fn sessions_bench(args: Args) -> Result<()> {
         };
         for _ in 0..args.runs.max(1) {
             cold_start()?;
-            let mut run = timed(&mut harness_command())?;
+            let mut run = timed(&mut harness_command()?)?;
             last.0 = std::mem::take(&mut run.stdout);
             harness.push(run);
             if let Some(binary) = &ccusage {
                 cold_start()?;
-                let mut run = timed(&mut ccusage_command(binary))?;
+                let mut run = timed(&mut ccusage_command(binary)?)?;
                 last.1 = std::mem::take(&mut run.stdout);
                 theirs.push(run);
             }
             cold_start()?;
-            let mut run = timed(&mut floor_command())?;
+            let mut run = timed(&mut floor_command()?)?;
             if floor.is_empty() {
                 println!("floor: {}", run.stdout.trim());
             }
@@ -637,9 +720,8 @@ pub fn sessions_bench(args: Args) -> Result<()> {
     }
 
     println!(
-        "\nmedians of {} runs; {files} sessions, {gib:.2} GiB; {cores} cores; peak RSS counts from xtask's own {:.1} MiB",
+        "\nmedians of {} runs; {files} sessions, {gib:.2} GiB; {cores} cores",
         args.runs.max(1),
-        own_rss_mib()
     );
     println!("| run | wall s | CPU s | GiB/s | peak RSS MiB |");
     println!("|---|---|---|---|---|");
@@ -681,4 +763,20 @@ pub fn sessions_bench(args: Args) -> Result<()> {
         compare(&mine, &ccusage_tokens(&last.1)?)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_later_copy_moves_every_time() {
+        let line = r#"{"timestamp":"2026-12-31T23:59:01.5Z","x":"é","t":"2026-01-01T00:00:00Z"}"#;
+        assert_eq!(
+            later(line, 1),
+            r#"{"timestamp":"2027-01-01T00:59:01.5Z","x":"é","t":"2026-01-01T01:00:00Z"}"#
+        );
+        assert_eq!(later(line, 24 * 60), later(&later(line, 24 * 30), 24 * 30));
+        assert_eq!(later("no time 2026-1", 5), "no time 2026-1");
+    }
 }
