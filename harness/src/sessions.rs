@@ -37,15 +37,19 @@ use serde::{Deserialize, Serialize};
 /// Where each agent keeps its sessions.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Locations {
-    /// Claude Code's `projects` folders (`$CLAUDE_CONFIG_DIR/projects`, else
-    /// `~/.claude/projects`; `CLAUDE_CONFIG_DIR` may list several, comma-separated).
+    /// Claude Code's `projects` folders: each folder of `$CLAUDE_CONFIG_DIR` (comma-separated;
+    /// a configuration folder, or its `projects/` itself), else `$XDG_CONFIG_HOME/claude/projects`
+    /// (`~/.config/claude/projects`, where some releases of Claude Code keep them) and
+    /// `~/.claude/projects`, the ones that exist.
     pub claude: Vec<PathBuf>,
-    /// Codex's `sessions` folder (`$CODEX_HOME/sessions`, else `~/.codex/sessions`).
+    /// Codex's `sessions` and `archived_sessions` folders, under `$CODEX_HOME`, else under
+    /// `~/.codex`.
     pub codex: Vec<PathBuf>,
 }
 
 impl Locations {
-    /// The default locations, from `CLAUDE_CONFIG_DIR`, `CODEX_HOME` and `HOME`.
+    /// The default locations, from `CLAUDE_CONFIG_DIR`, `XDG_CONFIG_HOME`, `CODEX_HOME` and
+    /// `HOME`.
     pub fn from_env() -> Self {
         let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
         let home = var("HOME").map(PathBuf::from);
@@ -54,15 +58,57 @@ impl Locations {
                 .to_string_lossy()
                 .split(',')
                 .filter(|d| !d.trim().is_empty())
-                .map(|d| PathBuf::from(d.trim()).join("projects"))
+                .map(|d| Self::claude_projects(Path::new(d.trim())))
                 .collect(),
-            None => home.iter().map(|h| h.join(".claude/projects")).collect(),
+            None => {
+                let config = var("XDG_CONFIG_HOME")
+                    .map(PathBuf::from)
+                    .or_else(|| home.as_ref().map(|h| h.join(".config")));
+                let found: Vec<PathBuf> = config
+                    .map(|c| c.join("claude/projects"))
+                    .into_iter()
+                    .chain(home.iter().map(|h| h.join(".claude/projects")))
+                    .collect();
+                let mut claude = Vec::new();
+                for dir in found {
+                    // Both may be one folder (a link): read it once.
+                    let real = std::fs::canonicalize(&dir).ok();
+                    let seen = claude
+                        .iter()
+                        .any(|d: &PathBuf| real.is_some() && std::fs::canonicalize(d).ok() == real);
+                    if dir.is_dir() && !seen {
+                        claude.push(dir);
+                    }
+                }
+                if claude.is_empty() {
+                    claude.extend(home.iter().map(|h| h.join(".claude/projects")));
+                }
+                claude
+            }
         };
         let codex = match var("CODEX_HOME") {
-            Some(dir) => vec![PathBuf::from(dir).join("sessions")],
-            None => home.iter().map(|h| h.join(".codex/sessions")).collect(),
+            Some(dir) => Self::codex_sessions(Path::new(&dir)),
+            None => home
+                .iter()
+                .flat_map(|h| Self::codex_sessions(&h.join(".codex")))
+                .collect(),
         };
         Locations { claude, codex }
+    }
+
+    /// The `projects` folder of a Claude Code configuration folder, or `dir` itself when it is
+    /// one (its name is `projects`).
+    pub fn claude_projects(dir: &Path) -> PathBuf {
+        if dir.file_name().is_some_and(|n| n == "projects") {
+            dir.to_path_buf()
+        } else {
+            dir.join("projects")
+        }
+    }
+
+    /// The folders of rollouts under a Codex home: `sessions` and `archived_sessions`.
+    pub fn codex_sessions(home: &Path) -> Vec<PathBuf> {
+        vec![home.join("sessions"), home.join("archived_sessions")]
     }
 }
 
@@ -800,6 +846,8 @@ fn year_of(days: i64) -> i64 {
 /// How `harness sessions stats` groups sessions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum GroupBy {
+    /// The agent that stored it (`claude`, `codex`).
+    Agent,
     /// The start's date (UTC).
     Day,
     /// The start's ISO week.
@@ -816,7 +864,7 @@ pub enum GroupBy {
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct StatsRow {
-    /// The day, week, model, project or tool.
+    /// The agent, day, week, model, project or tool.
     pub key: String,
     /// Sessions counted in this row.
     pub sessions: u64,
@@ -853,6 +901,7 @@ pub fn stats(sessions: &[Session], by: GroupBy) -> Vec<StatsRow> {
         };
         let start = session.start.as_deref().unwrap_or("");
         match by {
+            GroupBy::Agent => add(session.backend.to_string(), session.messages, &whole),
             GroupBy::Day => add(
                 start.get(..10).unwrap_or("unknown").to_string(),
                 session.messages,
