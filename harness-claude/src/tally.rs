@@ -1,11 +1,12 @@
 //! A transcript's figures without its events: [`TranscriptTally`], the [`Tally`] of
 //! `harness sessions list` and `stats` (T3, T4, T7 of `docs/sessions.md`).
 //!
-//! Only the lines whose figures count are read: `assistant` lines (T3), `user` lines (T4),
-//! whatever names `totalCostUSD` (T7), and every line until the session's first timestamp,
-//! working directory and id are known (T1). The other lines, most of a transcript's bytes
-//! (`attachment`, `api-request-shape`, ...), can change only the last timestamp: the caller
-//! passes over them ([`Tally::wants`]) and offers them back at the end ([`Tally::late_timestamp`]).
+//! Only the lines whose figures count are read: `assistant` lines (T3), `user` lines until the
+//! first prompt is known (T4), whatever names `totalCostUSD` (T7), and every line until the
+//! session's first timestamp, working directory and id are known (T1). The other lines, most
+//! of a transcript's bytes (`attachment`, `api-request-shape`, tool results), can change only
+//! the last timestamp: the caller passes over them ([`Tally::wants`]) and offers them back at
+//! the end ([`Tally::late_timestamp`]).
 //! A line that is read is read as the decoder reads it: the same members, through the core's
 //! entry point (the fast reader, or the checked one when it is unsure), so it adds exactly what
 //! it adds there, and nothing when it is not JSON (S2).
@@ -174,10 +175,15 @@ impl<'de> Member<'de> for Content<'de> {
 
 /// The words a transcript line's figures hang on (besides the first lines'): the line types
 /// T3 and T4 count, and T7's key.
-const WORDS: [&str; 3] = ["\"assistant\"", "\"user\"", "\"totalCostUSD\""];
+const WORDS: [&str; 3] = ["\"assistant\"", "\"totalCostUSD\"", "\"user\""];
 
 /// The sieve of [`WORDS`], built once.
 static SIEVE: LazyLock<Sieve> = LazyLock::new(|| Sieve::new(&WORDS));
+
+/// The sieve once the first prompt is known (or in a sub-agent's file): a `user` line then
+/// changes no figure (T4 counts prompts until the first one), and tool results, often most of
+/// a transcript, are passed over too.
+static SIEVE_WITHOUT_USERS: LazyLock<Sieve> = LazyLock::new(|| Sieve::new(&WORDS[..2]));
 
 /// A transcript's figures, read as [`crate::TranscriptDecoder`] reads them, without its
 /// events: the same [`Accounting`] and session id, from the lines that can change them.
@@ -298,7 +304,11 @@ fn number(value: &Loose<'_>) -> u64 {
 
 impl Tally for TranscriptTally {
     fn wants(&self, line: &[u8]) -> bool {
-        self.unsettled() || SIEVE.keeps(line)
+        let sieve = match self.wants_prompt() {
+            true => &SIEVE,
+            false => &SIEVE_WITHOUT_USERS,
+        };
+        self.unsettled() || sieve.keeps(line)
     }
 
     fn line(&mut self, line: &[u8]) -> bool {

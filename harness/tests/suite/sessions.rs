@@ -343,7 +343,8 @@ fn a_tally_sums_up_every_recorded_session_as_its_decoding_does() {
 /// tally could get wrong: a figure on a line it might pass over (a cost or a type spelled with
 /// an escape, a repeated key), lines that are not JSON or not objects, a last timestamp on a
 /// bookkeeping line, or on a line that is not JSON, or none at all, and no final newline.
-const SPLICED: [&str; 14] = [
+const SPLICED: [&str; 15] = [
+    r#"{"type":"user","message":{"content":[{"type":"tool_result","content":"x"}]},"timestamp":"2027-01-01T00:00:00.000Z"}"#,
     "not json",
     "[1,2]",
     r#"{"type":"attachment","timestamp":"2030-01-01T00:00:00.000Z","attachment":{"x":"\ud800"}}"#,
