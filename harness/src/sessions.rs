@@ -456,13 +456,15 @@ fn tally_file<T: Tally>(
     if buf.len() < CHUNK {
         buf.resize(CHUNK, 0);
     }
-    // Lines passed over since the last line read that had a timestamp: offset and length.
-    let mut passed: Vec<(u64, usize)> = Vec::new();
+    // Where the lines after the last one read that had a timestamp start, and whether one of
+    // them was passed over: only those can hold a later timestamp.
+    let (mut floor, mut passed) = (0u64, false);
     let mut line = |tally: &mut T, line: &[u8], at: u64| {
         if !tally.wants(line) {
-            passed.push((at, line.len()));
+            passed = true;
         } else if tally.line(line) {
-            passed.clear();
+            floor = at + line.len() as u64 + 1;
+            passed = false;
         }
     };
     // `buf[start..filled]` holds the bytes not yet split into lines; `buf[0]` is at `base`.
@@ -495,17 +497,49 @@ fn tally_file<T: Tally>(
     if start < filled {
         line(&mut tally, &buf[start..filled], base + start as u64);
     }
-    // The last timestamp may be on a line passed over: the last of them that has one.
-    let mut bytes = Vec::new();
-    for &(at, len) in passed.iter().rev() {
-        bytes.resize(len, 0);
-        io::Seek::seek(&mut file, io::SeekFrom::Start(at))?;
-        io::Read::read_exact(&mut file, &mut bytes)?;
-        if tally.late_timestamp(&bytes) {
-            break;
-        }
+    let end = base + filled as u64;
+    if passed && floor < end {
+        offer_back(&mut file, &mut tally, floor, end)?;
     }
     Ok(tally.finish())
+}
+
+/// Offers the lines of `file` between `floor` (a line's start) and `end` (where the reading
+/// ended), last first, to [`Tally::late_timestamp`] until one has a timestamp. The bytes are
+/// read back a chunk at a time, more for a longer line, so memory holds one line and a chunk
+/// whatever the number of lines passed over.
+fn offer_back<T: Tally>(file: &mut File, tally: &mut T, floor: u64, end: u64) -> io::Result<()> {
+    // `data` holds the file's bytes from `lo`; the lines before `hi` are still to offer.
+    let (mut data, mut lo, mut hi) = (Vec::new(), end, end);
+    // A final newline ends the last line; it does not start an empty one (as when reading).
+    let mut final_newline = true;
+    loop {
+        let len = (hi - lo) as usize;
+        match memchr::memrchr(b'\n', &data[..len]) {
+            Some(at) if final_newline && at + 1 == len => hi = lo + at as u64,
+            Some(at) => {
+                if tally.late_timestamp(&data[at + 1..len]) {
+                    return Ok(());
+                }
+                hi = lo + at as u64;
+            }
+            None if lo == floor => {
+                tally.late_timestamp(&data[..len]);
+                return Ok(());
+            }
+            None => {
+                let back = (len as u64).max(CHUNK as u64);
+                let from = lo.saturating_sub(back).max(floor);
+                let mut more = vec![0; (lo - from) as usize];
+                io::Seek::seek(file, io::SeekFrom::Start(from))?;
+                io::Read::read_exact(file, &mut more)?;
+                more.extend_from_slice(&data[..len]);
+                (data, lo) = (more, from);
+                continue;
+            }
+        }
+        final_newline = false;
+    }
 }
 
 /// A session's figures from its files' tallies: its id (the main file's) and its accounting.

@@ -388,13 +388,24 @@ fn a_tally_reads_unusual_lines_as_decoding_does() {
     let prices = PriceTable::bundled();
     let temp = tempfile::tempdir().unwrap();
     let mut checked = 0;
+    // A line longer than the chunks files are read in, with no timestamp: the last timestamp
+    // is found before it, reading back; blank lines.
+    let long = format!(
+        r#"{{"type":"attachment","x":"{}"}}"#,
+        "a".repeat(600 * 1024)
+    );
     for backend in ["claude", "codex"] {
         for (name, dir) in scenarios(backend) {
             // Each line alone (at the start, the middle, the end), then all of them.
             let sets: Vec<Vec<&str>> = SPLICED
                 .iter()
                 .map(|line| vec![*line])
-                .chain([SPLICED.to_vec(), Vec::new()])
+                .chain([
+                    SPLICED.to_vec(),
+                    Vec::new(),
+                    vec![SPLICED[3], &long, ""],
+                    vec!["", ""],
+                ])
                 .collect();
             for (n, lines) in sets.iter().enumerate() {
                 let to = temp.path().join(format!("{backend}-{name}-{n}"));
