@@ -78,6 +78,8 @@ struct ReadmeExample;
 mod decoder;
 mod launch;
 mod session;
+#[cfg(feature = "sessions")]
+mod tally;
 mod tools;
 #[cfg(feature = "sessions")]
 mod transcript;
@@ -92,6 +94,9 @@ use harness_agents_core::{
 
 pub use decoder::{ClaudeDecoder, ClaudeNormalizer};
 pub use launch::{LAUNCH, SESSION_LAUNCH, VERSIONS};
+#[cfg(feature = "sessions")]
+#[cfg_attr(docsrs, doc(cfg(feature = "sessions")))]
+pub use tally::TranscriptTally;
 #[cfg(feature = "sessions")]
 #[cfg_attr(docsrs, doc(cfg(feature = "sessions")))]
 pub use transcript::{BOOKKEEPING, TranscriptDecoder, TranscriptNormalizer};

@@ -78,6 +78,65 @@ struct MessageFigures {
     tools: Vec<String>,
 }
 
+/// The API messages of a transcript by id, in first-seen order (T3): what the decoder and the
+/// tally ([`crate::TranscriptTally`]) both count.
+#[derive(Debug, Default)]
+pub(crate) struct Messages {
+    by_id: HashMap<String, usize>,
+    messages: Vec<MessageFigures>,
+}
+
+impl Messages {
+    /// One assistant line's message: its id (a line without one is a message of its own), its
+    /// model, its usage and the tools its blocks call.
+    pub(crate) fn add<'t>(
+        &mut self,
+        id: Option<&str>,
+        model: &str,
+        tokens: Tokens,
+        tools: impl Iterator<Item = &'t str>,
+    ) {
+        let index = match id {
+            Some(id) => match self.by_id.get(id) {
+                Some(&i) => i,
+                None => {
+                    self.by_id.insert(id.to_string(), self.messages.len());
+                    self.messages.push(MessageFigures::default());
+                    self.messages.len() - 1
+                }
+            },
+            None => {
+                self.messages.push(MessageFigures::default());
+                self.messages.len() - 1
+            }
+        };
+        let figures = &mut self.messages[index];
+        if tokens != Tokens::default() {
+            figures.tokens = tokens;
+        }
+        if figures.model.is_empty() || model != "unknown" {
+            figures.model = model.to_string();
+        }
+        figures.tools.extend(tools.map(str::to_string));
+    }
+
+    /// `accounting` with every message added.
+    pub(crate) fn accounting(&self, accounting: &Accounting) -> Accounting {
+        let mut accounting = accounting.clone();
+        // T3: Claude Code's `<synthetic>` messages (an API error or an interruption it writes
+        // as a message of its own) made no API call: no model's message to count or price.
+        // They still count as turns, as the live stream's `num_turns` does.
+        for message in &self.messages {
+            if message.model == SYNTHETIC {
+                accounting.messages += 1;
+            } else {
+                accounting.message(&message.model, &message.tokens, &message.tools);
+            }
+        }
+        accounting
+    }
+}
+
 /// The decoding of a stored transcript: the live rules for its messages (C rules), the T
 /// rules for the rest, and the accounting of `harness sessions`.
 #[derive(Debug, Default)]
@@ -86,15 +145,14 @@ pub struct TranscriptDecoder {
     /// The sub-agent's tool use, for a file under `subagents/` (T8).
     thread: Option<String>,
     /// API messages by id, in first-seen order (T3).
-    by_id: HashMap<String, usize>,
-    messages: Vec<MessageFigures>,
+    messages: Messages,
     accounting: Accounting,
     /// The main thread's last message with text: its id and its texts joined (T10).
     last_text: Option<(Option<String>, Joined)>,
 }
 
 /// The model name Claude Code gives the messages it writes itself (T3).
-const SYNTHETIC: &str = "<synthetic>";
+pub(crate) const SYNTHETIC: &str = "<synthetic>";
 
 impl TranscriptDecoder {
     /// A decoder for a sub-agent's transcript: its events carry `parent_tool_use_id` = the
@@ -109,18 +167,7 @@ impl TranscriptDecoder {
     /// What the transcript says about its session: tokens by model, timestamps, first prompt,
     /// tools (before any price is applied).
     pub fn accounting(&self) -> Accounting {
-        let mut accounting = self.accounting.clone();
-        // T3: Claude Code's `<synthetic>` messages (an API error or an interruption it writes
-        // as a message of its own) made no API call: no model's message to count or price.
-        // They still count as turns, as the live stream's `num_turns` does.
-        for message in &self.messages {
-            if message.model == SYNTHETIC {
-                accounting.messages += 1;
-            } else {
-                accounting.message(&message.model, &message.tokens, &message.tools);
-            }
-        }
-        accounting
+        self.messages.accounting(&self.accounting)
     }
 
     fn account(&mut self, parts: &LineParts<'_>) {
@@ -139,15 +186,6 @@ impl TranscriptDecoder {
         }
         let Body::Assistant { content, .. } = &parts.body else {
             return;
-        };
-        let tools: Vec<String> = match content {
-            Content::List(blocks) => blocks
-                .iter()
-                .filter_map(|b| b.view.as_ref())
-                .filter(|v| v.kind.as_str() == Some("tool_use"))
-                .map(|v| v.name.as_str().unwrap_or("?").to_string())
-                .collect(),
-            _ => Vec::new(),
         };
         if self.thread.is_none() {
             let texts: Vec<&str> = match content {
@@ -178,31 +216,22 @@ impl TranscriptDecoder {
                 }
             }
         }
-        let tokens = tokens_of(&stored.usage);
-        let model = stored.model.as_str().unwrap_or("unknown");
-        // A message without a string id is a message of its own (as in C3).
-        let index = match stored.message_id.as_str() {
-            Some(id) => match self.by_id.get(id) {
-                Some(&i) => i,
-                None => {
-                    self.by_id.insert(id.to_string(), self.messages.len());
-                    self.messages.push(MessageFigures::default());
-                    self.messages.len() - 1
-                }
-            },
-            None => {
-                self.messages.push(MessageFigures::default());
-                self.messages.len() - 1
-            }
+        let tools = match content {
+            Content::List(blocks) => blocks.as_slice(),
+            _ => &[],
         };
-        let figures = &mut self.messages[index];
-        if tokens != Tokens::default() {
-            figures.tokens = tokens;
-        }
-        if figures.model.is_empty() || model != "unknown" {
-            figures.model = model.to_string();
-        }
-        figures.tools.extend(tools);
+        let tools = tools
+            .iter()
+            .filter_map(|b| b.view.as_ref())
+            .filter(|v| v.kind.as_str() == Some("tool_use"))
+            .map(|v| v.name.as_str().unwrap_or("?"));
+        // A message without a string id is a message of its own (as in C3).
+        self.messages.add(
+            stored.message_id.as_str(),
+            stored.model.as_str().unwrap_or("unknown"),
+            tokens_of(&stored.usage),
+            tools,
+        );
     }
 
     /// T4: the first prompt, read again from the line (once per session).

@@ -1,7 +1,7 @@
 //! `harness sessions`: the sessions Claude Code and Codex stored on disk.
 //!
 //! `list` prints one row per session, `show ID` a session's events then its outcome, `stats
-//! --by day|week|model|project|tool` a usage report. Rows are JSON Lines (one object per line,
+//! --by agent|day|week|model|project|tool` a usage report. Rows are JSON Lines (one object per line,
 //! what DuckDB's `read_json_auto` and Spark's `spark.read.json` load as is) unless standard
 //! output is a terminal, where they are a table.
 
@@ -18,16 +18,17 @@ use crate::Output;
 /// Where to look and which sessions to keep (shared by the three commands).
 #[derive(Debug, Args)]
 pub struct Filters {
-    /// Claude Code's configuration folder (repeatable) [default: $CLAUDE_CONFIG_DIR, else
-    /// ~/.claude]; its `projects/` is read.
+    /// Claude Code's configuration folder (repeatable) [default: each of $CLAUDE_CONFIG_DIR,
+    /// comma-separated, else ~/.config/claude and ~/.claude]; its `projects/` is read.
     #[arg(long, value_name = "DIR")]
     claude_dir: Vec<PathBuf>,
-    /// Codex's home [default: $CODEX_HOME, else ~/.codex]; its `sessions/` is read.
+    /// Codex's home (repeatable) [default: $CODEX_HOME, else ~/.codex]; its `sessions/` and
+    /// `archived_sessions/` are read.
     #[arg(long, value_name = "DIR")]
     codex_home: Vec<PathBuf>,
-    /// Only this backend's sessions.
-    #[arg(long, value_enum)]
-    backend: Option<BackendArg>,
+    /// Only these agents' sessions (repeatable, or comma-separated) [default: every agent].
+    #[arg(long, value_enum, value_delimiter = ',')]
+    backend: Vec<BackendArg>,
     /// Only sessions that started on or after this date or time (RFC 3339 prefix, UTC:
     /// `2026-01-31`, `2026-01-31T12`).
     #[arg(long, value_name = "WHEN")]
@@ -47,7 +48,8 @@ pub struct Filters {
     /// files changed (path, size, modification time) or the prices did.
     #[arg(long, value_name = "FILE")]
     cache: Option<PathBuf>,
-    /// Threads that decode sessions [default: one per core].
+    /// Threads that read sessions [default: one per core, at least 8: a cold read waits on
+    /// the disk, which serves several reads at once faster].
     #[arg(long, value_name = "N", default_value = "0")]
     threads: usize,
 }
@@ -62,6 +64,7 @@ enum BackendArg {
 /// `--by`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum By {
+    Agent,
     Day,
     Week,
     Model,
@@ -118,7 +121,7 @@ pub enum SessionsCommand {
         #[arg(value_enum)]
         of: SchemaOf,
     },
-    /// A usage report: sessions, tokens and cost by day, week, model, project or tool.
+    /// A usage report: sessions, tokens and cost by agent, day, week, model, project or tool.
     Stats {
         /// How to group.
         #[arg(long, value_enum, default_value = "day")]
@@ -135,15 +138,25 @@ impl Filters {
     fn locations(&self) -> Locations {
         let mut locations = Locations::from_env();
         if !self.claude_dir.is_empty() {
-            locations.claude = self.claude_dir.iter().map(|d| d.join("projects")).collect();
+            locations.claude = self
+                .claude_dir
+                .iter()
+                .map(|d| Locations::claude_projects(d))
+                .collect();
         }
         if !self.codex_home.is_empty() {
-            locations.codex = self.codex_home.iter().map(|d| d.join("sessions")).collect();
+            locations.codex = self
+                .codex_home
+                .iter()
+                .flat_map(|d| Locations::codex_sessions(d))
+                .collect();
         }
-        match self.backend {
-            Some(BackendArg::Claude) => locations.codex.clear(),
-            Some(BackendArg::Codex) => locations.claude.clear(),
-            None => {}
+        let picked = |backend| self.backend.is_empty() || self.backend.contains(&backend);
+        if !picked(BackendArg::Claude) {
+            locations.claude.clear();
+        }
+        if !picked(BackendArg::Codex) {
+            locations.codex.clear();
         }
         locations
     }
@@ -327,6 +340,7 @@ pub fn run(command: SessionsCommand) -> ExitCode {
         } => match filters.sessions() {
             Ok(rows) => {
                 let by = match by {
+                    By::Agent => GroupBy::Agent,
                     By::Day => GroupBy::Day,
                     By::Week => GroupBy::Week,
                     By::Model => GroupBy::Model,

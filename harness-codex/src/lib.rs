@@ -108,6 +108,8 @@ mod decoder;
 mod launch;
 #[cfg(feature = "sessions")]
 mod rollout;
+#[cfg(feature = "sessions")]
+mod tally;
 mod tools;
 mod wire;
 
@@ -125,6 +127,9 @@ pub use launch::{LAUNCH, SESSION_LAUNCH, VERSIONS};
 #[cfg(feature = "sessions")]
 #[cfg_attr(docsrs, doc(cfg(feature = "sessions")))]
 pub use rollout::{BOOKKEEPING, RolloutDecoder, RolloutNormalizer};
+#[cfg(feature = "sessions")]
+#[cfg_attr(docsrs, doc(cfg(feature = "sessions")))]
+pub use tally::RolloutTally;
 
 /// The Codex backend, registered as `"codex"`.
 ///

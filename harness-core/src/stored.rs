@@ -67,6 +67,72 @@ pub struct Accounting {
     pub tools: BTreeMap<String, ToolTally>,
 }
 
+/// A stored session's figures read without its events: what `harness sessions list` and
+/// `stats` need, the same [`Accounting`] (and session id) the backend's stored-session decoder
+/// gathers, from far less reading.
+///
+/// Most of a stored session's bytes are lines whose only figure is their timestamp (Claude
+/// Code's `attachment` and `api-request-*` bookkeeping, Codex's `world_state`, a command's
+/// output). A tally says which lines it must read ([`Tally::wants`], from a [`Sieve`] over the
+/// line's bytes), and the caller passes over the others; since a line passed over can change
+/// only the last timestamp, the caller offers those lines again at the end, last first, to
+/// [`Tally::late_timestamp`], until one has a timestamp. Every line a tally reads is read
+/// exactly as the decoder reads it (S2): a line that is not JSON adds nothing.
+pub trait Tally {
+    /// Whether the line may add to the figures (anything but a later last timestamp).
+    fn wants(&self, line: &[u8]) -> bool;
+
+    /// Reads one line (one the tally wants, or any other: the result is the same); `true`
+    /// when it had a timestamp.
+    fn line(&mut self, line: &[u8]) -> bool;
+
+    /// Reads a line passed over, for its timestamp only, as the last one; `true` when it had
+    /// one (the caller stops offering earlier lines).
+    fn late_timestamp(&mut self, line: &[u8]) -> bool;
+
+    /// The session id (the first one the decoder would name, S5) and the figures.
+    fn finish(self) -> (Option<String>, Accounting);
+}
+
+/// The words a line must hold to be worth reading, found in one pass over its bytes (SIMD,
+/// several words at once, where the processor has it).
+///
+/// A tally lists every word its figures hang on (a line type, a key), and `\u`: a line that
+/// spells one of those words with an escape holds a `\u`, so the test never passes over a line
+/// that matters.
+#[derive(Debug, Clone)]
+pub struct Sieve {
+    /// Teddy, where the processor has the instructions it needs.
+    packed: Option<aho_corasick::packed::Searcher>,
+    /// Otherwise an automaton; `None` too when the words could not be built into one: every
+    /// line is kept.
+    automaton: Option<aho_corasick::AhoCorasick>,
+}
+
+impl Sieve {
+    /// A sieve that keeps lines holding any of `words` (or a `\u` escape).
+    pub fn new(words: &[&str]) -> Self {
+        let mut all: Vec<&str> = words.to_vec();
+        all.push("\\u");
+        let packed = aho_corasick::packed::Searcher::new(all.iter().copied());
+        let automaton = match packed {
+            Some(_) => None,
+            None => aho_corasick::AhoCorasick::new(&all).ok(),
+        };
+        Sieve { packed, automaton }
+    }
+
+    /// Whether `line` holds one of the words.
+    #[inline]
+    pub fn keeps(&self, line: &[u8]) -> bool {
+        match (&self.packed, &self.automaton) {
+            (Some(packed), _) => packed.find(line).is_some(),
+            (None, Some(automaton)) => automaton.is_match(line),
+            (None, None) => true,
+        }
+    }
+}
+
 /// The most characters of a first prompt kept.
 pub const MAX_PROMPT: usize = 200;
 

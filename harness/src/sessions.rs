@@ -14,7 +14,10 @@
 //! ```
 //!
 //! Files are streamed line by line (memory holds one line and what the decoder keeps pending,
-//! never a file), and sessions are decoded on as many threads as there are cores.
+//! never a file). `list` and `stats` ([`summarize`]) read only the lines whose figures count
+//! (see [`Tally`]); `show` decodes every line. Sessions are read on one thread per core, and
+//! at least [`MIN_THREADS`]: a cold read waits on the disk, which serves several reads at once
+//! faster than one.
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -24,25 +27,29 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::prices::{PriceTable, Tokens, round_cost};
-use harness_agents_claude::{TranscriptDecoder, TranscriptNormalizer};
-use harness_agents_codex::RolloutNormalizer;
+use harness_agents_claude::{TranscriptDecoder, TranscriptNormalizer, TranscriptTally};
+use harness_agents_codex::{RolloutNormalizer, RolloutTally};
 use harness_agents_core::backend::Driver;
-use harness_agents_core::stored::Accounting;
+use harness_agents_core::stored::{Accounting, Tally};
 use harness_agents_core::{Event, Normalizer, NormalizerConfig, Outcome};
 use serde::{Deserialize, Serialize};
 
 /// Where each agent keeps its sessions.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Locations {
-    /// Claude Code's `projects` folders (`$CLAUDE_CONFIG_DIR/projects`, else
-    /// `~/.claude/projects`; `CLAUDE_CONFIG_DIR` may list several, comma-separated).
+    /// Claude Code's `projects` folders: each folder of `$CLAUDE_CONFIG_DIR` (comma-separated;
+    /// a configuration folder, or its `projects/` itself), else `$XDG_CONFIG_HOME/claude/projects`
+    /// (`~/.config/claude/projects`, where some releases of Claude Code keep them) and
+    /// `~/.claude/projects`, the ones that exist.
     pub claude: Vec<PathBuf>,
-    /// Codex's `sessions` folder (`$CODEX_HOME/sessions`, else `~/.codex/sessions`).
+    /// Codex's `sessions` and `archived_sessions` folders, under `$CODEX_HOME`, else under
+    /// `~/.codex`.
     pub codex: Vec<PathBuf>,
 }
 
 impl Locations {
-    /// The default locations, from `CLAUDE_CONFIG_DIR`, `CODEX_HOME` and `HOME`.
+    /// The default locations, from `CLAUDE_CONFIG_DIR`, `XDG_CONFIG_HOME`, `CODEX_HOME` and
+    /// `HOME`.
     pub fn from_env() -> Self {
         let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
         let home = var("HOME").map(PathBuf::from);
@@ -51,15 +58,57 @@ impl Locations {
                 .to_string_lossy()
                 .split(',')
                 .filter(|d| !d.trim().is_empty())
-                .map(|d| PathBuf::from(d.trim()).join("projects"))
+                .map(|d| Self::claude_projects(Path::new(d.trim())))
                 .collect(),
-            None => home.iter().map(|h| h.join(".claude/projects")).collect(),
+            None => {
+                let config = var("XDG_CONFIG_HOME")
+                    .map(PathBuf::from)
+                    .or_else(|| home.as_ref().map(|h| h.join(".config")));
+                let found: Vec<PathBuf> = config
+                    .map(|c| c.join("claude/projects"))
+                    .into_iter()
+                    .chain(home.iter().map(|h| h.join(".claude/projects")))
+                    .collect();
+                let mut claude = Vec::new();
+                for dir in found {
+                    // Both may be one folder (a link): read it once.
+                    let real = std::fs::canonicalize(&dir).ok();
+                    let seen = claude
+                        .iter()
+                        .any(|d: &PathBuf| real.is_some() && std::fs::canonicalize(d).ok() == real);
+                    if dir.is_dir() && !seen {
+                        claude.push(dir);
+                    }
+                }
+                if claude.is_empty() {
+                    claude.extend(home.iter().map(|h| h.join(".claude/projects")));
+                }
+                claude
+            }
         };
         let codex = match var("CODEX_HOME") {
-            Some(dir) => vec![PathBuf::from(dir).join("sessions")],
-            None => home.iter().map(|h| h.join(".codex/sessions")).collect(),
+            Some(dir) => Self::codex_sessions(Path::new(&dir)),
+            None => home
+                .iter()
+                .flat_map(|h| Self::codex_sessions(&h.join(".codex")))
+                .collect(),
         };
         Locations { claude, codex }
+    }
+
+    /// The `projects` folder of a Claude Code configuration folder, or `dir` itself when it is
+    /// one (its name is `projects`).
+    pub fn claude_projects(dir: &Path) -> PathBuf {
+        if dir.file_name().is_some_and(|n| n == "projects") {
+            dir.to_path_buf()
+        } else {
+            dir.join("projects")
+        }
+    }
+
+    /// The folders of rollouts under a Codex home: `sessions` and `archived_sessions`.
+    pub fn codex_sessions(home: &Path) -> Vec<PathBuf> {
+        vec![home.join("sessions"), home.join("archived_sessions")]
     }
 }
 
@@ -393,14 +442,161 @@ pub fn events(files: &SessionFiles, sink: &mut dyn FnMut(Event)) -> io::Result<V
     Ok(outcomes)
 }
 
-/// Decodes one session and sums it up.
+/// The bytes a tally reads at a time: a line longer than this grows the buffer to hold it.
+const CHUNK: usize = 1 << 18;
+
+/// Reads `path` into `tally`: every line it wants, and the lines passed over offered back for
+/// the last timestamp (see [`Tally`]). `buf` is reused from file to file.
+fn tally_file<T: Tally>(
+    path: &Path,
+    mut tally: T,
+    buf: &mut Vec<u8>,
+) -> io::Result<(Option<String>, Accounting)> {
+    let mut file = File::open(path)?;
+    if buf.len() < CHUNK {
+        buf.resize(CHUNK, 0);
+    }
+    // Where the lines after the last one read that had a timestamp start, and whether one of
+    // them was passed over: only those can hold a later timestamp.
+    let (mut floor, mut passed) = (0u64, false);
+    let mut line = |tally: &mut T, line: &[u8], at: u64| {
+        if !tally.wants(line) {
+            passed = true;
+        } else if tally.line(line) {
+            floor = at + line.len() as u64 + 1;
+            passed = false;
+        }
+    };
+    // `buf[start..filled]` holds the bytes not yet split into lines; `buf[0]` is at `base`.
+    let (mut start, mut filled, mut base) = (0usize, 0usize, 0u64);
+    loop {
+        if start > 0 {
+            buf.copy_within(start..filled, 0);
+            filled -= start;
+            base += start as u64;
+            start = 0;
+        }
+        if filled == buf.len() {
+            buf.resize(buf.len() * 2, 0);
+        }
+        let n = match io::Read::read(&mut file, &mut buf[filled..]) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        let mut search = filled;
+        filled += n;
+        while let Some(at) = memchr::memchr(b'\n', &buf[search..filled]) {
+            let end = search + at;
+            line(&mut tally, &buf[start..end], base + start as u64);
+            start = end + 1;
+            search = start;
+        }
+    }
+    if start < filled {
+        line(&mut tally, &buf[start..filled], base + start as u64);
+    }
+    let end = base + filled as u64;
+    if passed && floor < end {
+        offer_back(&mut file, &mut tally, floor, end)?;
+    }
+    Ok(tally.finish())
+}
+
+/// Offers the lines of `file` between `floor` (a line's start) and `end` (where the reading
+/// ended), last first, to [`Tally::late_timestamp`] until one has a timestamp. The bytes are
+/// read back a chunk at a time, more for a longer line, so memory holds one line and a chunk
+/// whatever the number of lines passed over.
+fn offer_back<T: Tally>(file: &mut File, tally: &mut T, floor: u64, end: u64) -> io::Result<()> {
+    // `data` holds the file's bytes from `lo`; the lines before `hi` are still to offer.
+    let (mut data, mut lo, mut hi) = (Vec::new(), end, end);
+    // A final newline ends the last line; it does not start an empty one (as when reading).
+    let mut final_newline = true;
+    loop {
+        let len = (hi - lo) as usize;
+        match memchr::memrchr(b'\n', &data[..len]) {
+            Some(at) if final_newline && at + 1 == len => hi = lo + at as u64,
+            Some(at) => {
+                if tally.late_timestamp(&data[at + 1..len]) {
+                    return Ok(());
+                }
+                hi = lo + at as u64;
+            }
+            None if lo == floor => {
+                tally.late_timestamp(&data[..len]);
+                return Ok(());
+            }
+            None => {
+                let back = (len as u64).max(CHUNK as u64);
+                let from = lo.saturating_sub(back).max(floor);
+                let mut more = vec![0; (lo - from) as usize];
+                io::Seek::seek(file, io::SeekFrom::Start(from))?;
+                io::Read::read_exact(file, &mut more)?;
+                more.extend_from_slice(&data[..len]);
+                (data, lo) = (more, from);
+                continue;
+            }
+        }
+        final_newline = false;
+    }
+}
+
+/// A session's figures from its files' tallies: its id (the main file's) and its accounting.
+fn tally_session(
+    files: &SessionFiles,
+    buf: &mut Vec<u8>,
+) -> io::Result<(Option<String>, Accounting)> {
+    let (id, mut accounting) = match files.backend {
+        Backend::Claude => tally_file(&files.main, TranscriptTally::new(), buf)?,
+        Backend::Codex => tally_file(&files.main, RolloutTally::new(), buf)?,
+    };
+    for (path, thread) in &files.subagents {
+        let (_, more) = match files.backend {
+            Backend::Claude => {
+                tally_file(path, TranscriptTally::for_subagent(thread.as_deref()), buf)?
+            }
+            Backend::Codex => tally_file(path, RolloutTally::new(), buf)?,
+        };
+        accounting.merge(more);
+    }
+    Ok((id, accounting))
+}
+
+/// Sums one session up: each file read for its figures only, as [`summarize_decoded`] sums it
+/// up from every event (the same row, from far less reading: see [`Tally`]).
 pub fn summarize(files: &SessionFiles, prices: &PriceTable) -> io::Result<Session> {
+    summarize_with(files, prices, &mut Vec::new())
+}
+
+fn summarize_with(
+    files: &SessionFiles,
+    prices: &PriceTable,
+    buf: &mut Vec<u8>,
+) -> io::Result<Session> {
+    let (id, accounting) = tally_session(files, buf)?;
+    Ok(session(files, prices, id, accounting))
+}
+
+/// Decodes every line of one session, as `harness sessions show` does, and sums it up: the
+/// reference [`summarize`] gives the same row as.
+pub fn summarize_decoded(files: &SessionFiles, prices: &PriceTable) -> io::Result<Session> {
     let mut ignore = |_: Event| {};
     let (outcome, mut accounting) = decode_file(files.backend, &files.main, None, &mut ignore)?;
     for (path, thread) in &files.subagents {
         let (_, more) = decode_file(files.backend, path, thread.clone(), &mut ignore)?;
         accounting.merge(more);
     }
+    Ok(session(files, prices, outcome.session_id, accounting))
+}
+
+/// The row of a session, from its id (when a file named one) and figures.
+fn session(
+    files: &SessionFiles,
+    prices: &PriceTable,
+    id: Option<String>,
+    accounting: Accounting,
+) -> Session {
     let tokens = accounting.tokens();
     let mut computed = Vec::new();
     if !accounting.reported_tokens {
@@ -444,12 +640,9 @@ pub fn summarize(files: &SessionFiles, prices: &PriceTable) -> io::Result<Sessio
         },
         _ => None,
     };
-    Ok(Session {
+    Session {
         backend: files.backend,
-        id: outcome
-            .session_id
-            .clone()
-            .unwrap_or_else(|| files.id.clone()),
+        id: id.unwrap_or_else(|| files.id.clone()),
         project: accounting.cwd.clone().or(files.project_dir.clone()),
         path: files.main.display().to_string(),
         start: accounting.first_timestamp.clone(),
@@ -466,17 +659,25 @@ pub fn summarize(files: &SessionFiles, prices: &PriceTable) -> io::Result<Sessio
         first_prompt: accounting.first_prompt.clone(),
         models,
         tools,
-    })
+    }
 }
 
-/// Sums up every session, on `threads` threads (0: one per core), in the order given.
+/// The fewest threads [`scan`] reads on by default, whatever the cores: on 2 cores, 8 threads
+/// read a history cold in about three quarters of the time 2 take (`docs/performance.md`), and
+/// cost nothing warm.
+pub const MIN_THREADS: usize = 8;
+
+/// Sums up every session, on `threads` threads (0: one per core, at least [`MIN_THREADS`]), in
+/// the order given.
 pub fn scan(
     files: Vec<SessionFiles>,
     prices: &PriceTable,
     threads: usize,
 ) -> Vec<io::Result<Session>> {
     let threads = match threads {
-        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        0 => std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .max(MIN_THREADS),
         n => n,
     }
     .min(files.len().max(1));
@@ -486,12 +687,13 @@ pub fn scan(
     std::thread::scope(|scope| {
         for _ in 0..threads {
             scope.spawn(|| {
+                let mut buf = Vec::new();
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(one) = files.get(i) else {
                         break;
                     };
-                    let session = summarize(one, prices);
+                    let session = summarize_with(one, prices, &mut buf);
                     if let Ok(mut results) = results.lock() {
                         results[i] = Some(session);
                     }
@@ -678,6 +880,8 @@ fn year_of(days: i64) -> i64 {
 /// How `harness sessions stats` groups sessions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum GroupBy {
+    /// The agent that stored it (`claude`, `codex`).
+    Agent,
     /// The start's date (UTC).
     Day,
     /// The start's ISO week.
@@ -694,7 +898,7 @@ pub enum GroupBy {
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct StatsRow {
-    /// The day, week, model, project or tool.
+    /// The agent, day, week, model, project or tool.
     pub key: String,
     /// Sessions counted in this row.
     pub sessions: u64,
@@ -731,6 +935,7 @@ pub fn stats(sessions: &[Session], by: GroupBy) -> Vec<StatsRow> {
         };
         let start = session.start.as_deref().unwrap_or("");
         match by {
+            GroupBy::Agent => add(session.backend.to_string(), session.messages, &whole),
             GroupBy::Day => add(
                 start.get(..10).unwrap_or("unknown").to_string(),
                 session.messages,

@@ -21,12 +21,14 @@
 //!   binary and the wheel linked against glibc 2.17 and checked.
 //! - `cargo xtask fuzz TARGET [--time SECS]`: a cargo-fuzz target (`claude_normalizer`,
 //!   `codex_normalizer`, `classifier`) seeded from `fixtures/`, for SECS s (default 600).
-//! - `cargo xtask sessions-bench [--files N] [--gib G] [--big-mb M] [--keep DIR] [--debug]`:
-//!   `harness sessions list` over a generated history of stored sessions, cold, against the
-//!   floor of a `serde_json::Value` pass over the same files (time, CPU, peak RSS).
 //! - `cargo xtask session-bench [--turns N] [--debug]`: the latency `harness session` adds
 //!   between an agent's last line of a turn and the caller's outcome line (p50, p99), its
 //!   turns per second and its resident memory over the turns, against a scripted agent.
+//! - `cargo xtask sessions-bench [--files N] [--gib G] [--big-mb M] [--runs N] [--ccusage
+//!   auto|off|PATH] [--threads N] [--keep DIR] [--debug]`: `harness sessions list` over a
+//!   generated history of stored sessions, cold and warm, beside ccusage (the pinned npm
+//!   package) and the floor of a `serde_json::Value` pass over the same files (medians of wall
+//!   time, CPU time, peak RSS), then a check that both tools give every session the same tokens.
 //! - `cargo xtask stress [--scale F] [--debug]`: hostile sizes through the release `harness`
 //!   binary (a 300 MB line, a 1 GB stream, a million pending tool uses, a 10 MB shell command),
 //!   with the peak RSS and time of each.
@@ -103,12 +105,20 @@ enum Task {
         #[arg(last = true)]
         extra: Vec<String>,
     },
-    /// `harness sessions list` over a generated history of stored sessions (3 GiB, 8,000
-    /// files), cold, against a plain `serde_json::Value` pass over the same files.
+    /// `harness sessions list` over a generated history of stored sessions (1 GiB, 2,000
+    /// files), cold and warm, beside ccusage and a plain `serde_json::Value` pass over the same
+    /// files; checks that both tools give every session the same tokens.
     SessionsBench(sessions_bench::Args),
     /// The latency `harness session` adds per turn, its throughput and memory, against a
     /// scripted Claude Code session agent.
     SessionBench(session_bench::Args),
+    /// Runs a program and reports its wall time, CPU time and peak RSS (for `sessions-bench`).
+    #[command(hide = true)]
+    Measure {
+        /// The program and its arguments.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true)]
+        command: Vec<std::ffi::OsString>,
+    },
     /// Hostile sizes through the release `harness` binary, with peak RSS and time of each.
     Stress {
         /// Scale every size by this factor.
@@ -156,6 +166,7 @@ fn main() -> ExitCode {
         } => fuzz::fuzz(&target, time, &extra),
         Task::SessionsBench(args) => sessions_bench::sessions_bench(args),
         Task::SessionBench(args) => session_bench::session_bench(args),
+        Task::Measure { command } => rusage::measure(&command),
         Task::Stress { scale, only, debug } => stress::stress(scale, only, debug),
     };
     match result {

@@ -52,6 +52,31 @@ pub fn wait_pid(pid: u32) -> Result<Usage> {
     })
 }
 
+/// What `cargo xtask measure` writes last on its standard error, before the figures.
+pub const MEASURED: &str = "xtask-measured";
+
+/// `xtask measure PROGRAM ARGS...` (hidden): runs the program with this process's standard
+/// streams and environment, then writes `xtask-measured WALL_S CPU_S PEAK_RSS WAIT_STATUS` on
+/// standard error. A child's peak RSS counts from the size of the process that started it
+/// (`ru_maxrss` keeps the high-water mark of the memory an `exec` replaces), so a benchmark
+/// that grew starts its timed programs through this small process instead.
+pub fn measure(command: &[std::ffi::OsString]) -> Result<()> {
+    let Some((program, args)) = command.split_first() else {
+        bail!("measure: no program");
+    };
+    let started = std::time::Instant::now();
+    let child = std::process::Command::new(program).args(args).spawn()?;
+    let usage = wait(child)?;
+    eprintln!(
+        "{MEASURED} {} {} {} {}",
+        started.elapsed().as_secs_f64(),
+        usage.cpu.as_secs_f64(),
+        usage.peak_rss,
+        usage.wait_status
+    );
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]

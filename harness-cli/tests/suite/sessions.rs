@@ -101,6 +101,8 @@ fn list_filters_by_backend_date_and_project() {
     assert_eq!(count(&[]), 3);
     assert_eq!(count(&["--backend", "codex"]), 1);
     assert_eq!(count(&["--backend", "claude"]), 2);
+    assert_eq!(count(&["--backend", "claude,codex"]), 3);
+    assert_eq!(count(&["--backend", "codex", "--backend", "claude"]), 3);
     assert_eq!(count(&["--since", "2026-12-02"]), 0);
     assert_eq!(count(&["--until", "2026-12-01"]), 3);
     assert_eq!(count(&["--until", "2026-11-30"]), 0);
@@ -119,6 +121,65 @@ fn the_environment_names_the_default_locations() {
     let output = run_with_env(&["sessions", "list", "--format", "json"], &env, b"");
     assert_eq!(output.status.code(), Some(0), "{output:?}");
     assert_eq!(String::from_utf8_lossy(&output.stdout).lines().count(), 2);
+}
+
+/// Without `CLAUDE_CONFIG_DIR`, Claude Code's sessions are under `$XDG_CONFIG_HOME/claude`
+/// and `~/.claude`, each read once; `CLAUDE_CONFIG_DIR` may name `projects/` itself; a Codex
+/// home's `archived_sessions/` is read beside its `sessions/`.
+#[test]
+fn each_agent_is_found_in_its_default_folders() {
+    let home = tempfile::tempdir().unwrap();
+    let copy = |from: &str, to: &std::path::Path| {
+        let status = std::process::Command::new("cp")
+            .arg("-r")
+            .arg(stored(from))
+            .arg(to)
+            .status()
+            .unwrap();
+        assert!(status.success());
+    };
+    std::fs::create_dir_all(home.path().join(".config")).unwrap();
+    copy("claude/c_read", &home.path().join(".config/claude"));
+    copy("claude/m_subagent", &home.path().join(".claude"));
+    std::fs::create_dir_all(home.path().join(".codex")).unwrap();
+    copy(
+        "codex/c01_cat/sessions",
+        &home.path().join(".codex/archived_sessions"),
+    );
+    let home_dir = home.path().display().to_string();
+    let count = |env: &[(&str, &str)]| {
+        // An empty variable is an unset one: the test's own environment does not count.
+        let mut all = vec![
+            ("CLAUDE_CONFIG_DIR", ""),
+            ("CODEX_HOME", ""),
+            ("XDG_CONFIG_HOME", ""),
+        ];
+        all.extend(env);
+        let output = run_with_env(&["sessions", "list", "--format", "json"], &all, b"");
+        assert_eq!(output.status.code(), Some(0), "{output:?}");
+        String::from_utf8_lossy(&output.stdout).lines().count()
+    };
+    assert_eq!(count(&[("HOME", &home_dir)]), 3);
+    // The same folder twice (a link) is read once.
+    std::fs::remove_dir_all(home.path().join(".claude")).unwrap();
+    std::os::unix::fs::symlink(
+        home.path().join(".config/claude"),
+        home.path().join(".claude"),
+    )
+    .unwrap();
+    assert_eq!(count(&[("HOME", &home_dir)]), 2);
+    let xdg = home.path().join("elsewhere").display().to_string();
+    let projects = stored("claude/m_subagent/projects");
+    assert_eq!(
+        count(&[("HOME", &home_dir), ("XDG_CONFIG_HOME", &xdg)]),
+        2,
+        "~/.claude is still read"
+    );
+    assert_eq!(
+        count(&[("HOME", &home_dir), ("CLAUDE_CONFIG_DIR", &projects)]),
+        2,
+        "m_subagent's session, and the archived rollout"
+    );
 }
 
 #[test]
@@ -190,6 +251,18 @@ fn stats_sums_by_model_and_by_tool() {
             ("exec_command".into(), 1)
         ]
     );
+    let by_agent = rows(
+        &["sessions", "stats", "--by", "agent", "--format", "json"],
+        &three(),
+    );
+    let agents: Vec<(&str, u64, u64)> = by_agent
+        .iter()
+        .map(|r| {
+            let n = |k: &str| r[k].as_u64().unwrap();
+            (r["key"].as_str().unwrap(), n("sessions"), n("uses"))
+        })
+        .collect();
+    assert_eq!(agents, [("claude", 2, 7), ("codex", 1, 2)]);
     let by_day = rows(
         &["sessions", "stats", "--by", "day", "--format", "json"],
         &three(),

@@ -319,3 +319,110 @@ fn stored_sessions_give_their_expected_events() {
         fixtures::UPDATE_HINT
     );
 }
+
+/// `list`'s tallies read only the lines whose figures count; every recorded session gives the
+/// row that decoding all its lines gives.
+#[test]
+fn a_tally_sums_up_every_recorded_session_as_its_decoding_does() {
+    let prices = PriceTable::bundled();
+    let mut sessions = 0;
+    for backend in ["claude", "codex"] {
+        for (name, dir) in scenarios(backend) {
+            for files in stored(backend, &dir) {
+                let tallied = sessions::summarize(&files, &prices).unwrap();
+                let decoded = sessions::summarize_decoded(&files, &prices).unwrap();
+                assert_eq!(tallied, decoded, "{backend}/{name}");
+                sessions += 1;
+            }
+        }
+    }
+    assert!(sessions > 90, "{sessions}");
+}
+
+/// Lines spliced into a copy of each recorded session's files, each where it changes what a
+/// tally could get wrong: a figure on a line it might pass over (a cost or a type spelled with
+/// an escape, a repeated key), lines that are not JSON or not objects, a last timestamp on a
+/// bookkeeping line, or on a line that is not JSON, or none at all, and no final newline.
+const SPLICED: [&str; 15] = [
+    r#"{"type":"user","message":{"content":[{"type":"tool_result","content":"x"}]},"timestamp":"2027-01-01T00:00:00.000Z"}"#,
+    "not json",
+    "[1,2]",
+    r#"{"type":"attachment","timestamp":"2030-01-01T00:00:00.000Z","attachment":{"x":"\ud800"}}"#,
+    r#"{"type":"attachment","timestamp":"2029-01-01T00:00:00.000Z"}"#,
+    r#"{"type":"attachment","timestamp":"2029-06-01T00:00:00.000Z","timestamp":7}"#,
+    r#"{"type":"file-history-snapshot","totalCostUSD":12.5}"#,
+    r#"{"\u0074ype":"assistant","message":{"id":"m-x","model":"claude-sonnet-4-5","usage":{"input_tokens":3,"output_tokens":4}}}"#,
+    r#"{"type":"assistant","message":{"id":"m-y","model":"m","usage":{"input_tokens":5}},"type":"attachment"}"#,
+    r#"{"type":"attachment","type":"assistant","message":{"id":"m-z","content":[{"type":"tool_use","name":"Zed"},7]}}"#,
+    r#"{"type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":null}}}"#,
+    r#"{"type":"response_item","payload":{"type":"custom_tool_call","name":"apply_patch"}}"#,
+    r#"{"type":"event_msg","payload":{"type":"\u0074oken_count","info":{"total_token_usage":{"input_tokens":99999,"output_tokens":7}}}}"#,
+    r#"{"type":"world_state","timestamp":"2031-01-01T00:00:00.000Z","payload":{"type":"token_count"}"#,
+    r#"{"type":"user","message":{"content":"\u0068i"},"timestamp":"2028-01-01T00:00:00.000Z","cwd":"","sessionId":""}"#,
+];
+
+/// Copies `dir` into `to`, each `.jsonl` file with `lines` spliced in: before its first line,
+/// after its middle one and at its end (without a final newline).
+fn splice(dir: &Path, to: &Path, lines: &[&str]) {
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let (from, into) = (entry.path(), to.join(entry.file_name()));
+        if from.is_dir() {
+            std::fs::create_dir_all(&into).unwrap();
+            splice(&from, &into, lines);
+        } else if from.extension().is_some_and(|e| e == "jsonl") {
+            let text = std::fs::read_to_string(&from).unwrap();
+            let mut all: Vec<&str> = text.lines().collect();
+            let middle = all.len() / 2;
+            all.splice(middle..middle, lines.iter().copied());
+            all.splice(0..0, lines.iter().copied());
+            all.extend(lines.iter().copied());
+            std::fs::write(&into, all.join("\n")).unwrap();
+        } else {
+            std::fs::copy(&from, &into).unwrap();
+        }
+    }
+}
+
+#[test]
+fn a_tally_reads_unusual_lines_as_decoding_does() {
+    let prices = PriceTable::bundled();
+    let temp = tempfile::tempdir().unwrap();
+    let mut checked = 0;
+    // A line longer than the chunks files are read in, with no timestamp: the last timestamp
+    // is found before it, reading back; blank lines.
+    let long = format!(
+        r#"{{"type":"attachment","x":"{}"}}"#,
+        "a".repeat(600 * 1024)
+    );
+    for backend in ["claude", "codex"] {
+        for (name, dir) in scenarios(backend) {
+            // Each line alone (at the start, the middle, the end), then all of them.
+            let sets: Vec<Vec<&str>> = SPLICED
+                .iter()
+                .map(|line| vec![*line])
+                .chain([
+                    SPLICED.to_vec(),
+                    Vec::new(),
+                    vec![SPLICED[3], &long, ""],
+                    vec!["", ""],
+                ])
+                .collect();
+            for (n, lines) in sets.iter().enumerate() {
+                let to = temp.path().join(format!("{backend}-{name}-{n}"));
+                std::fs::create_dir_all(&to).unwrap();
+                splice(&dir, &to, lines);
+                for files in stored(backend, &to) {
+                    let tallied = sessions::summarize(&files, &prices).unwrap();
+                    let decoded = sessions::summarize_decoded(&files, &prices).unwrap();
+                    assert_eq!(tallied, decoded, "{backend}/{name} with {lines:?}");
+                    if backend == "claude" && lines.len() == SPLICED.len() {
+                        // The spliced lines count: the last cost is the bookkeeping line's.
+                        assert_eq!(tallied.cost_usd, Some(12.5), "{backend}/{name}");
+                    }
+                    checked += 1;
+                }
+            }
+        }
+    }
+    assert!(checked > 1000, "{checked}");
+}
