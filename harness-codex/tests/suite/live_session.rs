@@ -387,8 +387,8 @@ fn i6_an_agent_that_dies_mid_turn_ends_the_turn_and_the_session_with_an_error() 
     assert_eq!(
         items,
         [
-            json!({"kind": "error", "message": "the agent exited with status 3 during turn 1; the session has ended"}),
             json!({"kind": "error", "message": "stream ended without a result"}),
+            json!({"kind": "error", "message": "the agent exited with status 3 during turn 1; the session has ended"}),
             turn_end(1, "error", counts.clone(), None),
             ended("AgentExited", Some(3), counts),
         ]
@@ -441,15 +441,15 @@ fn i5_xa21_a_thread_that_cannot_be_resumed_ends_the_session() {
     let mut request = request(&fake);
     request.resume = Some("gone".into());
     let items = session(request, &["plain"], false, |_, _| {});
-    // The agent ends once its input is closed: the harness's error names the exit, and S9's
-    // error says no turn ended.
+    // The agent ends once its input is closed: S9's error says no turn ended, then the
+    // harness's error names the exit.
     let counts = json!({"error": 3});
     assert_eq!(
         items,
         [
             json!({"kind": "error", "message": "thread/resume: no rollout found for thread id gone", "line": 2}),
-            json!({"kind": "error", "message": "the agent exited with status 0 during turn 1; the session has ended"}),
             json!({"kind": "error", "message": "stream ended without a result"}),
+            json!({"kind": "error", "message": "the agent exited with status 0 during turn 1; the session has ended"}),
             turn_end(1, "error", counts.clone(), None),
             ended("AgentExited", Some(0), counts),
         ]
