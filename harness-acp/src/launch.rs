@@ -44,7 +44,7 @@ pub const KNOWN_AGENTS: &[KnownAgent] = &[
 
 /// The agent's command line for a request: `agent` then `extra_args`, or `binary` then
 /// `extra_args`; `None` when the request names neither.
-fn command_line(request: &RunRequest) -> Option<(PathBuf, Vec<String>)> {
+pub(crate) fn command_line(request: &RunRequest) -> Option<(PathBuf, Vec<String>)> {
     let mut args = match (&request.agent, &request.binary) {
         (Some(agent), _) if !agent.is_empty() => agent.clone(),
         (_, Some(binary)) => vec![binary.display().to_string()],
