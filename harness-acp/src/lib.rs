@@ -72,7 +72,7 @@ use serde_json::Value;
 pub use client::{AcpClient, CANCEL_GRACE, Permission};
 pub use decoder::{AcpDecoder, AcpNormalizer};
 pub use launch::KNOWN_AGENTS;
-pub use session::{AcpSession, OPEN_LIMIT, open as open_session};
+pub use session::{AcpSession, AgentCommand, OPEN_LIMIT, open as open_session};
 
 /// The ACP backend, registered as `"acp"`.
 ///
@@ -127,12 +127,7 @@ impl Backend for AcpHarness {
     /// (`session/resume` or `session/load` for `resume`) as it opens, a `session/prompt` per
     /// turn, permission requests answered by the caller (A16-A22 of `docs/acp.md`).
     async fn session(&self, request: RunRequest) -> Result<Session, RunError> {
-        let Some(command) = launch::command_line(&request) else {
-            return Err(RunError::NoAgentCommand {
-                backend: self.name().to_string(),
-            });
-        };
-        open_session(self.name(), command, request).await
+        open_session(self.name(), AgentCommand::Request, request).await
     }
 }
 

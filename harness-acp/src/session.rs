@@ -12,11 +12,12 @@ use harness_agents_core::process::{
 };
 use harness_agents_core::session::{Session, Withdrawal};
 use harness_agents_core::transcript::Header;
-use harness_agents_core::{Backend, Decision, RunError, RunRequest};
+use harness_agents_core::{Backend, Decision, Launch, RunError, RunRequest};
 use serde::Deserialize;
 use serde_json::Value;
 
 use crate::client::{answer_permission, initialize_params, send};
+use crate::launch::command_line;
 use crate::wire::{
     Answer, CancelParams, LoadSessionParams, NewSessionParams, Notification, PermissionAnswer,
     PermissionOption, PermissionOptionKind, PermissionOutcome, PermissionRequest, PromptParams,
@@ -429,21 +430,36 @@ impl Conversation for AcpSession {
     }
 }
 
-/// Opens a session (A16-A22) with the ACP agent `command` (program and arguments, run in the
-/// request's directory without a shell), for the backend `backend` (the name its errors give;
-/// the transcript's header names `acp`, whose normalizer reads it). The request's `prompt` is
-/// not used (prompts come through the session); `resume` continues a stored session through
+/// How the agent of a session is started.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum AgentCommand {
+    /// The request's `agent` (else its `binary`), then its `extra_args`: the `acp` backend's
+    /// (A12).
+    Request,
+    /// A backend's launch of its agent in ACP mode (Gemini CLI's `gemini --acp`, G13): the
+    /// binary the request names, else the launch's variable, else its program; its leading
+    /// arguments and model flag, these permission flags, the request's `extra_args`.
+    Launch(Launch, Vec<String>),
+}
+
+/// Opens a session (A16-A22) with an ACP agent, for the backend `backend` (the name its
+/// errors give; the transcript's header names `acp`, whose normalizer reads it), started as
+/// `command` says, without a shell, in the request's directory. The request's `prompt` is not
+/// used (prompts come through the session); `resume` continues a stored session through
 /// `session/resume` or `session/load`, and an agent that advertises neither gives
 /// [`RunError::CannotResume`] before any prompt (I5); `timeout` and `idle_timeout` bound each
 /// turn.
 ///
 /// # Errors
 ///
-/// As [`process::spawn_session`], and [`RunError::CannotResume`] as above (also when the
-/// agent does not answer `initialize` within the request's `timeout`, else [`OPEN_LIMIT`]).
+/// [`RunError::NoAgentCommand`] when `command` is [`AgentCommand::Request`] and the request
+/// names no agent; as [`process::spawn_session`]; and [`RunError::CannotResume`] as above
+/// (also when the agent does not answer `initialize` within the request's `timeout`, else
+/// [`OPEN_LIMIT`]).
 pub async fn open(
     backend: &str,
-    command: (PathBuf, Vec<String>),
+    command: AgentCommand,
     request: RunRequest,
 ) -> Result<Session, RunError> {
     let (dir, mut config) = process::run_dir(&request)?;
@@ -461,13 +477,32 @@ pub async fn open(
         .resume
         .is_some()
         .then(|| request.timeout.unwrap_or(OPEN_LIMIT));
-    let (program, args) = command;
-    let mut spec = ProcessSpec::for_request(request, "", "", Vec::new(), "");
-    spec.program = program;
-    spec.args = args;
+    let mut spec = match command {
+        AgentCommand::Request => {
+            let Some((program, args)) = command_line(&request) else {
+                return Err(RunError::NoAgentCommand {
+                    backend: backend.to_string(),
+                });
+            };
+            let mut spec = ProcessSpec::for_request(request, "", "", Vec::new(), "");
+            spec.program = program;
+            spec.args = args;
+            spec.install_hint = None;
+            spec
+        }
+        AgentCommand::Launch(launch, permission) => {
+            let args = launch.args(&request, &dir, permission);
+            ProcessSpec::for_request(
+                request,
+                launch.env_var,
+                launch.program,
+                args,
+                launch.install,
+            )
+        }
+    };
     spec.cwd = Some(dir);
     spec.stdin = Vec::new();
-    spec.install_hint = None;
     spec.header = Header::new(AcpHarness.name(), &config);
     let session = spawn_session(
         spec,
