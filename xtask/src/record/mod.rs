@@ -49,6 +49,7 @@
 //! `find` run.
 
 pub mod acp;
+pub mod acp_session;
 pub mod anthropic;
 pub mod claude;
 pub mod codex;
@@ -81,6 +82,9 @@ pub enum Backend {
     Gemini,
     /// ACP agents (`fixtures/acp/`): Gemini CLI `--acp` and opencode `acp`.
     Acp,
+    /// ACP sessions (`fixtures/acp-session/`): Gemini CLI and opencode, several turns each,
+    /// driven through `Backend::session` by a scripted caller.
+    AcpSession,
     /// Pi (`fixtures/pi/`).
     Pi,
 }
@@ -186,10 +190,11 @@ pub fn record(args: Args) -> Result<()> {
             Backend::Opencode => opencode::record(&options),
             Backend::Gemini => gemini::record(&options),
             Backend::Acp => acp::record(&options),
+            Backend::AcpSession => acp_session::record(&options),
             Backend::Pi => pi::record(&options),
         };
     }
-    if backend == Some(Backend::Acp) {
+    if matches!(backend, Some(Backend::Acp | Backend::AcpSession)) {
         bail!("--latest: the acp corpus records the gemini and opencode corpora's versions");
     }
     let backends = match backend {
@@ -214,7 +219,7 @@ pub fn record(args: Args) -> Result<()> {
             Backend::Opencode => (opencode::PACKAGE, opencode::OPENCODE_VERSION),
             Backend::Gemini => (gemini::PACKAGE, gemini::GEMINI_VERSION),
             Backend::Pi => (pi::PACKAGE, pi::PI_VERSION),
-            Backend::Acp => continue,
+            Backend::Acp | Backend::AcpSession => continue,
         };
         let newest = newest_version(package)?;
         println!("{package}: newest {newest}, fixtures recorded with {current}");
@@ -224,7 +229,7 @@ pub fn record(args: Args) -> Result<()> {
             Backend::Opencode => opencode::install(cache.path(), &newest)?,
             Backend::Gemini => gemini::install(cache.path(), &newest)?,
             Backend::Pi => pi::install(cache.path(), &newest)?,
-            Backend::Acp => continue,
+            Backend::Acp | Backend::AcpSession => continue,
         };
         options.binary = Some(binary);
         let result = match backend {
@@ -233,7 +238,7 @@ pub fn record(args: Args) -> Result<()> {
             Backend::Opencode => opencode::record(&options),
             Backend::Gemini => gemini::record(&options),
             Backend::Pi => pi::record(&options),
-            Backend::Acp => continue,
+            Backend::Acp | Backend::AcpSession => continue,
         };
         if let Err(e) = result {
             println!("{package}@{newest}: {e:#}");
