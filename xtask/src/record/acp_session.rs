@@ -27,7 +27,6 @@ use anyhow::{Context, Result, bail};
 use futures::StreamExt;
 use harness_agents_acp::{AcpHarness, AcpNormalizer};
 use harness_agents_core::session::{Session, SessionItem};
-use harness_agents_core::transcript::{Header, Record};
 use harness_agents_core::{Backend, Decision, EventBody, NormalizerConfig, RunRequest};
 use harness_agents_gemini::GeminiHarness;
 use serde::Deserialize;
@@ -178,22 +177,6 @@ fn normalize(raw: &str, stderr: &str, scenario: &Scenario) -> String {
     )
 }
 
-/// A transcript file's standard output records, one line each: the A1 lines.
-fn transcript_lines(path: &Path) -> Result<String> {
-    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-    let mut out = String::new();
-    for line in bytes.split(|b| *b == b'\n') {
-        if line.is_empty() || Header::parse(line).is_some() {
-            continue;
-        }
-        if let Record::Stdout(text) = Record::parse(line) {
-            out.push_str(&String::from_utf8_lossy(text));
-            out.push('\n');
-        }
-    }
-    Ok(out)
-}
-
 /// Stops the stand-in's server: what the stand-in noticed.
 type Stop = Box<dyn FnOnce() -> Vec<String>>;
 
@@ -271,7 +254,7 @@ fn run(
     let (text, _) = result?;
     std::fs::write(
         out.join(format!("{name}.jsonl")),
-        transcript_lines(&transcript)?,
+        shared::transcript_lines(&transcript)?,
     )?;
     std::fs::remove_file(&transcript)?;
     let mut argv = vec![
