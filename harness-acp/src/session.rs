@@ -527,3 +527,43 @@ pub async fn open(
         ))),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a17_the_decisions_offered_are_those_with_an_option_of_their_kind() {
+        let options: Vec<PermissionOption> = serde_json::from_value(json!([
+            {"optionId": "never", "name": "Never", "kind": "reject_always"},
+            {"optionId": "once", "name": "Once", "kind": "allow_once"},
+            {"optionId": "no", "name": "No", "kind": "reject_once"},
+        ]))
+        .unwrap_or_default();
+        assert_eq!(offered(&options), [Decision::Allow, Decision::Deny]);
+        let kinds: Vec<(PermissionOptionKind, String)> =
+            options.into_iter().map(|o| (o.kind, o.option_id)).collect();
+        assert_eq!(option_for(&kinds, Decision::Allow), Some("once"));
+        assert_eq!(option_for(&kinds, Decision::Deny), Some("no"));
+        assert_eq!(option_for(&kinds, Decision::AllowAlways), None);
+        assert_eq!(request_key(&json!(0)).as_deref(), Some("0"));
+        assert_eq!(request_key(&json!("r")).as_deref(), Some("r"));
+        assert_eq!(request_key(&json!(null)), None);
+    }
+
+    #[test]
+    fn a21_resume_is_preferred_to_load_and_neither_means_none() {
+        let of = |caps: serde_json::Value| Reopen::of(&json!({"agentCapabilities": caps}));
+        assert_eq!(
+            of(json!({"loadSession": true, "sessionCapabilities": {"resume": {}}})),
+            Some(Reopen::Resume)
+        );
+        assert_eq!(of(json!({"loadSession": true})), Some(Reopen::Load));
+        assert_eq!(
+            of(json!({"loadSession": false, "sessionCapabilities": {"resume": null}})),
+            None
+        );
+        assert_eq!(of(json!({})), None);
+    }
+}

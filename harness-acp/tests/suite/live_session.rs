@@ -307,7 +307,7 @@ fn a17_ended_input_rejects_a_request_nobody_can_answer() {
 }
 
 #[test]
-fn i6_an_agent_that_dies_mid_turn_ends_the_turn_and_the_session_with_an_error() {
+fn a22_an_agent_that_dies_mid_turn_ends_the_turn_and_the_session_with_an_error() {
     let fake = fake();
     let items = session(request(&fake, "none"), &["die", "plain"], false, |_, _| {});
     let counts = json!({"agent": 1, "error": 2});
@@ -478,4 +478,38 @@ fn i7_the_transcript_replays_to_the_sessions_events() {
         .map(|e| serde_json::to_value(e).expect("serializes"))
         .collect();
     assert_eq!(replayed, live);
+}
+
+#[test]
+fn a20_close_cancels_the_running_turn_then_closes_the_agents_input() {
+    let fake = fake();
+    let items = runtime().block_on(async {
+        let session = AcpHarness
+            .session(request(&fake, "none"))
+            .await
+            .expect("starts");
+        session.prompt("hang").expect("open");
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        session.close().expect("open");
+        drive_session(session, |_, _| {}).await
+    });
+    let counts = json!({"agent": 1, "error": 1});
+    assert_eq!(
+        session_json(&items),
+        [
+            agent("working", 6),
+            json!({"kind": "error", "message": "the agent's turn ended: cancelled", "line": 8}),
+            turn_end(1, "interrupted", counts.clone(), Some("working")),
+            ended("Caller", Some(0), counts),
+        ]
+    );
+    assert_eq!(
+        methods(&log(&fake)),
+        [
+            "initialize",
+            "session/new",
+            "session/prompt",
+            "session/cancel"
+        ]
+    );
 }
