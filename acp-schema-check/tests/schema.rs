@@ -192,3 +192,21 @@ fn every_message_harness_acp_writes_parses_with_the_official_types() {
     assert_eq!(checked.count("agent", "notification", "session/update"), 14);
     assert_eq!(checked.total(), 14);
 }
+
+/// A16-A22: every message of every recorded session (`fixtures/acp-session/`: several
+/// prompts, permission answers chosen by the caller, `cancelled` answers and `session/cancel`,
+/// `session/load` and `session/resume`) parses with the official types.
+#[test]
+fn every_recorded_session_message_parses_with_the_official_types() {
+    let dir = fixtures().join("../acp-session");
+    let paths = transcripts(&dir).unwrap();
+    assert_eq!(paths.len(), 5, "{paths:#?}");
+    let mut reopened = 0;
+    for path in &paths {
+        let checked = check(path);
+        assert_eq!(checked.count("client", "request", "initialize"), 1);
+        reopened += checked.count("client", "request", "session/load")
+            + checked.count("client", "request", "session/resume");
+    }
+    assert_eq!(reopened, 2);
+}

@@ -99,6 +99,35 @@ pub(crate) fn answer_permission(
     PermissionAnswer { outcome }
 }
 
+/// Sends one message: written to the agent's input, recorded for the normalizer (A1).
+pub(crate) fn send(reply: &mut Reply, message: &impl Serialize) {
+    // The messages are plain structs of strings, numbers and JSON values: serializing them
+    // cannot fail.
+    let bytes = serde_json::to_vec(message).unwrap_or_default();
+    reply.record.push(wrap(From::Client, &bytes));
+    reply.write.extend_from_slice(&bytes);
+    reply.write.push(b'\n');
+}
+
+/// `initialize`'s params (A12): protocol version 1, no file system, no terminal.
+pub(crate) fn initialize_params() -> InitializeParams<'static> {
+    InitializeParams {
+        protocol_version: 1,
+        client_capabilities: ClientCapabilities {
+            fs: FileSystemCapability {
+                read_text_file: false,
+                write_text_file: false,
+            },
+            terminal: false,
+            auth: AuthCapabilities { terminal: false },
+        },
+        client_info: Implementation {
+            name: "harness",
+            version: env!("CARGO_PKG_VERSION"),
+        },
+    }
+}
+
 /// Where the client is in the protocol.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Step {
@@ -136,18 +165,8 @@ impl AcpClient {
         }
     }
 
-    /// Sends one message: written to the agent's input, recorded for the normalizer.
-    fn send(reply: &mut Reply, message: &impl Serialize) {
-        // The messages are plain structs of strings, numbers and JSON values: serializing
-        // them cannot fail.
-        let bytes = serde_json::to_vec(message).unwrap_or_default();
-        reply.record.push(wrap(From::Client, &bytes));
-        reply.write.extend_from_slice(&bytes);
-        reply.write.push(b'\n');
-    }
-
     fn request(reply: &mut Reply, id: u64, method: &str, params: impl Serialize) {
-        Self::send(reply, &Request::new(id, method, params));
+        send(reply, &Request::new(id, method, params));
     }
 
     fn done(&mut self, reply: &mut Reply) {
@@ -211,14 +230,14 @@ impl AcpClient {
             "session/request_permission" => match PermissionRequest::deserialize(params) {
                 Ok(request) => {
                     let answer = answer_permission(&request, self.policy);
-                    Self::send(reply, &Answer::new(id, Ok(answer)));
+                    send(reply, &Answer::new(id, Ok(answer)));
                 }
                 Err(e) => {
                     let error = RpcError::invalid_params(e.to_string());
-                    Self::send(reply, &Answer::<()>::new(id, Err(error)));
+                    send(reply, &Answer::<()>::new(id, Err(error)));
                 }
             },
-            _ => Self::send(
+            _ => send(
                 reply,
                 &Answer::<()>::new(id, Err(RpcError::method_not_found())),
             ),
@@ -229,23 +248,7 @@ impl AcpClient {
 impl Conversation for AcpClient {
     fn open(&mut self) -> Reply {
         let mut reply = Reply::default();
-        // A12: no file system, no terminal.
-        let params = InitializeParams {
-            protocol_version: 1,
-            client_capabilities: ClientCapabilities {
-                fs: FileSystemCapability {
-                    read_text_file: false,
-                    write_text_file: false,
-                },
-                terminal: false,
-                auth: AuthCapabilities { terminal: false },
-            },
-            client_info: Implementation {
-                name: "harness",
-                version: env!("CARGO_PKG_VERSION"),
-            },
-        };
-        Self::request(&mut reply, INITIALIZE, "initialize", params);
+        Self::request(&mut reply, INITIALIZE, "initialize", initialize_params());
         reply
     }
 
@@ -282,7 +285,7 @@ impl Conversation for AcpClient {
                 let params = CancelParams {
                     session_id: session,
                 };
-                Self::send(&mut reply, &Notification::new("session/cancel", params));
+                send(&mut reply, &Notification::new("session/cancel", params));
             }
             _ => self.done(&mut reply),
         }

@@ -4,18 +4,20 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use harness_agents_core::backend::PermissionRequest as Ask;
 use harness_agents_core::backend::json::{Loose, read_line};
 use harness_agents_core::backend::text::{Joined, truncate_chars};
 use harness_agents_core::backend::{
     Decoder, Driver, Emitter, MAX_WARNING_TEXT, NotJson, Recorded, Summary, add_numbers,
 };
 use harness_agents_core::{
-    EventBody, Metrics, NormalizerConfig, PendingToolUse, PlanItem, ToolRef, UnknownReason,
-    WarningSource,
+    Decision, EventBody, Metrics, NormalizerConfig, PendingToolUse, PlanItem, ToolRef,
+    UnknownReason, WarningSource,
 };
 use serde::Deserialize;
 use serde_json::{Map, Number, Value};
 
+use crate::session;
 use crate::tools;
 use crate::view::{self, LineView, MessageView, USAGE, Written};
 use crate::wire::{
@@ -49,6 +51,14 @@ pub struct AcpDecoder {
     text: Joined,
     text_line: Option<u64>,
     metrics: Metrics,
+    /// The stream is a session's whose permission requests wait for the caller (A17).
+    session: bool,
+    /// The stored session a `session/load` or `session/resume` of the client continues,
+    /// by the request's id, until its answer (A21).
+    reopening: Option<(String, String)>,
+    /// A `session/load` is under way: the agent's updates replay the stored conversation
+    /// (A21).
+    loading: bool,
 }
 
 impl AcpDecoder {
@@ -103,10 +113,16 @@ impl AcpDecoder {
         let method = message.get("method").and_then(Value::as_str);
         if let (Some(id), Some(method)) = (message.get("id"), method) {
             self.requests.insert(id_key(id), method.to_string());
-            if method == "session/new" {
+            if matches!(method, "session/new" | "session/load" | "session/resume") {
                 if let Some(cwd) = message.pointer("/params/cwd").and_then(Value::as_str) {
                     self.cwd = Some(cwd.to_string());
                 }
+            }
+            if matches!(method, "session/load" | "session/resume") {
+                if let Some(stored) = message.pointer("/params/sessionId").and_then(Value::as_str) {
+                    self.reopening = Some((id_key(id), stored.to_string()));
+                }
+                self.loading = method == "session/load";
             }
         }
         out.consumed_by("A2");
@@ -121,6 +137,10 @@ impl AcpDecoder {
         let id = message.get("id").cloned();
         match (id, method) {
             (Some(id), None) => self.answer(&id, message, out),
+            (None, Some(method)) if method == "session/update" && self.loading => {
+                // A21: the stored conversation, replayed by `session/load`.
+                out.consumed_by("A21");
+            }
             (None, Some(method)) if method == "session/update" => self.update(message, out),
             (Some(_), Some(method)) if method == "session/request_permission" => {
                 self.permission(message, out);
@@ -132,9 +152,21 @@ impl AcpDecoder {
 
     /// A3: the answer to one of the client's requests.
     fn answer(&mut self, id: &Value, message: Value, out: &mut Emitter<'_>) {
-        let Some(method) = self.requests.remove(&id_key(id)) else {
+        let key = id_key(id);
+        let Some(method) = self.requests.remove(&key) else {
             out.unknown(UnknownReason::UnpairedResult, message);
             return;
+        };
+        // A21: the stored session goes on under its own id once the agent has reopened it.
+        let reopened = match self.reopening.take() {
+            Some((request, stored)) if request == key => {
+                self.loading = false;
+                Some(stored)
+            }
+            other => {
+                self.reopening = other;
+                None
+            }
         };
         if let Some(error) = message.get("error") {
             let text = error.get("message").and_then(Value::as_str).unwrap_or("");
@@ -152,7 +184,12 @@ impl AcpDecoder {
                 out.consumed_by("A3");
             }
             "session/prompt" => self.prompt_answer(result, out),
-            _ => out.consumed_by("A3"),
+            _ => {
+                if let Some(stored) = reopened {
+                    out.session_id(&stored);
+                }
+                out.consumed_by("A3");
+            }
         }
     }
 
@@ -329,16 +366,50 @@ impl AcpDecoder {
         let params = message.get("params").unwrap_or(&Value::Null);
         match PermissionRequest::deserialize(params) {
             Ok(request) => {
+                let options = session::offered(&request.options);
                 let id = request.tool_call.tool_call_id;
                 if let Some(fields) = message.pointer("/params/toolCall") {
                     if self.merge(&id, fields) {
                         self.announce(&id, out);
                     }
                 }
-                out.defer();
+                let key = message.get("id").and_then(session::request_key);
+                match key {
+                    Some(key) if self.session && !options.is_empty() => {
+                        self.ask(key, options, &id, out);
+                    }
+                    _ => out.defer(),
+                }
             }
             Err(_) => out.unknown(UnknownReason::MalformedToolUse, message),
         }
+    }
+
+    /// A17: a permission request of a session is a `permission` event: the request's id, the
+    /// decisions offered, the call's kind and id, its `rawInput`, and what the call would give
+    /// on success (as a `started` event has it).
+    fn ask(&mut self, key: String, options: Vec<Decision>, call: &str, out: &mut Emitter<'_>) {
+        let (tool, input, would_be) = match self.calls.get(call) {
+            Some(recorded) => {
+                let mut fields = recorded.fields.clone();
+                let input = fields.get("rawInput").cloned();
+                fields.insert("status".into(), Value::String("completed".into()));
+                let would_be = tools::events(&fields, self.cwd.as_deref()).unwrap_or_default();
+                (tools::kind_name(&fields), input, would_be)
+            }
+            None => (None, None, Vec::new()),
+        };
+        let request = Ask {
+            id: key,
+            options,
+            tool: ToolRef {
+                tool,
+                tool_use_id: Some(call.to_string()),
+            },
+            input,
+            would_be,
+        };
+        out.permission(request, None);
     }
 
     /// A4: a `plan` update.
@@ -435,6 +506,9 @@ impl AcpDecoder {
     /// A2 on the fast path.
     fn fast_client(&mut self, message: &MessageView<'_>, out: &mut Emitter<'_>) -> bool {
         if let (false, Some(method)) = (message.id == Loose::Absent, message.method.as_str()) {
+            if matches!(method, "session/load" | "session/resume") {
+                return false;
+            }
             let Some(key) = loose_key(&message.id) else {
                 return false;
             };
@@ -471,6 +545,9 @@ impl AcpDecoder {
                 let Some(method) = self.requests.get(&key).cloned() else {
                     return false;
                 };
+                if self.reopening.is_some() {
+                    return false;
+                }
                 self.requests.remove(&key);
                 if !chunk {
                     self.flush(out);
@@ -496,6 +573,7 @@ impl AcpDecoder {
                 }
                 true
             }
+            (true, Some("session/update")) if self.loading => false,
             (true, Some("session/update")) => match update {
                 Some(update) => self.fast_update(message, update, kind.unwrap_or(""), out),
                 None => false,
@@ -603,6 +681,7 @@ impl AcpDecoder {
 impl Decoder for AcpDecoder {
     fn configure(&mut self, config: &NormalizerConfig) {
         self.cwd = config.cwd.clone();
+        self.session = config.session;
     }
 
     fn line(&mut self, line: &[u8], out: &mut Emitter<'_>) -> Result<(), NotJson> {

@@ -7,7 +7,7 @@
 //! `session/prompt` with the prompt, then the agent's `session/update` notifications until the
 //! prompt's answer; it answers the agent's permission requests from the request's permission
 //! mode and any other request with a JSON-RPC error, and sends `session/cancel` on a timeout or
-//! a stop before the process group is stopped. The rules are in `docs/acp.md` (A1-A15).
+//! a stop before the process group is stopped. The rules are in `docs/acp.md` (A1-A15; sessions A16-A22).
 //!
 //! A run's transcript holds every message of both directions, one per line, wrapped with the
 //! side that sent it (A1); [`AcpNormalizer`] turns such a transcript into the normalized events
@@ -56,11 +56,13 @@ struct ReadmeExample;
 mod client;
 mod decoder;
 mod launch;
+mod session;
 mod tools;
 mod view;
 mod wire;
 
 use harness_agents_core::backend::async_trait;
+use harness_agents_core::session::Session;
 use harness_agents_core::{
     Backend, Capabilities, KnownAgent, Normalizer, NormalizerConfig, OrchestrationSource, RunError,
     RunRequest, RunStream,
@@ -70,6 +72,7 @@ use serde_json::Value;
 pub use client::{AcpClient, CANCEL_GRACE, Permission};
 pub use decoder::{AcpDecoder, AcpNormalizer};
 pub use launch::KNOWN_AGENTS;
+pub use session::{AcpSession, AgentCommand, OPEN_LIMIT, open as open_session};
 
 /// The ACP backend, registered as `"acp"`.
 ///
@@ -118,6 +121,13 @@ impl Backend for AcpHarness {
     /// The agent's command, [`AcpClient`] as its conversation (A12-A15), instead of a launch.
     async fn run(&self, request: RunRequest) -> Result<RunStream, RunError> {
         launch::spawn(request)
+    }
+
+    /// One agent process for the session ([`open_session`]): `initialize` and `session/new`
+    /// (`session/resume` or `session/load` for `resume`) as it opens, a `session/prompt` per
+    /// turn, permission requests answered by the caller (A16-A22 of `docs/acp.md`).
+    async fn session(&self, request: RunRequest) -> Result<Session, RunError> {
+        open_session(self.name(), AgentCommand::Request, request).await
     }
 }
 

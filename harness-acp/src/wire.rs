@@ -226,6 +226,16 @@ pub(crate) struct NewSessionParams<'a> {
     pub(crate) mcp_servers: [(); 0],
 }
 
+/// `session/load`'s and `session/resume`'s params: the stored session, its directory, no MCP
+/// servers.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct LoadSessionParams<'a> {
+    pub(crate) session_id: &'a str,
+    pub(crate) cwd: &'a str,
+    pub(crate) mcp_servers: [(); 0],
+}
+
 /// `session/prompt`'s params: the prompt as one text block.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]

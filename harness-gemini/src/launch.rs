@@ -36,3 +36,12 @@ pub(crate) fn approval_mode(mode: &str) -> &str {
 pub(crate) fn permission_args(mode: &str) -> Vec<String> {
     vec![option("--approval-mode", approval_mode(mode))]
 }
+
+/// How Gemini CLI is started for a session (G13): its ACP mode, `--acp --skip-trust
+/// [--model=MODEL] [--approval-mode=MODE] [extra args]`, the same binary as [`LAUNCH`].
+/// Prompts, answers and resume go through ACP (`harness_agents_acp::open_session`); its
+/// `--resume` flag is for the headless mode, and `session/load` continues a stored session.
+pub const SESSION_LAUNCH: Launch =
+    Launch::new("gemini", "GEMINI_BIN", "npm install -g @google/gemini-cli")
+        .leading(&["--acp", "--skip-trust"])
+        .model_flag("--model");

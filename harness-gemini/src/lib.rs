@@ -72,13 +72,17 @@ mod launch;
 mod tools;
 mod wire;
 
+use harness_agents_acp::{AgentCommand, open_session};
+use harness_agents_core::backend::async_trait;
+use harness_agents_core::session::Session;
 use harness_agents_core::{
-    Backend, Capabilities, Launch, Normalizer, NormalizerConfig, OrchestrationSource, Versions,
+    Backend, Capabilities, Launch, Normalizer, NormalizerConfig, OrchestrationSource, RunError,
+    RunRequest, Versions,
 };
 use serde_json::Value;
 
 pub use decoder::{GeminiDecoder, GeminiNormalizer};
-pub use launch::{LAUNCH, VERSIONS};
+pub use launch::{LAUNCH, SESSION_LAUNCH, VERSIONS};
 
 /// The Gemini CLI backend, registered as `"gemini"`.
 ///
@@ -112,6 +116,7 @@ pub use launch::{LAUNCH, VERSIONS};
 #[derive(Debug, Clone, Copy, Default)]
 pub struct GeminiHarness;
 
+#[async_trait]
 impl Backend for GeminiHarness {
     fn name(&self) -> &'static str {
         "gemini"
@@ -146,6 +151,19 @@ impl Backend for GeminiHarness {
 
     fn permission_args(&self, mode: &str) -> Vec<String> {
         launch::permission_args(mode)
+    }
+
+    /// Gemini CLI's session runs through its ACP mode ([`SESSION_LAUNCH`], G13): the ACP
+    /// session of `harness-agents-acp` (A16-A22 of `docs/acp.md`), its events those of the A
+    /// rules (tool names are ACP's kinds); `resume` continues a stored session through
+    /// `session/load`.
+    async fn session(&self, request: RunRequest) -> Result<Session, RunError> {
+        let permission = match &request.permission_mode {
+            Some(mode) => launch::permission_args(mode),
+            None => Vec::new(),
+        };
+        let command = AgentCommand::Launch(SESSION_LAUNCH, permission);
+        open_session(self.name(), command, request).await
     }
 }
 

@@ -41,9 +41,9 @@ const CRATES: [&str; 9] = [
     "harness-agents-claude",
     "harness-agents-codex",
     "harness-agents-opencode",
+    "harness-agents-acp",
     "harness-agents-gemini",
     "harness-agents-pi",
-    "harness-agents-acp",
     "harness-agents",
 ];
 

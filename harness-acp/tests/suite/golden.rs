@@ -37,3 +37,19 @@ fn every_acp_recording_passes_the_kit() {
         }
     }
 }
+
+/// I7, A16-A22: every recorded session under `fixtures/acp-session` (Gemini CLI and opencode,
+/// several turns each, recorded by `cargo xtask record --backend acp-session` through
+/// `Backend::session`), read as a session's transcript, gives exactly its hand-reviewed
+/// expected events.
+#[test]
+fn every_acp_session_recording_gives_its_expected_events() {
+    let session = || -> Box<dyn Normalizer> {
+        let mut config = NormalizerConfig::default();
+        config.session = true;
+        Box::new(AcpNormalizer::new(config))
+    };
+    if let Err(failures) = check_folder("acp-session", 5, session) {
+        panic!("{failures}");
+    }
+}

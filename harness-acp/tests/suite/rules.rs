@@ -3,7 +3,7 @@
 use harness_agents_core::NormalizerConfig;
 use serde_json::{Value, json};
 
-use super::{agent, answer, client, end_turn, request, run, run_with, start, update};
+use super::{CWD, agent, answer, client, config, end_turn, request, run, run_with, start, update};
 
 fn with(lines: Vec<Value>) -> Vec<Value> {
     let mut all = start();
@@ -476,4 +476,84 @@ fn a5_client_lines_and_non_json_lines_flush_nothing() {
             json!({"kind": "agent", "text": "One message.", "line": 7}),
         ]
     );
+}
+
+#[test]
+fn a17_in_a_session_a_permission_request_is_a_permission_event_with_the_offered_decisions() {
+    let ask = |id: Value, kinds: &[&str]| {
+        let options: Vec<Value> = kinds
+            .iter()
+            .map(|k| json!({"optionId": format!("o-{k}"), "name": k, "kind": k}))
+            .collect();
+        agent(
+            json!({"jsonrpc": "2.0", "id": id, "method": "session/request_permission", "params": {
+            "sessionId": "s1", "toolCall": {"toolCallId": "w", "kind": "edit", "status": "pending",
+                "locations": [{"path": "n.txt"}], "rawInput": {"path": "n.txt", "text": "b"}},
+            "options": options}}),
+        )
+    };
+    let lines = with(vec![
+        ask(json!(0), &["allow_always", "allow_once", "reject_once"]),
+        ask(json!("r-1"), &["allow_once", "reject_always"]),
+        // No decision fits (the session cancels it at once), or an id nobody could name.
+        ask(json!(2), &["reject_always"]),
+        ask(json!(null), &["allow_once"]),
+        done("w", "completed", json!({})),
+    ]);
+    let mut session = config();
+    session.session = true;
+    let asked = |id: &str, options: Value| {
+        json!({"kind": "permission", "id": id, "options": options,
+            "path": "/home/acp/project/n.txt", "expect": [{"kind": "write", "path": "/home/acp/project/n.txt"}],
+            "input": {"path": "n.txt", "text": "b"}, "tool": "edit", "tool_use_id": "w", "line": 4})
+    };
+    let mut second = asked("r-1", json!(["allow"]));
+    second["line"] = json!(5);
+    let wrote = json!({"kind": "write", "path": "/home/acp/project/n.txt", "success": true,
+        "tool": "edit", "tool_use_id": "w", "line": 8});
+    assert_eq!(
+        run_with(session, &lines).events,
+        [
+            asked("0", json!(["allow", "allow_always", "deny"])),
+            second,
+            wrote.clone()
+        ]
+    );
+    // In a run the client answers by the mode (A13): no request reaches anybody.
+    assert_eq!(run(&lines).events, [wrote]);
+}
+
+#[test]
+fn a21_a_loaded_sessions_replay_gives_no_events_and_its_id_is_the_stored_one() {
+    let lines = vec![
+        request(
+            1,
+            "session/load",
+            json!({"sessionId": "old", "cwd": CWD, "mcpServers": []}),
+        ),
+        update(
+            json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "said before"}}),
+        ),
+        update(
+            json!({"sessionUpdate": "tool_call", "toolCallId": "o", "kind": "read", "status": "completed", "locations": [{"path": "a"}]}),
+        ),
+        answer(1, json!(null)),
+        request(
+            2,
+            "session/prompt",
+            json!({"sessionId": "old", "prompt": [{"type": "text", "text": "hi"}]}),
+        ),
+        update(
+            json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "new"}}),
+        ),
+        end_turn(),
+    ];
+    let mut session = config();
+    session.session = true;
+    let run = run_with(session, &lines);
+    assert_eq!(
+        run.events,
+        [json!({"kind": "agent", "text": "new", "line": 6})]
+    );
+    assert_eq!(run.outcome["session_id"], "old");
 }

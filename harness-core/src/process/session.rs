@@ -62,6 +62,11 @@ impl SessionSpec {
 /// `session`'s limits bound each turn instead) with `conversation` as the agent's transport,
 /// and returns at once, before anything is asked of the agent (I1).
 ///
+/// The transcript's header is `spec`'s as given: it says the stream is a session's when the
+/// normalizer's settings do ([`super::session_spec`] turns that on). A backend whose session
+/// reads some of its lines as a run does (ACP's under `bypassPermissions`, whose permission
+/// requests are answered at once) leaves it off, so that a replay reads them the same way (I7).
+///
 /// Must be called from within a tokio runtime with I/O and time enabled, as [`super::spawn`].
 ///
 /// # Errors
@@ -74,7 +79,6 @@ pub fn spawn_session(
     session: SessionSpec,
 ) -> Result<Session, RunError> {
     spec.timeout = None;
-    spec.header.session = true;
     let turns = Turns {
         state: SessionState::new(),
         turn_timeout: session.turn_timeout,

@@ -261,6 +261,11 @@ fn run(
     request.transcript = Some(out.join(format!("{name}.jsonl")));
     let started = Instant::now();
     let (text, exit) = shared::run_live(&AcpHarness, request)?;
+    // The run's transcript has a header and `out ` records (TR2, TR3); the recording keeps
+    // its A1 lines alone.
+    let transcript = out.join(format!("{name}.jsonl"));
+    let lines = shared::transcript_lines(&transcript)?;
+    std::fs::write(&transcript, lines)?;
     let seconds = started.elapsed().as_secs_f64();
     let notes = stop();
     shared::clean(match scenario.agent {

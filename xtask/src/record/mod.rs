@@ -54,6 +54,7 @@
 //! `find` run.
 
 pub mod acp;
+pub mod acp_session;
 pub mod anthropic;
 pub mod claude;
 pub mod claude_session;
@@ -92,6 +93,9 @@ pub enum Backend {
     Gemini,
     /// ACP agents (`fixtures/acp/`): Gemini CLI `--acp` and opencode `acp`.
     Acp,
+    /// ACP sessions (`fixtures/acp-session/`): Gemini CLI and opencode, several turns each,
+    /// driven through `Backend::session` by a scripted caller.
+    AcpSession,
     /// Pi (`fixtures/pi/`).
     Pi,
 }
@@ -200,10 +204,11 @@ pub fn record(args: Args) -> Result<()> {
             Backend::Opencode => opencode::record(&options),
             Backend::Gemini => gemini::record(&options),
             Backend::Acp => acp::record(&options),
+            Backend::AcpSession => acp_session::record(&options),
             Backend::Pi => pi::record(&options),
         };
     }
-    if backend == Some(Backend::Acp) {
+    if matches!(backend, Some(Backend::Acp | Backend::AcpSession)) {
         bail!("--latest: the acp corpus records the gemini and opencode corpora's versions");
     }
     if backend == Some(Backend::CodexSession) {
@@ -234,7 +239,9 @@ pub fn record(args: Args) -> Result<()> {
             Backend::Opencode => (opencode::PACKAGE, opencode::OPENCODE_VERSION),
             Backend::Gemini => (gemini::PACKAGE, gemini::GEMINI_VERSION),
             Backend::Pi => (pi::PACKAGE, pi::PI_VERSION),
-            Backend::Acp | Backend::CodexSession | Backend::ClaudeSession => continue,
+            Backend::Acp | Backend::AcpSession | Backend::CodexSession | Backend::ClaudeSession => {
+                continue;
+            }
         };
         let newest = newest_version(package)?;
         println!("{package}: newest {newest}, fixtures recorded with {current}");
@@ -244,7 +251,9 @@ pub fn record(args: Args) -> Result<()> {
             Backend::Opencode => opencode::install(cache.path(), &newest)?,
             Backend::Gemini => gemini::install(cache.path(), &newest)?,
             Backend::Pi => pi::install(cache.path(), &newest)?,
-            Backend::Acp | Backend::CodexSession | Backend::ClaudeSession => continue,
+            Backend::Acp | Backend::AcpSession | Backend::CodexSession | Backend::ClaudeSession => {
+                continue;
+            }
         };
         options.binary = Some(binary);
         let result = match backend {
@@ -253,7 +262,9 @@ pub fn record(args: Args) -> Result<()> {
             Backend::Opencode => opencode::record(&options),
             Backend::Gemini => gemini::record(&options),
             Backend::Pi => pi::record(&options),
-            Backend::Acp | Backend::CodexSession | Backend::ClaudeSession => continue,
+            Backend::Acp | Backend::AcpSession | Backend::CodexSession | Backend::ClaudeSession => {
+                continue;
+            }
         };
         if let Err(e) = result {
             println!("{package}@{newest}: {e:#}");

@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
+use harness_agents_core::transcript::{Header, Record};
 use harness_agents_core::{
     Backend, Normalizer, NormalizerConfig, OutcomeLine, RunItem, RunRequest,
 };
@@ -410,6 +411,22 @@ pub(crate) fn run_live(
         text.push('\n');
     }
     Ok((text, exit))
+}
+
+/// A transcript file's standard output records, one line each: the A1 lines.
+pub(crate) fn transcript_lines(path: &Path) -> Result<String> {
+    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    let mut out = String::new();
+    for line in bytes.split(|b| *b == b'\n') {
+        if line.is_empty() || Header::parse(line).is_some() {
+            continue;
+        }
+        if let Record::Stdout(text) = Record::parse(line) {
+            out.push_str(&String::from_utf8_lossy(text));
+            out.push('\n');
+        }
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

@@ -1,0 +1,121 @@
+//! Gemini CLI's session (G13): its ACP mode, `gemini --acp --skip-trust`, driven by the ACP
+//! session of `harness-agents-acp`, here against `fixtures/fake-agent/acp-session` as the
+//! `gemini` binary. The ACP behaviour itself is tested in `harness-acp`; these tests prove the
+//! command line, that turns and permission requests come through with ACP's tool names, and
+//! that `resume` goes through `session/load`.
+
+use fixtures::live::{Fake, drive_session, runtime, session_json};
+use harness_agents_core::session::SessionItem;
+use harness_agents_core::{Backend, Decision, EventBody, RunError, RunRequest};
+use harness_agents_gemini::GeminiHarness;
+use serde_json::{Value, json};
+
+/// A session request for the fake as `gemini`, advertising `caps`, logging what it reads.
+fn request(fake: &Fake, caps: &str) -> RunRequest {
+    let (log, argv) = (fake.path("log"), fake.path("argv"));
+    let caps = std::path::PathBuf::from(caps);
+    fake.request(
+        "",
+        &[
+            ("FAKE_LOG", log.as_path()),
+            ("FAKE_ARGV", argv.as_path()),
+            ("FAKE_CAPS", caps.as_path()),
+        ],
+    )
+}
+
+fn methods(fake: &Fake) -> Vec<String> {
+    std::fs::read_to_string(fake.path("log"))
+        .unwrap_or_default()
+        .lines()
+        .map(|l| {
+            let message: Value = serde_json::from_str(l).unwrap_or_else(|e| panic!("{l}: {e}"));
+            message["method"].as_str().unwrap_or("answer").to_string()
+        })
+        .collect()
+}
+
+#[test]
+fn g13_a_session_is_gemini_acp_with_acps_tool_names_and_the_callers_answers() {
+    let fake = Fake::new("acp-session");
+    let mut request = request(&fake, "load");
+    request.model = Some("gemini-x".into());
+    request.permission_mode = Some("acceptEdits".into());
+    request.extra_args = vec!["--debug".into()];
+    let items = runtime().block_on(async {
+        let session = GeminiHarness.session(request).await.expect("starts");
+        session.prompt("ask").expect("open");
+        drive_session(session, |handle, item| match item {
+            SessionItem::Event(event) => {
+                if let EventBody::Permission { id, .. } = &event.body {
+                    handle
+                        .answer(id.clone(), Decision::Allow, None)
+                        .expect("open");
+                }
+            }
+            SessionItem::TurnEnd(_) => handle.end_input().expect("open"),
+            SessionItem::Ended(_) => {}
+        })
+        .await
+    });
+    let counts = json!({"agent": 1, "command": 1, "permission": 1});
+    assert_eq!(
+        session_json(&items),
+        [
+            json!({"kind": "permission", "id": "1", "options": ["allow", "allow_always", "deny"],
+                "command": "touch made.txt", "input": {"command": "touch made.txt"},
+                "expect": [{"kind": "command"}], "tool": "execute", "tool_use_id": "c1", "line": 6}),
+            json!({"kind": "command", "command": "touch made.txt", "success": true,
+                "tool": "execute", "tool_use_id": "c1", "line": 8}),
+            json!({"kind": "agent", "text": "made it", "line": 9}),
+            json!({"turn_end": 1, "status": "success", "counts": counts, "final_output": "made it"}),
+            json!({"ended": "Caller", "exit_code": 0, "counts": counts}),
+        ]
+    );
+    assert_eq!(
+        fake.argv().lines().collect::<Vec<_>>(),
+        [
+            "--acp",
+            "--skip-trust",
+            "--model=gemini-x",
+            "--approval-mode=auto_edit",
+            "--debug"
+        ]
+    );
+    assert_eq!(
+        methods(&fake),
+        ["initialize", "session/new", "session/prompt", "answer"]
+    );
+}
+
+#[test]
+fn g13_resume_goes_through_session_load_or_cannot_resume() {
+    let fake = Fake::new("acp-session");
+    let mut resumed = request(&fake, "load");
+    resumed.resume = Some("stored-1".into());
+    let items = runtime().block_on(async {
+        let session = GeminiHarness.session(resumed).await.expect("starts");
+        session.prompt("plain").expect("open");
+        session.end_input().expect("open");
+        drive_session(session, |_, _| {}).await
+    });
+    let Some(SessionItem::Ended(end)) = items.last() else {
+        panic!("an end");
+    };
+    assert_eq!(end.outcome.session_id.as_deref(), Some("stored-1"));
+    assert_eq!(
+        methods(&fake),
+        ["initialize", "session/load", "session/prompt"]
+    );
+    // An agent that advertises no way to resume is refused before any prompt.
+    let fake = Fake::new("acp-session");
+    let mut refused = request(&fake, "none");
+    refused.resume = Some("stored-1".into());
+    let Err(err) = runtime().block_on(GeminiHarness.session(refused)) else {
+        panic!("a session that cannot resume started");
+    };
+    assert!(
+        matches!(&err, RunError::CannotResume { backend, .. } if backend == "gemini"),
+        "{err:?}"
+    );
+}
