@@ -314,9 +314,9 @@ fn a22_an_agent_that_dies_mid_turn_ends_the_turn_and_the_session_with_an_error()
     assert_eq!(
         items,
         [
-            json!({"kind": "error", "message": "the agent exited with status 3 during turn 1; the session has ended"}),
             agent("dying", 6),
             json!({"kind": "error", "message": "stream ended without a result"}),
+            json!({"kind": "error", "message": "the agent exited with status 3 during turn 1; the session has ended"}),
             // A5: the last message is the turn's final output, however the turn ended.
             turn_end(1, "error", counts.clone(), Some("dying")),
             ended("AgentExited", Some(3), counts),

@@ -848,10 +848,10 @@ impl Agent<'_> {
                 self.next_request += 1;
             }
             body => {
-                // The first error of the turn says why it failed; later ones follow from it
-                // (S9's after an exit).
+                // The last error of the turn says why it ended: after an agent's exit, the
+                // error naming the exit follows what its output left (S9's).
                 if let (EventBody::Error { message }, Some(prompt)) = (body, &mut conv.prompt) {
-                    prompt.error.get_or_insert_with(|| message.clone());
+                    prompt.error = Some(message.clone());
                 }
                 for update in conv.updates.of(event) {
                     self.notify_update(session, update);
