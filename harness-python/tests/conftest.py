@@ -18,7 +18,7 @@ FOLDERS = {
     "claude": ("claude", 49, None),
     "claude-2.1.197": ("claude", 47, None),
     "claude-edges": ("claude", 9, None),
-    "codex": ("codex", 50, "/home/dev2/project"),
+    "codex": ("codex", 51, "/home/dev2/project"),
     "codex-0.163.0": ("codex", 50, "/home/dev2/project"),
     "codex-edges": ("codex", 2, "/home/dev2/project"),
     "opencode": ("opencode", 45, "/home/oc/project"),

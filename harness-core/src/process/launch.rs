@@ -55,8 +55,14 @@ pub struct Launch {
     pub trailing: &'static [&'static str],
     /// The flag that continues a stored session (I5), given as `FLAG=ID` after the model
     /// flag (Claude Code's `--resume`); `None` when the agent cannot resume this way, and a
-    /// request with `resume` is then refused.
+    /// request with `resume` is then refused unless `resume_subcommand` is set.
     pub resume_flag: Option<&'static str>,
+    /// The subcommand that continues a stored session (I5) for an agent whose resume is a
+    /// subcommand rather than a flag (Codex's `exec ... resume ID -`): given as `WORD -- ID`
+    /// after `request.extra_args`, before `trailing`. The id is a positional argument there,
+    /// so the `--` keeps one that starts with `-` from being read as an option; `trailing`
+    /// follows it as positional words too.
+    pub resume_subcommand: Option<&'static str>,
 }
 
 impl Launch {
@@ -73,6 +79,7 @@ impl Launch {
             model_flag: None,
             trailing: &[],
             resume_flag: None,
+            resume_subcommand: None,
         }
     }
 
@@ -106,6 +113,18 @@ impl Launch {
         self
     }
 
+    /// The subcommand that continues a stored session, for an agent without a resume flag.
+    pub const fn resume_subcommand(mut self, word: &'static str) -> Self {
+        self.resume_subcommand = Some(word);
+        self
+    }
+
+    /// Whether a request with `resume` can start this way: the launch has a resume flag or a
+    /// resume subcommand.
+    pub const fn resumes(&self) -> bool {
+        self.resume_flag.is_some() || self.resume_subcommand.is_some()
+    }
+
     /// The last arguments, after the caller's.
     pub const fn trailing(mut self, args: &'static [&'static str]) -> Self {
         self.trailing = args;
@@ -113,9 +132,25 @@ impl Launch {
     }
 
     /// The agent's arguments for `request` run in `dir`, never the prompt: `leading`, the
-    /// directory flag, the model flag, the resume flag with `request.resume`, `permission` (the flags the request's permission mode
-    /// stands for, [`Backend::permission_args`]), `request.extra_args`, `trailing`. Values go as
-    /// one word ([`option`]), so one starting with `-` is never read as an option.
+    /// directory flag, the model flag, the resume flag with `request.resume`, `permission` (the
+    /// flags the request's permission mode stands for, [`Backend::permission_args`]),
+    /// `request.extra_args`, the resume subcommand with `request.resume` (when there is no
+    /// resume flag), `trailing`. Values go as one word ([`option`]), so one starting with `-`
+    /// is never read as an option; the resume subcommand's id goes after a `--`.
+    ///
+    /// ```
+    /// use harness_agents_core::{Launch, RunRequest};
+    ///
+    /// const LAUNCH: Launch = Launch::new("agent", "AGENT_BIN", "npm install -g agent")
+    ///     .leading(&["exec"])
+    ///     .resume_subcommand("resume")
+    ///     .trailing(&["-"]);
+    ///
+    /// let mut request = RunRequest::new("hi");
+    /// request.resume = Some("-id".into());
+    /// let args = LAUNCH.args(&request, "/p".as_ref(), vec!["--sandbox=read-only".into()]);
+    /// assert_eq!(args, ["exec", "--sandbox=read-only", "resume", "--", "-id", "-"]);
+    /// ```
     pub fn args(&self, request: &RunRequest, dir: &Path, permission: Vec<String>) -> Vec<String> {
         let mut args: Vec<String> = self.leading.iter().map(|a| a.to_string()).collect();
         if let Some(flag) = self.dir_flag {
@@ -129,6 +164,11 @@ impl Launch {
         }
         args.extend(permission);
         args.extend(request.extra_args.iter().cloned());
+        if let (None, Some(word), Some(id)) =
+            (self.resume_flag, self.resume_subcommand, &request.resume)
+        {
+            args.extend([word.to_string(), "--".to_string(), id.clone()]);
+        }
         args.extend(self.trailing.iter().map(|a| a.to_string()));
         args
     }
@@ -176,7 +216,7 @@ fn spawn_launch<B: Backend + ?Sized>(
     launch: Launch,
     request: RunRequest,
 ) -> Result<RunStream, RunError> {
-    if request.resume.is_some() && launch.resume_flag.is_none() {
+    if request.resume.is_some() && !launch.resumes() {
         return Err(RunError::CannotResume {
             backend: backend.name().to_string(),
             why: None,
@@ -216,14 +256,14 @@ fn spawn_launch<B: Backend + ?Sized>(
 ///
 /// # Errors
 ///
-/// [`RunError::CannotResume`] when the request resumes and `launch` has no resume flag;
+/// [`RunError::CannotResume`] when the request resumes and `launch` cannot ([`Launch::resumes`]);
 /// [`RunError::WorkingDirectory`] when the caller's directory cannot be known.
 pub fn session_spec<B: Backend + ?Sized>(
     backend: &B,
     launch: Launch,
     request: RunRequest,
 ) -> Result<(ProcessSpec, crate::NormalizerConfig), RunError> {
-    if request.resume.is_some() && launch.resume_flag.is_none() {
+    if request.resume.is_some() && !launch.resumes() {
         return Err(RunError::CannotResume {
             backend: backend.name().to_string(),
             why: None,
