@@ -21,7 +21,7 @@ FOLDERS = {
     "codex": ("codex", 51, "/home/dev2/project"),
     "codex-0.163.0": ("codex", 50, "/home/dev2/project"),
     "codex-edges": ("codex", 2, "/home/dev2/project"),
-    "opencode": ("opencode", 45, "/home/oc/project"),
+    "opencode": ("opencode", 46, "/home/oc/project"),
     "gemini": ("gemini", 39, "/home/gemini/project"),
     "pi": ("pi", 31, "/home/pi/project"),
     # ACP transcripts name their directory themselves (A2).

@@ -333,7 +333,7 @@ fn auto_detects_every_opencode_recording_and_gives_its_expected_events() {
         }
         checked += 1;
     }
-    assert_eq!(checked, 45);
+    assert_eq!(checked, 46);
 }
 
 const CODEX: &str = concat!(
