@@ -22,7 +22,7 @@ FOLDERS = {
     "codex-0.163.0": ("codex", 50, "/home/dev2/project"),
     "codex-edges": ("codex", 2, "/home/dev2/project"),
     "opencode": ("opencode", 46, "/home/oc/project"),
-    "gemini": ("gemini", 39, "/home/gemini/project"),
+    "gemini": ("gemini", 40, "/home/gemini/project"),
     "pi": ("pi", 31, "/home/pi/project"),
     # ACP transcripts name their directory themselves (A2).
     "acp": ("acp", 24, None),
