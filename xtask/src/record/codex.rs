@@ -337,4 +337,23 @@ mod tests {
         }
         assert_eq!(count, 51, "one scenario per recording in fixtures/codex");
     }
+
+    #[test]
+    fn the_resumed_run_by_id_is_recorded_on_the_live_runners_command_line() {
+        use harness_agents_core::{Backend, RunRequest};
+
+        let path = fixtures::root().join("codex/scenarios/l4_resume_by_id.json");
+        let scenario = Scenario::load(&path).unwrap();
+        let mut request = RunRequest::new(scenario.stdin.clone().unwrap());
+        request.resume = Some("{session_id}".into());
+        request.permission_mode = Some("bypassPermissions".into());
+        let live = harness_agents_codex::CodexHarness.args(&request, Path::new(PROJECT));
+        assert_eq!(scenario.args, live);
+        request.resume = None;
+        let mut first = harness_agents_codex::CodexHarness.args(&request, Path::new(PROJECT));
+        // The first run takes its prompt as an argument in place of the final `-`.
+        first.pop();
+        let pre = scenario.pre_args.unwrap();
+        assert_eq!(pre[..pre.len() - 1], first);
+    }
 }
