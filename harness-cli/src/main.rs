@@ -124,7 +124,8 @@ pub struct AgentOptions {
     #[arg(long = "env", value_name = "KEY=VALUE", value_parser = parse_env)]
     env: Vec<(String, String)>,
     /// Continue the stored session ID through the agent's own resume (SPEC I5): Claude Code
-    /// `--resume`; refused (exit 2) by a backend whose agent cannot resume.
+    /// `--resume`, Codex `exec resume`, opencode `--session`, Gemini CLI `--resume`; refused
+    /// (exit 2) by a backend whose agent cannot resume.
     #[arg(long, value_name = "ID")]
     resume: Option<String>,
 }

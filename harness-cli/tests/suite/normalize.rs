@@ -35,7 +35,7 @@ fn every_recorded_stream_prints_exactly_its_expected_events() {
         }
     }
     // Claude 2.1.332, 2.1.197 and edges; Codex 0.171.0, 0.163.0 and edges.
-    assert_eq!(checked, 49 + 47 + 9 + 50 + 50 + 2);
+    assert_eq!(checked, 49 + 47 + 9 + 51 + 50 + 2);
     assert!(
         failures.is_empty(),
         "{}\n{}",
@@ -305,7 +305,7 @@ fn auto_detects_every_fixture_as_its_explicit_backend() {
             checked += 1;
         }
     }
-    assert_eq!(checked, 49 + 47 + 9 + 50 + 50 + 2);
+    assert_eq!(checked, 49 + 47 + 9 + 51 + 50 + 2);
 }
 
 /// Every opencode recording is detected as opencode, and gives its expected events
@@ -333,7 +333,7 @@ fn auto_detects_every_opencode_recording_and_gives_its_expected_events() {
         }
         checked += 1;
     }
-    assert_eq!(checked, 45);
+    assert_eq!(checked, 46);
 }
 
 const CODEX: &str = concat!(

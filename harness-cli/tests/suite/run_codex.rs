@@ -155,7 +155,7 @@ fn every_codex_recording_run_live_prints_its_expected_events_and_exit_code() {
             checked += 1;
         }
     }
-    assert_eq!(checked, 50 + 50 + 2);
+    assert_eq!(checked, 51 + 50 + 2);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 

@@ -108,7 +108,7 @@ fn every_opencode_recording_run_live_prints_its_expected_events_and_exit_code() 
         assert_eq!(output.status.code(), Some(status), "{}", fixture.name);
         checked += 1;
     }
-    assert_eq!(checked, 45);
+    assert_eq!(checked, 46);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 

@@ -99,7 +99,7 @@ fn round_trips(backend: &str, agent: &str, folders: &[&str]) -> (usize, usize, u
 #[test]
 fn tr4_every_opencode_run_with_cwd_and_stderr_replays_from_its_transcript_alone() {
     let (runs, paths, stderr) = round_trips("opencode", "opencode", &["opencode"]);
-    assert_eq!(runs, 45);
+    assert_eq!(runs, 46);
     assert!(
         paths > 0 && stderr > 0,
         "{paths} with paths, {stderr} with stderr"
@@ -110,7 +110,7 @@ fn tr4_every_opencode_run_with_cwd_and_stderr_replays_from_its_transcript_alone(
 #[test]
 fn tr4_every_codex_run_with_cwd_and_stderr_replays_from_its_transcript_alone() {
     let (runs, paths, stderr) = round_trips("codex", "codex", &fixtures::CODEX_FOLDERS);
-    assert_eq!(runs, 50 + 50 + 2);
+    assert_eq!(runs, 51 + 50 + 2);
     assert!(
         paths > 0 && stderr > 0,
         "{paths} with paths, {stderr} with stderr"

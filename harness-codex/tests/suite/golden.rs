@@ -11,7 +11,7 @@ use super::config;
 
 #[test]
 fn every_codex_recording_gives_its_expected_events() {
-    assert_golden("codex", 50, &CodexHarness, &config());
+    assert_golden("codex", 51, &CodexHarness, &config());
 }
 
 #[test]

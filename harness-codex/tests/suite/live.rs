@@ -10,7 +10,7 @@
 //! directory.
 
 use harness_agents_codex::{CodexHarness, LAUNCH};
-use harness_agents_core::{Backend, RunError};
+use harness_agents_core::{Backend, Kind, RunError};
 use serde_json::json;
 
 use fixtures::live::{Fake, assert_missing_binary, run_by_name, runtime};
@@ -25,7 +25,7 @@ fn every_recording_replayed_live_gives_its_expected_events_and_exit_code() {
         &fixtures::CODEX_FOLDERS,
         &super::config(),
     );
-    assert_eq!(checked, 50 + 50 + 2);
+    assert_eq!(checked, 51 + 50 + 2);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
@@ -84,6 +84,40 @@ fn without_a_cwd_the_run_uses_the_callers_directory() {
     assert_eq!(event["path"], format!("{here}/notes.txt"));
     // No terminal line: end-of-input error, incomplete, and the exit code all the same.
     assert_eq!(events.len(), 2);
+    assert_eq!(outcome.exit_code, Some(Some(0)));
+}
+
+#[test]
+fn x10_a_resumed_run_goes_through_execs_resume_subcommand_with_the_prompt_on_stdin() {
+    // The recorded resumed run: its thread keeps the id it resumed (X10).
+    let id = "01a24ae9-3513-7cc3-8f97-8f23e3f6fff1";
+    let recording = fixtures::root().join("codex/l4_resume_by_id.jsonl");
+    let fake = Fake::new("codex");
+    let prompt = "What number did I ask you to remember?";
+    let mut request = fake.recording_request(prompt, Some(&recording));
+    request.resume = Some(id.into());
+    request.permission_mode = Some("bypassPermissions".into());
+    let (events, outcome) = run_by_name(Box::new(CodexHarness), request);
+
+    let dir = fake.dir().display().to_string();
+    assert_eq!(
+        fake.argv().lines().collect::<Vec<_>>(),
+        [
+            "exec",
+            "--json",
+            "--skip-git-repo-check",
+            &format!("--cd={dir}"),
+            "--sandbox=danger-full-access",
+            "resume",
+            "--",
+            id,
+            "-"
+        ]
+    );
+    assert_eq!(fake.stdin(), prompt);
+    let kinds: Vec<_> = events.iter().map(|e| e.kind()).collect();
+    assert_eq!(kinds, [Kind::Command, Kind::Agent]);
+    assert_eq!(outcome.session_id.as_deref(), Some(id));
     assert_eq!(outcome.exit_code, Some(Some(0)));
 }
 

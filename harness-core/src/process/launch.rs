@@ -55,12 +55,18 @@ pub struct Launch {
     pub trailing: &'static [&'static str],
     /// The flag that continues a stored session (I5), given as `FLAG=ID` after the model
     /// flag (Claude Code's `--resume`); `None` when the agent cannot resume this way, and a
-    /// request with `resume` is then refused.
+    /// request with `resume` is then refused unless `resume_subcommand` is set.
     pub resume_flag: Option<&'static str>,
     /// The flag that names a new session's id, chosen by the caller, given as `FLAG=ID` after
     /// the resume flag (Claude Code's `--session-id`); `None` when the agent takes none, and
     /// [`RunRequest::session_id`] is then ignored ([`Backend::takes_session_id`] says which).
     pub session_id_flag: Option<&'static str>,
+    /// The subcommand that continues a stored session (I5) for an agent whose resume is a
+    /// subcommand rather than a flag (Codex's `exec ... resume ID -`): given as `WORD -- ID`
+    /// after `request.extra_args`, before `trailing`. The id is a positional argument there,
+    /// so the `--` keeps one that starts with `-` from being read as an option; `trailing`
+    /// follows it as positional words too.
+    pub resume_subcommand: Option<&'static str>,
 }
 
 impl Launch {
@@ -78,6 +84,7 @@ impl Launch {
             trailing: &[],
             resume_flag: None,
             session_id_flag: None,
+            resume_subcommand: None,
         }
     }
 
@@ -117,6 +124,18 @@ impl Launch {
         self
     }
 
+    /// The subcommand that continues a stored session, for an agent without a resume flag.
+    pub const fn resume_subcommand(mut self, word: &'static str) -> Self {
+        self.resume_subcommand = Some(word);
+        self
+    }
+
+    /// Whether a request with `resume` can start this way: the launch has a resume flag or a
+    /// resume subcommand.
+    pub const fn resumes(&self) -> bool {
+        self.resume_flag.is_some() || self.resume_subcommand.is_some()
+    }
+
     /// The last arguments, after the caller's.
     pub const fn trailing(mut self, args: &'static [&'static str]) -> Self {
         self.trailing = args;
@@ -126,8 +145,24 @@ impl Launch {
     /// The agent's arguments for `request` run in `dir`, never the prompt: `leading`, the
     /// directory flag, the model flag, the resume flag with `request.resume`, the session id
     /// flag with `request.session_id`, `permission` (the flags the request's permission mode
-    /// stands for, [`Backend::permission_args`]), `request.extra_args`, `trailing`. Values go as
-    /// one word ([`option`]), so one starting with `-` is never read as an option.
+    /// stands for, [`Backend::permission_args`]), `request.extra_args`, the resume subcommand
+    /// with `request.resume` (when there is no resume flag), `trailing`. Values go as one word
+    /// ([`option`]), so one starting with `-` is never read as an option; the resume
+    /// subcommand's id goes after a `--`.
+    ///
+    /// ```
+    /// use harness_agents_core::{Launch, RunRequest};
+    ///
+    /// const LAUNCH: Launch = Launch::new("agent", "AGENT_BIN", "npm install -g agent")
+    ///     .leading(&["exec"])
+    ///     .resume_subcommand("resume")
+    ///     .trailing(&["-"]);
+    ///
+    /// let mut request = RunRequest::new("hi");
+    /// request.resume = Some("-id".into());
+    /// let args = LAUNCH.args(&request, "/p".as_ref(), vec!["--sandbox=read-only".into()]);
+    /// assert_eq!(args, ["exec", "--sandbox=read-only", "resume", "--", "-id", "-"]);
+    /// ```
     pub fn args(&self, request: &RunRequest, dir: &Path, permission: Vec<String>) -> Vec<String> {
         let mut args: Vec<String> = self.leading.iter().map(|a| a.to_string()).collect();
         if let Some(flag) = self.dir_flag {
@@ -144,6 +179,11 @@ impl Launch {
         }
         args.extend(permission);
         args.extend(request.extra_args.iter().cloned());
+        if let (None, Some(word), Some(id)) =
+            (self.resume_flag, self.resume_subcommand, &request.resume)
+        {
+            args.extend([word.to_string(), "--".to_string(), id.clone()]);
+        }
         args.extend(self.trailing.iter().map(|a| a.to_string()));
         args
     }
@@ -191,7 +231,7 @@ fn spawn_launch<B: Backend + ?Sized>(
     launch: Launch,
     request: RunRequest,
 ) -> Result<RunStream, RunError> {
-    if request.resume.is_some() && launch.resume_flag.is_none() {
+    if request.resume.is_some() && !launch.resumes() {
         return Err(RunError::CannotResume {
             backend: backend.name().to_string(),
             why: None,
@@ -231,14 +271,14 @@ fn spawn_launch<B: Backend + ?Sized>(
 ///
 /// # Errors
 ///
-/// [`RunError::CannotResume`] when the request resumes and `launch` has no resume flag;
+/// [`RunError::CannotResume`] when the request resumes and `launch` cannot ([`Launch::resumes`]);
 /// [`RunError::WorkingDirectory`] when the caller's directory cannot be known.
 pub fn session_spec<B: Backend + ?Sized>(
     backend: &B,
     launch: Launch,
     request: RunRequest,
 ) -> Result<(ProcessSpec, crate::NormalizerConfig), RunError> {
-    if request.resume.is_some() && launch.resume_flag.is_none() {
+    if request.resume.is_some() && !launch.resumes() {
         return Err(RunError::CannotResume {
             backend: backend.name().to_string(),
             why: None,

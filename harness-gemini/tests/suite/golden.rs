@@ -9,5 +9,5 @@ use super::config;
 
 #[test]
 fn every_gemini_recording_gives_its_expected_events() {
-    assert_golden("gemini", 39, &GeminiHarness, &config());
+    assert_golden("gemini", 40, &GeminiHarness, &config());
 }

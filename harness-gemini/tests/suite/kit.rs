@@ -40,6 +40,6 @@ harness_agents_core::conformance_kit!(GeminiHarness, config(), types: TYPES, key
 fn every_recording_passes_the_kit() {
     for config in [config(), NormalizerConfig::default()] {
         let checked = fixtures::check_kit_on_recordings(&GeminiHarness, &config, &["gemini"]);
-        assert_eq!(checked, 39);
+        assert_eq!(checked, 40);
     }
 }

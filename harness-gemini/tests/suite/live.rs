@@ -37,7 +37,7 @@ fn json_events(events: &[Event]) -> Vec<Value> {
 fn every_recording_replayed_live_gives_its_expected_events_and_exit_code() {
     let (checked, failures) =
         fixtures::live::replay_recordings(&GeminiHarness, "gemini", &["gemini"], &config());
-    assert_eq!(checked, 39);
+    assert_eq!(checked, 40);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
@@ -83,6 +83,43 @@ fn g12_the_prompt_goes_to_stdin_never_argv_and_the_run_starts_in_its_directory()
         ]
     );
     assert_eq!(outcome.status, Status::Success);
+    assert_eq!(outcome.exit_code, Some(Some(0)));
+}
+
+#[test]
+fn g13_a_resumed_run_passes_resume_with_the_id_and_the_prompt_on_stdin() {
+    // The recorded resumed run: its `init` line repeats the id it resumed (G14).
+    let id = "542db50e-c109-4806-b97e-639b315e66b7";
+    let recording = fixtures::root().join("gemini/u_resume.jsonl");
+    let fake = Fake::new("gemini");
+    let prompt = "What number did I ask you to remember? Then read notes.txt.";
+    let mut request = fake.recording_request(prompt, Some(&recording));
+    request.resume = Some(id.into());
+    request.permission_mode = Some("yolo".into());
+    let (events, outcome) = run_by_name(Box::new(GeminiHarness), request);
+
+    assert_eq!(
+        fake.argv().lines().collect::<Vec<_>>(),
+        [
+            "--output-format=stream-json",
+            "--skip-trust",
+            &format!("--resume={id}"),
+            "--approval-mode=yolo"
+        ]
+    );
+    assert_eq!(fake.stdin(), prompt);
+    let dir = fake.dir().display().to_string();
+    assert_eq!(
+        json_events(&events),
+        [
+            json!({"kind": "read", "path": format!("{dir}/notes.txt"), "success": true,
+                "tool": "read_file", "tool_use_id": "read_file__read_file_1796552972329_0",
+                "line": 4}),
+            json!({"kind": "agent", "text": "You asked me to remember 7; notes.txt has five lines.",
+                "line": 5})
+        ]
+    );
+    assert_eq!(outcome.session_id.as_deref(), Some(id));
     assert_eq!(outcome.exit_code, Some(Some(0)));
 }
 

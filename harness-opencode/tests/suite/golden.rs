@@ -9,5 +9,5 @@ use super::config;
 
 #[test]
 fn every_opencode_recording_gives_its_expected_events() {
-    assert_golden("opencode", 45, &OpencodeHarness, &config());
+    assert_golden("opencode", 46, &OpencodeHarness, &config());
 }

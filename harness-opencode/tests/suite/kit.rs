@@ -61,7 +61,7 @@ harness_agents_core::conformance_kit!(OpencodeHarness, config(), types: TYPES, k
 #[test]
 fn the_kit_holds_on_every_recording() {
     let checked = fixtures::check_kit_on_recordings(&OpencodeHarness, &config(), &["opencode"]);
-    assert_eq!(checked, 45);
+    assert_eq!(checked, 46);
 }
 
 mod generated {

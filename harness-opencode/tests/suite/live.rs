@@ -18,7 +18,7 @@ fn every_recording_replayed_live_gives_its_expected_events_and_exit_code() {
         &["opencode"],
         &super::config(),
     );
-    assert!(checked == 45, "{checked} recordings");
+    assert!(checked == 46, "{checked} recordings");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
@@ -56,6 +56,45 @@ fn p14_the_prompt_goes_last_after_a_double_dash_and_the_flags_are_opencode_s() {
         serde_json::to_value(&events).unwrap(),
         json!([{"kind": "error", "message": "stream ended without a result"}])
     );
+    assert_eq!(outcome.exit_code, Some(Some(0)));
+}
+
+#[test]
+fn p15_a_resumed_run_names_the_session_and_keeps_the_prompt_after_a_double_dash() {
+    // The recorded resumed run: its lines carry the session id it continued (P15).
+    let id = "ses_db5184afbffea9eB6ctneJmJFh";
+    let recording = fixtures::root().join("opencode/l01_resume.jsonl");
+    let fake = Fake::new("opencode");
+    let prompt = "--session=ses_other";
+    let mut request = fake.recording_request(prompt, Some(&recording));
+    request.resume = Some(id.into());
+    let (events, outcome) = run_by_name(Box::new(OpencodeHarness), request);
+
+    assert_eq!(
+        fake.argv().lines().collect::<Vec<_>>(),
+        [
+            "run",
+            "--format=json",
+            "--thinking",
+            &format!("--session={id}"),
+            "--",
+            prompt
+        ]
+    );
+    let events: Vec<_> = events
+        .iter()
+        .map(|e| serde_json::to_value(e).unwrap())
+        .collect();
+    assert_eq!(
+        events,
+        [
+            json!({"kind": "agent", "text": "You asked for 7. Let me read it.", "line": 2}),
+            json!({"kind": "read", "path": "/home/oc/project/notes.txt", "success": true,
+                "tool": "read", "tool_use_id": "toolu_01resume", "line": 3}),
+            json!({"kind": "agent", "text": "It lists alpha, beta and gamma.", "line": 6})
+        ]
+    );
+    assert_eq!(outcome.session_id.as_deref(), Some(id));
     assert_eq!(outcome.exit_code, Some(Some(0)));
 }
 

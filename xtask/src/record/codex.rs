@@ -12,6 +12,11 @@
 //! With `RECORD_DUMP_REQUESTS=1` in the environment, the request bodies of each run go to
 //! `NAME.requests.jsonl` beside its recording: what tools the binary offers (MCP tools, for
 //! one, come through `tool_search` in the `mcp__SERVER` namespace), what it sends back.
+//!
+//! A scenario with `pre_args` runs them first, against the same stand-in (which plays its
+//! turns in order), and records the run after it: `{session_id}` in `args` stands for the
+//! thread id the first run's `thread.started` gave, so a scenario can resume that session by
+//! id (X10) on the command line `harness run --resume ID` builds.
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -23,6 +28,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use harness_agents_codex::CodexNormalizer;
+use harness_agents_core::NormalizerConfig;
 use serde::Deserialize;
 use serde_json::json;
 
@@ -67,7 +73,8 @@ pub struct Scenario {
     #[serde(default)]
     pub signal_after_ms: Option<u64>,
     /// A run before the recorded one (e.g. the session `resume --last` continues): its
-    /// arguments after `codex`. It plays the first turns; its output is not kept.
+    /// arguments after `codex`. It plays the first turns; its output is not kept, but its
+    /// thread id replaces `{session_id}` in `args`.
     #[serde(default)]
     pub pre_args: Option<Vec<String>>,
     /// The stand-in's answers, in order.
@@ -220,21 +227,25 @@ fn run(
     ]);
     env.extend(scenario.env.clone());
 
-    if let Some(pre) = &scenario.pre_args {
-        let status = Command::new(codex)
-            .args(pre)
-            .env_clear()
-            .envs(&env)
-            .current_dir(PROJECT)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .with_context(|| format!("starting {} for the pre-run", codex.display()))?;
-        if !status.success() {
-            bail!("the pre-run failed: {status}");
-        }
-    }
+    let pre_session = match &scenario.pre_args {
+        Some(pre) => Some(shared::session_run(
+            codex,
+            pre,
+            &env,
+            (PROJECT, None),
+            RUN_LIMIT,
+            CodexNormalizer::new(NormalizerConfig::default()),
+        )?),
+        None => None,
+    };
+    let args: Vec<String> = scenario
+        .args
+        .iter()
+        .map(|arg| match &pre_session {
+            Some(id) => arg.replace("{session_id}", id),
+            None => arg.clone(),
+        })
+        .collect();
     let started = Instant::now();
     let mut command = Command::new(codex);
     // For a group signal, a process group of its own, so the signal reaches codex and its
@@ -244,7 +255,7 @@ fn run(
         command.process_group(0);
     }
     let mut child = command
-        .args(&scenario.args)
+        .args(&args)
         .env_clear()
         .envs(&env)
         .current_dir(PROJECT)
@@ -292,12 +303,12 @@ fn run(
 
     shared::write_streams(out, name, &stdout_bytes, &stderr_bytes)?;
     let mut argv = vec!["codex".to_string()];
-    argv.extend(scenario.args.iter().cloned());
+    argv.extend(args);
     let mut cmd = json!({"cwd": PROJECT, "env": env, "argv": argv, "config_toml": config});
-    if let Some(pre) = &scenario.pre_args {
+    if let (Some(pre), Some(id)) = (&scenario.pre_args, &pre_session) {
         let mut pre_argv = vec!["codex".to_string()];
         pre_argv.extend(pre.iter().cloned());
-        cmd["pre_run"] = json!({"argv": pre_argv});
+        cmd["pre_run"] = json!({"argv": pre_argv, "session_id": id});
     }
     let tail = shared::cmd_tail(shared::exit_code(status), seconds);
     shared::write_cmd(out, name, &cmd, Some(&tail))?;
@@ -324,6 +335,25 @@ mod tests {
                 count += 1;
             }
         }
-        assert_eq!(count, 50, "one scenario per recording in fixtures/codex");
+        assert_eq!(count, 51, "one scenario per recording in fixtures/codex");
+    }
+
+    #[test]
+    fn the_resumed_run_by_id_is_recorded_on_the_live_runners_command_line() {
+        use harness_agents_core::{Backend, RunRequest};
+
+        let path = fixtures::root().join("codex/scenarios/l4_resume_by_id.json");
+        let scenario = Scenario::load(&path).unwrap();
+        let mut request = RunRequest::new(scenario.stdin.clone().unwrap());
+        request.resume = Some("{session_id}".into());
+        request.permission_mode = Some("bypassPermissions".into());
+        let live = harness_agents_codex::CodexHarness.args(&request, Path::new(PROJECT));
+        assert_eq!(scenario.args, live);
+        request.resume = None;
+        let mut first = harness_agents_codex::CodexHarness.args(&request, Path::new(PROJECT));
+        // The first run takes its prompt as an argument in place of the final `-`.
+        first.pop();
+        let pre = scenario.pre_args.unwrap();
+        assert_eq!(pre[..pre.len() - 1], first);
     }
 }

@@ -21,6 +21,13 @@
 //! [`GEMINI_VERSION`], or `--version`) is installed with npm into `target/record-cache/`.
 //! With `RECORD_DUMP_REQUESTS=1`, each run's request bodies go to `NAME.requests.jsonl`.
 //!
+//! A scenario with `resume_from` records a resumed run (G14): a first run with that prompt
+//! creates the session, against the same stand-in (which picks each answer by the model turns
+//! the request's history holds, so the first run plays the first turn); then the recorded run
+//! gives the scenario's prompt with `--resume=ID`, the id the first run's `init` line gave,
+//! on the command line `harness run --resume ID` builds. The first run's output is not kept;
+//! its command line and session id go into `NAME.cmd` as `pre_run`.
+//!
 //! Every scenario then runs a second time, live, the way `harness run --backend gemini` runs
 //! it: through `GeminiHarness::run` (the prompt on stdin, the command line it builds from the
 //! scenario's model and approval mode) against a fresh stand-in, the real binary behind a
@@ -35,7 +42,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use harness_agents_core::RunRequest;
+use harness_agents_core::{Backend, NormalizerConfig, RunRequest};
 use harness_agents_gemini::{GeminiHarness, GeminiNormalizer};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -83,7 +90,11 @@ pub struct Scenario {
     /// Files under HOME, by relative path.
     #[serde(default)]
     pub home_files: BTreeMap<String, String>,
-    /// The model's turns, in order.
+    /// The prompt of a first run, with the same arguments, whose session the recorded run
+    /// resumes (`--resume=ID`); its output is not kept.
+    #[serde(default)]
+    pub resume_from: Option<String>,
+    /// The model's turns, in order (a resumed scenario's first run plays the first).
     pub turns: Vec<Turn>,
 }
 
@@ -254,7 +265,16 @@ fn run(name: &str, scenario: &Scenario, gemini: &Path, out: &Path) -> Result<Vec
         mut env,
         settings,
     } = prepare(scenario, dump)?;
-    let args = scenario.args();
+    let (args, pre_run) = match &scenario.resume_from {
+        Some(first) => {
+            let id = first_run(gemini, scenario, &env, first)?;
+            let mut argv = vec!["gemini".to_string()];
+            argv.extend(scenario.args());
+            let pre_run = json!({"argv": argv, "stdin": first, "session_id": id});
+            (resumed_args(scenario, &id), Some(pre_run))
+        }
+        None => (scenario.args(), None),
+    };
     let started = Instant::now();
     let mut child = Command::new(gemini)
         .args(&args)
@@ -284,12 +304,40 @@ fn run(name: &str, scenario: &Scenario, gemini: &Path, out: &Path) -> Result<Vec
         "GOOGLE_GEMINI_BASE_URL".into(),
         "http://127.0.0.1:PORT".into(),
     );
-    let cmd = json!({"cwd": PROJECT, "env": env, "argv": argv, "stdin": scenario.prompt,
-                     "settings": settings});
+    let mut cmd = json!({"cwd": PROJECT, "env": env, "argv": argv, "stdin": scenario.prompt,
+                         "settings": settings});
+    if let Some(pre_run) = pre_run {
+        cmd["pre_run"] = pre_run;
+    }
     let tail = shared::cmd_tail(shared::exit_code(status), seconds);
     shared::write_cmd(out, name, &cmd, Some(&tail))?;
 
     Ok(shared::run_notes(timed_out, RUN_LIMIT, api_notes))
+}
+
+/// The first run of a resume scenario: its `first` prompt with the scenario's arguments, in
+/// the prepared HOME and project; returns the session id its `init` line gave.
+fn first_run(
+    gemini: &Path,
+    scenario: &Scenario,
+    env: &BTreeMap<String, String>,
+    first: &str,
+) -> Result<String> {
+    shared::session_run(
+        gemini,
+        &scenario.args(),
+        env,
+        (PROJECT, Some(first)),
+        RUN_LIMIT,
+        GeminiNormalizer::new(NormalizerConfig::default()),
+    )
+}
+
+/// The arguments `harness run --backend gemini --resume ID` gives for the scenario.
+fn resumed_args(scenario: &Scenario, id: &str) -> Vec<String> {
+    let mut request = live_request(scenario, PathBuf::from("gemini"));
+    request.resume = Some(id.to_string());
+    GeminiHarness.args(&request, Path::new(PROJECT))
 }
 
 /// The request `harness run --backend gemini` would make for a scenario's arguments: its
@@ -324,7 +372,11 @@ fn run_live(scenario: &Scenario, gemini: &Path) -> Result<(String, Option<i32>, 
     } = prepare(scenario, None)?;
     let wrapper = Path::new(HOME).join("gemini-clean-env");
     shared::clean_env_wrapper(&wrapper, gemini, &env, None)?;
-    let (text, exit) = shared::run_live(&GeminiHarness, live_request(scenario, wrapper))?;
+    let mut request = live_request(scenario, wrapper);
+    if let Some(first) = &scenario.resume_from {
+        request.resume = Some(first_run(gemini, scenario, &env, first)?);
+    }
+    let (text, exit) = shared::run_live(&GeminiHarness, request)?;
     let notes = shared::stop(server, &api);
     shared::clean(HOME)?;
     Ok((text, exit, notes))
@@ -467,5 +519,19 @@ mod tests {
         );
         assert_eq!(settings["model"]["name"], "gemini-2.5-flash");
         assert_eq!(scenario.args(), DEFAULT_ARGS);
+    }
+
+    #[test]
+    fn a_resumed_run_has_the_live_command_line_with_the_first_runs_session() {
+        let scenario = Scenario::default();
+        assert_eq!(
+            resumed_args(&scenario, "9f3c"),
+            [
+                "--output-format=stream-json",
+                "--skip-trust",
+                "--resume=9f3c",
+                "--approval-mode=yolo"
+            ]
+        );
     }
 }

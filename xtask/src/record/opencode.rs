@@ -23,6 +23,13 @@
 //! normalized events with ids, times and costs neutralized). `RECORD_DUMP_REQUESTS=1` writes
 //! each run's request bodies to `NAME.requests.jsonl`.
 //!
+//! A scenario with `resume_from` records a resumed run (P15): a first run with that prompt
+//! creates the session, against the same stand-in (its first turn; the resumed run's first
+//! request is at the same step, answered a second time, so it takes the next turn); then the
+//! recorded run gives the scenario's prompt with `--session=ID`, the id the first run's lines
+//! gave, on the command line `harness run --resume ID` builds. The first run's output is not
+//! kept; its command line and session id go into `NAME.cmd` as `pre_run`.
+//!
 //! `rg` comes from `--rg PATH`, else `$RECORD_RG`, else `rg` on `PATH` (Debian: `apt-get
 //! install ripgrep`).
 
@@ -33,7 +40,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
-use harness_agents_core::{Backend, RunRequest};
+use harness_agents_core::{Backend, NormalizerConfig, RunRequest};
 use harness_agents_opencode::{OpencodeHarness, OpencodeNormalizer};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -77,6 +84,10 @@ pub struct Scenario {
     pub about: String,
     /// The prompt, after `--`.
     pub prompt: String,
+    /// The prompt of a first run, with the same arguments, whose session the recorded run
+    /// continues (`--session=ID`); its output is not kept.
+    #[serde(default)]
+    pub resume_from: Option<String>,
     /// Whether `--thinking` stays on the command line (the live runner's default: yes).
     #[serde(default = "yes")]
     pub thinking: bool,
@@ -132,9 +143,11 @@ impl Scenario {
         Anthropic::new(&scenario, Steps::ToolResults, seed)
     }
 
-    /// The arguments after `opencode`, the prompt last after `--`: the live runner's.
-    fn argv(&self) -> Vec<String> {
-        let mut request = RunRequest::new(self.prompt.clone());
+    /// The arguments after `opencode` for `prompt`, last after `--`: the live runner's,
+    /// continuing the session `resume` if any.
+    fn argv_of(&self, prompt: &str, resume: Option<&str>) -> Vec<String> {
+        let mut request = RunRequest::new(prompt);
+        request.resume = resume.map(str::to_string);
         request.extra_args = ["--pure".to_string()]
             .into_iter()
             .chain(self.args.iter().cloned())
@@ -143,7 +156,7 @@ impl Scenario {
         if !self.thinking {
             args.retain(|a| a != "--thinking");
         }
-        args.extend(["--".to_string(), self.prompt.clone()]);
+        args.extend(["--".to_string(), prompt.to_string()]);
         args
     }
 }
@@ -336,7 +349,25 @@ fn run(
     let server = shared::serve(0, &api, shared::dump_path(out, name))?;
     let config = config(scenario, server.port());
     let env = environment(scenario, &config);
-    let argv = scenario.argv();
+    let pre_run = match &scenario.resume_from {
+        Some(first) => {
+            let args = scenario.argv_of(first, None);
+            let id = shared::session_run(
+                binary,
+                &args,
+                &env,
+                (PROJECT, None),
+                RUN_LIMIT,
+                OpencodeNormalizer::new(NormalizerConfig::default()),
+            )?;
+            Some((args, id))
+        }
+        None => None,
+    };
+    let argv = scenario.argv_of(
+        &scenario.prompt,
+        pre_run.as_ref().map(|(_, id)| id.as_str()),
+    );
     let started = Instant::now();
     let mut child = Command::new(binary)
         .args(&argv)
@@ -359,7 +390,13 @@ fn run(
     shared::write_streams(out, name, &stdout_bytes, &stderr_bytes)?;
     let mut full_argv = vec!["opencode".to_string()];
     full_argv.extend(argv);
-    let cmd = json!({"cwd": PROJECT, "env": env, "argv": full_argv});
+    let mut cmd = json!({"cwd": PROJECT, "env": env, "argv": full_argv});
+    if let Some((args, id)) = pre_run {
+        let argv: Vec<&str> = std::iter::once("opencode")
+            .chain(args.iter().map(String::as_str))
+            .collect();
+        cmd["pre_run"] = json!({"argv": argv, "session_id": id});
+    }
     let tail = shared::cmd_tail(shared::exit_code(status), seconds);
     shared::write_cmd(out, name, &cmd, Some(&tail))?;
 
@@ -378,12 +415,33 @@ mod tests {
         let mut count = 0;
         for name in super::scenario_names(&[], &dir).unwrap() {
             let scenario = Scenario::load(&dir.join(format!("{name}.json"))).unwrap();
-            let argv = scenario.argv();
+            let argv = scenario.argv_of(&scenario.prompt, None);
             assert_eq!(argv[..2], ["run", "--format=json"], "{name}");
             assert_eq!(argv[argv.len() - 2..], ["--", scenario.prompt.as_str()]);
             count += 1;
         }
         assert!(count >= 25, "only {count} opencode scenarios");
+    }
+
+    #[test]
+    fn a_resumed_run_continues_the_first_runs_session_on_the_live_command_line() {
+        let scenario = Scenario {
+            prompt: "-x".into(),
+            thinking: true,
+            ..Scenario::default()
+        };
+        assert_eq!(
+            scenario.argv_of("-x", Some("ses_1")),
+            [
+                "run",
+                "--format=json",
+                "--thinking",
+                "--session=ses_1",
+                "--pure",
+                "--",
+                "-x"
+            ]
+        );
     }
 
     #[test]

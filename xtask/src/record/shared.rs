@@ -340,6 +340,56 @@ pub(crate) fn read_lines(
     Ok(bytes)
 }
 
+/// The first run of a resume scenario, the one that creates the session the recorded run
+/// continues: `program` with `args` and only `env`, in `cwd`, `stdin` written to its standard
+/// input (or none), killed after `limit`. Returns the session id its stream reports, as
+/// `normalizer` reads it; its output is not kept.
+pub(crate) fn session_run<N: Normalizer>(
+    program: &Path,
+    args: &[String],
+    env: &BTreeMap<String, String>,
+    (cwd, stdin): (&str, Option<&str>),
+    limit: Duration,
+    mut normalizer: N,
+) -> Result<String> {
+    let started = std::time::Instant::now();
+    let mut child = std::process::Command::new(program)
+        .args(args)
+        .env_clear()
+        .envs(env)
+        .current_dir(cwd)
+        .stdin(match stdin {
+            Some(_) => std::process::Stdio::piped(),
+            None => std::process::Stdio::null(),
+        })
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .with_context(|| format!("starting {} for the first run", program.display()))?;
+    if let (Some(mut pipe), Some(text)) = (child.stdin.take(), stdin) {
+        std::io::Write::write_all(&mut pipe, text.as_bytes())?;
+    }
+    let stdout = child.stdout.take().context("no stdout pipe")?;
+    let run = super::Watched::start(child, started, limit)?;
+    let mut events = Vec::new();
+    read_lines(stdout, |line| {
+        let line = line.strip_suffix(b"\n").unwrap_or(line);
+        normalizer.push_line(line, &mut events);
+        events.clear();
+    })?;
+    let (status, timed_out, stderr) = run.wait()?;
+    if timed_out || !status.success() {
+        bail!(
+            "the first run failed ({status}): {}",
+            String::from_utf8_lossy(&stderr)
+        );
+    }
+    normalizer
+        .session_id()
+        .map(str::to_string)
+        .context("the first run reported no session id")
+}
+
 /// The notes on one run: whether the watchdog killed it after `limit`, then the stand-in's.
 pub(crate) fn run_notes(timed_out: bool, limit: Duration, api_notes: Vec<String>) -> Vec<String> {
     let killed = timed_out.then(|| format!("killed after {}s", limit.as_secs()));
