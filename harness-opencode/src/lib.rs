@@ -60,6 +60,7 @@ struct ReadmeExample;
 
 mod decoder;
 mod launch;
+mod server;
 mod tools;
 mod wire;
 
