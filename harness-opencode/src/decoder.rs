@@ -98,6 +98,8 @@ pub struct OpencodeDecoder {
     /// In a session's transcript, the tool parts seen that have not finished, for the
     /// permission requests that name them (PS3, PS6).
     seen: Vec<Seen>,
+    /// In a session's transcript, the ids of the caller's prompts (PS2).
+    prompts: std::collections::HashSet<String>,
 }
 
 impl OpencodeDecoder {
@@ -337,7 +339,12 @@ impl OpencodeDecoder {
                 }
             }
         }
-        match server::read(&event, kind, session.as_deref()) {
+        if let Some(id) = server::user_message(&event) {
+            self.prompts.insert(id.to_string());
+        }
+        let prompts = &self.prompts;
+        let read = server::read(&event, kind, session.as_deref(), |id| prompts.contains(id));
+        match read {
             Server::Run(bytes) => {
                 let mut view = None;
                 match wire::parse_into(&bytes, false, &mut view) {

@@ -47,8 +47,26 @@ fn run_line(kind: &str, session: Option<&str>, key: &str, body: &Value) -> Vec<u
     line.to_string().into_bytes()
 }
 
-/// Reads one server event (PS1-PS8). `session` is the session id the stream named first.
-pub(crate) fn read(event: &Value, kind: &str, session: Option<&str>) -> Server {
+/// The id of the user message a `message.updated` event announces (PS2).
+pub(crate) fn user_message(event: &Value) -> Option<&str> {
+    if event.get("type").and_then(Value::as_str) != Some("message.updated") {
+        return None;
+    }
+    let info = event.pointer("/properties/info")?;
+    if info.get("role").and_then(Value::as_str) != Some("user") {
+        return None;
+    }
+    info.get("id").and_then(Value::as_str)
+}
+
+/// Reads one server event (PS1-PS8). `session` is the session id the stream named first;
+/// `from_user` says whether a message id is one of the caller's prompts.
+pub(crate) fn read(
+    event: &Value,
+    kind: &str,
+    session: Option<&str>,
+    from_user: impl Fn(&str) -> bool,
+) -> Server {
     let own = session_of(event);
     if let (Some(own), Some(session)) = (own, session) {
         if own != session {
@@ -63,6 +81,14 @@ pub(crate) fn read(event: &Value, kind: &str, session: Option<&str>) -> Server {
                 return Server::Malformed(event.clone());
             };
             let session = own.or(session);
+            if part
+                .get("messageID")
+                .and_then(Value::as_str)
+                .is_some_and(from_user)
+            {
+                // PS2: a part of the caller's own prompt, not something the agent said.
+                return Server::Consumed("PS2");
+            }
             let ended = part.pointer("/time/end").is_some_and(|t| !t.is_null());
             match part.get("type").and_then(Value::as_str) {
                 Some("step-start") => Server::Run(run_line("step_start", session, "part", part)),
