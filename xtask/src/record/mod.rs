@@ -41,6 +41,8 @@
 //! stand-in: scenarios in `fixtures/opencode/scenarios/`, recordings (the corpus itself) in
 //! `fixtures/opencode/`; `--claude PATH` then names an `opencode` binary, `--version` the
 //! `opencode-ai` version (default [`opencode::OPENCODE_VERSION`]), `--rg PATH` the ripgrep.
+//! `--backend opencode-sessions` records opencode sessions through `opencode serve` the same
+//! way (see [`opencode_session`]): scenarios and recordings in `fixtures/opencode/sessions/`.
 //!
 //! `--backend pi` records `pi --mode json` (see [`pi`]) through the same Anthropic stand-in:
 //! scenarios in `fixtures/pi/scenarios/`, recordings in `fixtures/pi/`; `--claude PATH` then
@@ -57,6 +59,7 @@ pub mod gemini;
 pub mod gemini_api;
 pub mod openai;
 pub mod opencode;
+pub mod opencode_session;
 pub mod pi;
 pub mod scenario;
 pub mod server;
@@ -77,6 +80,8 @@ pub enum Backend {
     Codex,
     /// opencode (`fixtures/opencode/`).
     Opencode,
+    /// opencode sessions through `opencode serve` (`fixtures/opencode/sessions/`).
+    OpencodeSessions,
     /// Gemini CLI (`fixtures/gemini/`).
     Gemini,
     /// ACP agents (`fixtures/acp/`): Gemini CLI `--acp` and opencode `acp`.
@@ -184,6 +189,7 @@ pub fn record(args: Args) -> Result<()> {
             Backend::Claude => claude::record(&options),
             Backend::Codex => codex::record(&options),
             Backend::Opencode => opencode::record(&options),
+            Backend::OpencodeSessions => opencode_session::record(&options),
             Backend::Gemini => gemini::record(&options),
             Backend::Acp => acp::record(&options),
             Backend::Pi => pi::record(&options),
@@ -214,7 +220,7 @@ pub fn record(args: Args) -> Result<()> {
             Backend::Opencode => (opencode::PACKAGE, opencode::OPENCODE_VERSION),
             Backend::Gemini => (gemini::PACKAGE, gemini::GEMINI_VERSION),
             Backend::Pi => (pi::PACKAGE, pi::PI_VERSION),
-            Backend::Acp => continue,
+            Backend::Acp | Backend::OpencodeSessions => continue,
         };
         let newest = newest_version(package)?;
         println!("{package}: newest {newest}, fixtures recorded with {current}");
@@ -224,7 +230,7 @@ pub fn record(args: Args) -> Result<()> {
             Backend::Opencode => opencode::install(cache.path(), &newest)?,
             Backend::Gemini => gemini::install(cache.path(), &newest)?,
             Backend::Pi => pi::install(cache.path(), &newest)?,
-            Backend::Acp => continue,
+            Backend::Acp | Backend::OpencodeSessions => continue,
         };
         options.binary = Some(binary);
         let result = match backend {
@@ -233,7 +239,7 @@ pub fn record(args: Args) -> Result<()> {
             Backend::Opencode => opencode::record(&options),
             Backend::Gemini => gemini::record(&options),
             Backend::Pi => pi::record(&options),
-            Backend::Acp => continue,
+            Backend::Acp | Backend::OpencodeSessions => continue,
         };
         if let Err(e) = result {
             println!("{package}@{newest}: {e:#}");
