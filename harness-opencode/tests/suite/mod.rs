@@ -6,6 +6,7 @@ mod kit;
 mod live;
 mod live_session;
 mod rules;
+mod server_rules;
 
 use harness_agents_core::NormalizerConfig;
 use harness_agents_core::testkit::{self, Input};
