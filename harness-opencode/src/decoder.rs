@@ -93,6 +93,8 @@ pub struct OpencodeDecoder {
     message: Option<Message>,
     running: Vec<Running>,
     usage: Usage,
+    /// The figures of a session's running turn (PS14): its own steps'.
+    turn: Usage,
     /// The last `agent` text and its message (P12): the event's text, shared (S7).
     answer: Option<(Option<String>, Arc<str>)>,
     /// In a session's transcript, the tool parts seen that have not finished, for the
@@ -211,6 +213,7 @@ impl OpencodeDecoder {
     /// P10, P11, P12: a step ends; a reason other than `tool-calls` ends the turn.
     fn on_step_finish(&mut self, part: &Part<'_>, out: &mut Emitter<'_>) {
         self.usage.add_step(part);
+        self.turn.add_step(part);
         let reason = part.reason.as_str();
         if reason == Some("tool-calls") {
             out.consumed_by("P10");
@@ -430,6 +433,12 @@ impl Decoder for OpencodeDecoder {
 
     fn summary(&self) -> Summary {
         Summary::new(self.usage.metrics.clone())
+    }
+
+    /// PS14: a session turn's figures are the sums over its own steps (opencode reports each
+    /// step's), so they are not cumulative.
+    fn turn_summary(&mut self) -> Summary {
+        Summary::new(std::mem::take(&mut self.turn).metrics)
     }
 
     fn pending_tool_uses(&self) -> Vec<PendingToolUse> {

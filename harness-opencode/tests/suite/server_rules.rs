@@ -197,3 +197,34 @@ fn ps7_idle_flushes_what_the_agent_said() {
         ]
     );
 }
+
+#[test]
+fn ps14_a_turns_metrics_are_its_own_steps() {
+    use harness_agents_core::{Backend, Normalizer};
+
+    let mut config = super::config();
+    config.session = true;
+    let mut normalizer = harness_agents_opencode::OpencodeHarness.normalizer(config);
+    let mut events = Vec::new();
+    let mut turn = |normalizer: &mut Box<dyn Normalizer>, steps: usize| {
+        for _ in 0..steps {
+            let line = finish("msg_a", "stop").to_string();
+            normalizer.push_line(line.as_bytes(), &mut events);
+        }
+        normalizer.push_line(idle().to_string().as_bytes(), &mut events);
+        let outcome = normalizer.end_turn();
+        serde_json::to_value(&outcome.metrics).expect("serializes")
+    };
+    let first = turn(&mut normalizer, 2);
+    let second = turn(&mut normalizer, 1);
+    assert_eq!(first["input_tokens"], 20);
+    assert_eq!(first["num_turns"], 2);
+    assert_eq!(second["input_tokens"], 10);
+    assert_eq!(second["total_cost_usd"], 0.5);
+    assert!(second.get("cumulative").is_none(), "{second}");
+    let total = normalizer.finish(&mut events);
+    assert_eq!(
+        total.metrics.num_turns.map(|n| n.to_string()).as_deref(),
+        Some("3")
+    );
+}
