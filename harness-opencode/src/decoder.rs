@@ -13,6 +13,7 @@ use harness_agents_core::{
 };
 use serde_json::{Number, Value};
 
+use crate::server::{self, Seen, Server};
 use crate::tools::{Tools, tool_events};
 use crate::wire::{self, Line, Part};
 
@@ -92,8 +93,15 @@ pub struct OpencodeDecoder {
     message: Option<Message>,
     running: Vec<Running>,
     usage: Usage,
+    /// The figures of a session's running turn (PS14): its own steps'.
+    turn: Usage,
     /// The last `agent` text and its message (P12): the event's text, shared (S7).
     answer: Option<(Option<String>, Arc<str>)>,
+    /// In a session's transcript, the tool parts seen that have not finished, for the
+    /// permission requests that name them (PS3, PS6).
+    seen: Vec<Seen>,
+    /// In a session's transcript, the ids of the caller's prompts (PS2).
+    prompts: std::collections::HashSet<String>,
 }
 
 impl OpencodeDecoder {
@@ -205,6 +213,7 @@ impl OpencodeDecoder {
     /// P10, P11, P12: a step ends; a reason other than `tool-calls` ends the turn.
     fn on_step_finish(&mut self, part: &Part<'_>, out: &mut Emitter<'_>) {
         self.usage.add_step(part);
+        self.turn.add_step(part);
         let reason = part.reason.as_str();
         if reason == Some("tool-calls") {
             out.consumed_by("P10");
@@ -315,6 +324,72 @@ impl OpencodeDecoder {
     }
 }
 
+impl OpencodeDecoder {
+    /// PS1-PS8: an event of `opencode serve`'s stream, in a session's transcript.
+    fn on_server(&mut self, kind: &str, line: &[u8], out: &mut Emitter<'_>) {
+        let event = reparse(line);
+        // P1: the first session id named, here the event's.
+        if let Some(own) = server::session_of(&event) {
+            out.session_id(own);
+        }
+        let session = out.current_session_id().map(str::to_string);
+        if let Some(seen) = server::seen_tool(&event) {
+            if session.as_deref() == server::session_of(&event).or(session.as_deref()) {
+                self.seen.retain(|s| s.call_id != seen.call_id);
+                let status = event.pointer("/properties/part/state/status");
+                if !matches!(status.and_then(Value::as_str), Some("completed" | "error")) {
+                    self.seen.push(seen);
+                }
+            }
+        }
+        if let Some(id) = server::user_message(&event) {
+            self.prompts.insert(id.to_string());
+        }
+        let prompts = &self.prompts;
+        let read = server::read(&event, kind, session.as_deref(), |id| prompts.contains(id));
+        match read {
+            Server::Run(bytes) => {
+                let mut view = None;
+                match wire::parse_into(&bytes, false, &mut view) {
+                    Ok(()) => self.on_view(view.as_ref(), &bytes, out),
+                    // Never: the line was made from a parsed value.
+                    Err(_) => out.unknown(UnknownReason::NotAnEvent, event),
+                }
+            }
+            Server::Permission(props) => {
+                self.flush(out);
+                let call = props.get("tool").and_then(|t| t.get("callID"));
+                let call = call.and_then(Value::as_str);
+                let seen = self.seen.iter().find(|s| Some(s.call_id.as_str()) == call);
+                let tools = &self.tools;
+                let would_be = |tool: &str, input: &Value| {
+                    let part = serde_json::json!({
+                        "part": {"tool": tool, "state": {"status": "running", "input": input}},
+                    })
+                    .to_string();
+                    match wire::parse(part.as_bytes(), false) {
+                        Ok(Some(Line {
+                            part: Some(part), ..
+                        })) => tool_events(tools, tool, &part, true),
+                        _ => Vec::new(),
+                    }
+                };
+                server::permission(&props, seen, would_be, out);
+            }
+            Server::Idle => {
+                // PS7: the turn is over; what the agent said is complete.
+                self.flush(out);
+                out.consumed_by("PS7");
+            }
+            Server::Consumed(rule) => out.consumed_by(rule),
+            Server::Malformed(raw) => {
+                self.flush(out);
+                out.unknown(UnknownReason::MalformedMessage, raw);
+            }
+        }
+    }
+}
+
 /// Whether a finished tool's events read its `output`, which the view leaves out: a shell
 /// command that exited non-zero or was killed (its output is the error text, P6c) and a
 /// successful `read` without `metadata.display.type` (its `<type>` line, P6a).
@@ -339,6 +414,12 @@ impl Decoder for OpencodeDecoder {
     fn line(&mut self, line: &[u8], out: &mut Emitter<'_>) -> Result<(), NotJson> {
         let mut view = None;
         wire::parse_into(line, false, &mut view)?;
+        let kind = view.as_ref().and_then(|v| v.kind.as_str());
+        if let Some(kind) = kind.filter(|kind| server::is_server_type(kind)) {
+            let kind = kind.to_string();
+            self.on_server(&kind, line, out);
+            return Ok(());
+        }
         self.on_view(view.as_ref(), line, out);
         Ok(())
     }
@@ -352,6 +433,12 @@ impl Decoder for OpencodeDecoder {
 
     fn summary(&self) -> Summary {
         Summary::new(self.usage.metrics.clone())
+    }
+
+    /// PS14: a session turn's figures are the sums over its own steps (opencode reports each
+    /// step's), so they are not cumulative.
+    fn turn_summary(&mut self) -> Summary {
+        Summary::new(std::mem::take(&mut self.turn).metrics)
     }
 
     fn pending_tool_uses(&self) -> Vec<PendingToolUse> {

@@ -60,12 +60,19 @@ struct ReadmeExample;
 
 mod decoder;
 mod launch;
+mod serve;
+mod server;
 mod tools;
 mod wire;
 
+use harness_agents_core::process::{ProcessSpec, SessionSpec, run_dir, spawn_session};
+use harness_agents_core::session::Session;
+use harness_agents_core::transcript::Header;
 use harness_agents_core::{
-    Backend, Capabilities, Launch, Normalizer, NormalizerConfig, OrchestrationSource, Versions,
+    Backend, Capabilities, Launch, Normalizer, NormalizerConfig, OrchestrationSource, RunError,
+    RunRequest, Versions,
 };
+use serde_json::{Value, json};
 
 pub use decoder::{OpencodeDecoder, OpencodeNormalizer};
 pub use launch::{LAUNCH, VERSIONS};
@@ -101,6 +108,7 @@ pub use launch::{LAUNCH, VERSIONS};
 #[derive(Debug, Clone, Copy, Default)]
 pub struct OpencodeHarness;
 
+#[harness_agents_core::backend::async_trait]
 impl Backend for OpencodeHarness {
     fn name(&self) -> &'static str {
         "opencode"
@@ -128,6 +136,77 @@ impl Backend for OpencodeHarness {
 
     fn permission_args(&self, mode: &str) -> Vec<String> {
         launch::permission_args(mode)
+    }
+
+    /// A session through `opencode serve` (the PS rules of `docs/opencode.md`): one server per
+    /// session, `opencode serve --port 0 --hostname 127.0.0.1 [extra args]` in the request's
+    /// directory, with a random `OPENCODE_SERVER_PASSWORD` that only this session knows; a
+    /// new session on it (or the stored one `resume` names), a prompt per turn, its `/event`
+    /// stream as the session's lines, `POST /session/:id/abort` for an interrupt. The server
+    /// and every process it started are killed when the session ends.
+    async fn session(&self, request: RunRequest) -> Result<Session, RunError> {
+        let limits = SessionSpec::new(request.timeout, request.idle_timeout);
+        let (_, mut config) = run_dir(&request)?;
+        config.session = true;
+        let password = serve::password().map_err(|source| RunError::Io {
+            binary: "opencode".into(),
+            source,
+        })?;
+        let setup = session_setup(&request, serve::basic_auth(&password));
+        let mut args: Vec<String> = ["serve", "--port", "0", "--hostname", "127.0.0.1"]
+            .map(str::to_string)
+            .to_vec();
+        args.extend(request.extra_args.iter().cloned());
+        let mut spec = ProcessSpec::for_request(
+            request,
+            LAUNCH.env_var,
+            LAUNCH.program,
+            args,
+            LAUNCH.install,
+        );
+        spec.stdin = Vec::new();
+        spec.env
+            .insert("OPENCODE_SERVER_PASSWORD".to_string(), password);
+        spec.header = Header::new(self.name(), &config);
+        spawn_session(
+            spec,
+            self.normalizer(config),
+            Box::new(serve::ServeSession::new(setup)),
+            limits,
+        )
+    }
+}
+
+/// What the session asks of the server (PS10): `bypassPermissions` is a session ruleset that
+/// allows everything; `plan` and any other mode but `default` and `acceptEdits` name the
+/// agent of every prompt; the model `PROVIDER/MODEL` goes with every prompt.
+fn session_setup(request: &RunRequest, auth: String) -> serve::Setup {
+    let mut create = json!({});
+    let mut prompt = serde_json::Map::new();
+    match request.permission_mode.as_deref() {
+        None | Some("default" | "acceptEdits") => {}
+        Some("bypassPermissions") => {
+            create["permission"] = json!([{"permission": "*", "pattern": "*", "action": "allow"}]);
+        }
+        Some(agent) => {
+            prompt.insert("agent".into(), Value::from(agent));
+        }
+    }
+    if let Some((provider, model)) = request.model.as_deref().and_then(|m| m.split_once('/')) {
+        prompt.insert(
+            "model".into(),
+            json!({"providerID": provider, "modelID": model}),
+        );
+    }
+    serve::Setup {
+        auth,
+        resume: request.resume.clone(),
+        create,
+        prompt,
+        // A server that is not ready within a turn's time limit cannot run a turn either.
+        ready: request
+            .timeout
+            .map_or(serve::READY, |t| t.min(serve::READY)),
     }
 }
 

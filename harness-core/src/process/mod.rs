@@ -29,6 +29,10 @@
 //!   requests) and says which lines the normalizer reads; what waits for the agent's input is
 //!   bounded (reading pauses beyond 1 MiB), and a timeout or a stop first asks the conversation
 //!   what to write (a cancel) and how long the agent may take to end by itself;
+//! - a conversation whose agent speaks on another channel (opencode's server sends its events
+//!   over HTTP) hands the driver an inbox ([`Conversation::inbox`]): its lines are read beside
+//!   standard output as if the agent had printed them, and a failure of that channel ends the
+//!   session as the agent's death does ([`Inbound`]);
 //! - [`ProcessSpec::transcript`] saves every line the normalizer reads, standard error
 //!   included, in the order it read them, after a header naming the backend and the
 //!   normalizer's settings ([`crate::transcript`]), so the run normalizes again offline to the
@@ -299,6 +303,29 @@ pub trait Conversation: Send + 'static {
     fn close(&mut self) -> (Reply, Duration) {
         (Reply::close(), CLOSE_GRACE)
     }
+
+    /// Where the agent's lines come from besides its standard output, for an agent whose
+    /// events arrive on another channel (a server's event stream over HTTP), asked once, right
+    /// after [`Conversation::open`]. The driver reads it beside the pipes: each
+    /// [`Inbound::Line`] goes to [`Conversation::line`] as a line of standard output would (and
+    /// keeps a turn from being silent, I6); an [`Inbound::Failed`] ends the session as the
+    /// agent's death does. Its tasks do their own I/O (the transport's HTTP calls); the
+    /// driver only reads. `None`, the default, for an agent that speaks on its pipes alone.
+    fn inbox(&mut self) -> Option<mpsc::Receiver<Inbound>> {
+        None
+    }
+}
+
+/// What a [`Conversation`]'s own tasks bring the driver through [`Conversation::inbox`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Inbound {
+    /// A line of the agent's, without its `\n`, read as if the agent had printed it.
+    Line(Vec<u8>),
+    /// The channel to the agent failed (its event stream broke, it never became ready): the
+    /// driver makes an `error` event with this message; the running turn ends with status
+    /// `error`, and the session ends as when the agent dies (I6).
+    Failed(String),
 }
 
 /// What a [`Conversation`] does with one line: lines for the normalizer, bytes for the
@@ -685,6 +712,8 @@ struct Feed {
     made_errors: u64,
     /// The session's bookkeeping; `None` for a run.
     session: Option<session::Turns>,
+    /// The conversation's channel failed ([`Inbound::Failed`]): kill the run's processes now.
+    kill: bool,
     /// What the normalizer made from the last line.
     events: Vec<Event>,
     /// What waits for the consumer, in order.
@@ -703,6 +732,7 @@ impl Feed {
             failed_writes: 0,
             made_errors: 0,
             session: None,
+            kill: false,
             events: Vec::new(),
             out: VecDeque::new(),
         }
@@ -841,6 +871,14 @@ async fn read_from<R: AsyncRead + Unpin>(
     }
 }
 
+/// The next item of a conversation's inbox (never completes when there is none).
+async fn inbound_from(inbox: &mut Option<mpsc::Receiver<Inbound>>) -> Option<Inbound> {
+    match inbox {
+        Some(inbox) => inbox.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
 /// The caller's next command (never completes once the caller can send none).
 async fn command_from(commands: &mut Option<mpsc::UnboundedReceiver<Input>>) -> Option<Input> {
     match commands {
@@ -939,21 +977,26 @@ impl Run {
         let mut err_lines = LineSplitter::new();
         let mut out_buf = vec![0u8; CHUNK];
         let mut err_buf = vec![0u8; CHUNK];
+        let mut inbox = None;
         if let Some(conversation) = self.feed.conversation.as_mut() {
             let reply = conversation.open();
+            inbox = conversation.inbox();
             self.feed.apply(reply);
         }
         let mut status: Option<io::Result<ExitStatus>> = None;
         let mut ending: Option<Ending> = None;
         let talking = self.feed.conversation.is_some();
 
-        while stdout.is_some() || stderr.is_some() || status.is_none() {
+        while stdout.is_some() || stderr.is_some() || inbox.is_some() || status.is_none() {
             if self.feed.close && self.feed.input.is_empty() && stdin.is_some() {
                 // Dropping the pipe closes it: the agent reads the end of its input.
                 stdin = None;
                 self.feed.input_open = false;
             }
             let feed = &mut self.feed;
+            if std::mem::take(&mut feed.kill) {
+                self.group.kill();
+            }
             // A session's timers follow its turns; its close bounds the agent's last moments.
             if let Some(turns) = &mut feed.session {
                 let now = tokio::time::Instant::now();
@@ -1045,6 +1088,19 @@ impl Run {
                         }
                     }
                 }
+                inbound = inbound_from(&mut inbox), if reading && inbox.is_some() => {
+                    match inbound {
+                        Some(Inbound::Line(line)) => {
+                            if let (true, Some(limit)) = (in_turn, idle_limit) {
+                                idle_at.as_mut().reset(tokio::time::Instant::now() + limit);
+                            }
+                            feed.stdout(&line);
+                        }
+                        Some(Inbound::Failed(message)) => feed.transport_failed(message),
+                        // Every sender is gone: nothing more comes this way.
+                        None => inbox = None,
+                    }
+                }
                 read = read_from(&mut stderr, &mut err_buf), if reading && stderr.is_some() => {
                     match read {
                         Ok(n) if n > 0 => {
@@ -1094,6 +1150,7 @@ impl Run {
                     err_lines.finish(|l| feed.stderr(l));
                     stdout = None;
                     stderr = None;
+                    inbox = None;
                 }
                 () = self.tx.closed() => return Err(Abandoned),
             }

@@ -210,6 +210,27 @@ impl Feed {
         self.take_steps(steps);
     }
 
+    /// The conversation's channel to the agent failed ([`super::Inbound::Failed`]): an `error`
+    /// event saying why; in a session the running turn ends with status `error` and the
+    /// session ends as when the agent dies (I6). Nothing can reach the agent any more, so its
+    /// processes are killed at once rather than given time to end.
+    pub(super) fn transport_failed(&mut self, message: String) {
+        self.made(Event::new(EventBody::Error { message }));
+        self.kill = true;
+        let Some(turns) = &mut self.session else {
+            return;
+        };
+        if turns.reason.is_some() {
+            // Already closing: the kill ends it.
+            return;
+        }
+        turns.reason = Some(EndReason::AgentExited);
+        turns.cut = turns.state.running_turn().is_some();
+        // The `error` event above belongs to the running turn's outcome.
+        let steps = turns.state.command(Command::Close);
+        self.take_steps(steps);
+    }
+
     /// The agent's processes are gone (I6). Returns the turn still running, whose outcome
     /// follows the end-of-input events; an agent that ended while the session was not
     /// closing gets an `error` event naming its exit.

@@ -4,7 +4,9 @@ mod alloc;
 mod golden;
 mod kit;
 mod live;
+mod live_session;
 mod rules;
+mod server_rules;
 
 use harness_agents_core::NormalizerConfig;
 use harness_agents_core::testkit::{self, Input};

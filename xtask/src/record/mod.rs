@@ -46,6 +46,8 @@
 //! stand-in: scenarios in `fixtures/opencode/scenarios/`, recordings (the corpus itself) in
 //! `fixtures/opencode/`; `--claude PATH` then names an `opencode` binary, `--version` the
 //! `opencode-ai` version (default [`opencode::OPENCODE_VERSION`]), `--rg PATH` the ripgrep.
+//! `--backend opencode-sessions` records opencode sessions through `opencode serve` the same
+//! way (see [`opencode_session`]): scenarios and recordings in `fixtures/opencode/sessions/`.
 //!
 //! `--backend pi` records `pi --mode json` (see [`pi`]) through the same Anthropic stand-in:
 //! scenarios in `fixtures/pi/scenarios/`, recordings in `fixtures/pi/`; `--claude PATH` then
@@ -65,6 +67,7 @@ pub mod gemini;
 pub mod gemini_api;
 pub mod openai;
 pub mod opencode;
+pub mod opencode_session;
 pub mod pi;
 pub mod scenario;
 pub mod server;
@@ -89,6 +92,8 @@ pub enum Backend {
     CodexSession,
     /// opencode (`fixtures/opencode/`).
     Opencode,
+    /// opencode sessions through `opencode serve` (`fixtures/opencode/sessions/`).
+    OpencodeSessions,
     /// Gemini CLI (`fixtures/gemini/`).
     Gemini,
     /// ACP agents (`fixtures/acp/`): Gemini CLI `--acp` and opencode `acp`.
@@ -202,6 +207,7 @@ pub fn record(args: Args) -> Result<()> {
             Backend::Codex => codex::record(&options),
             Backend::CodexSession => codex_session::record(&options),
             Backend::Opencode => opencode::record(&options),
+            Backend::OpencodeSessions => opencode_session::record(&options),
             Backend::Gemini => gemini::record(&options),
             Backend::Acp => acp::record(&options),
             Backend::AcpSession => acp_session::record(&options),
@@ -239,9 +245,11 @@ pub fn record(args: Args) -> Result<()> {
             Backend::Opencode => (opencode::PACKAGE, opencode::OPENCODE_VERSION),
             Backend::Gemini => (gemini::PACKAGE, gemini::GEMINI_VERSION),
             Backend::Pi => (pi::PACKAGE, pi::PI_VERSION),
-            Backend::Acp | Backend::AcpSession | Backend::CodexSession | Backend::ClaudeSession => {
-                continue;
-            }
+            Backend::Acp
+            | Backend::AcpSession
+            | Backend::CodexSession
+            | Backend::ClaudeSession
+            | Backend::OpencodeSessions => continue,
         };
         let newest = newest_version(package)?;
         println!("{package}: newest {newest}, fixtures recorded with {current}");
@@ -251,9 +259,11 @@ pub fn record(args: Args) -> Result<()> {
             Backend::Opencode => opencode::install(cache.path(), &newest)?,
             Backend::Gemini => gemini::install(cache.path(), &newest)?,
             Backend::Pi => pi::install(cache.path(), &newest)?,
-            Backend::Acp | Backend::AcpSession | Backend::CodexSession | Backend::ClaudeSession => {
-                continue;
-            }
+            Backend::Acp
+            | Backend::AcpSession
+            | Backend::CodexSession
+            | Backend::ClaudeSession
+            | Backend::OpencodeSessions => continue,
         };
         options.binary = Some(binary);
         let result = match backend {
@@ -262,9 +272,11 @@ pub fn record(args: Args) -> Result<()> {
             Backend::Opencode => opencode::record(&options),
             Backend::Gemini => gemini::record(&options),
             Backend::Pi => pi::record(&options),
-            Backend::Acp | Backend::AcpSession | Backend::CodexSession | Backend::ClaudeSession => {
-                continue;
-            }
+            Backend::Acp
+            | Backend::AcpSession
+            | Backend::CodexSession
+            | Backend::ClaudeSession
+            | Backend::OpencodeSessions => continue,
         };
         if let Err(e) = result {
             println!("{package}@{newest}: {e:#}");
