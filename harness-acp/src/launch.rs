@@ -42,10 +42,6 @@ pub const KNOWN_AGENTS: &[KnownAgent] = &[
     ),
 ];
 
-/// Why a run of the `acp` backend does not resume.
-const RUN_RESUME: &str =
-    "a run of an ACP agent opens a new session; `harness session --resume ID` continues one";
-
 /// The agent's command line for a request: `agent` then `extra_args`, or `binary` then
 /// `extra_args`; `None` when the request names neither.
 pub(crate) fn command_line(request: &RunRequest) -> Option<(PathBuf, Vec<String>)> {
@@ -61,14 +57,6 @@ pub(crate) fn command_line(request: &RunRequest) -> Option<(PathBuf, Vec<String>
 
 /// The live run: the agent's command, [`AcpClient`] as its conversation (A12-A15).
 pub(crate) fn spawn(request: RunRequest) -> Result<RunStream, RunError> {
-    if request.resume.is_some() {
-        // A run's client opens a new session (A12); a stored one is continued by a session
-        // (A21), which learns from `initialize` whether the agent can.
-        return Err(RunError::CannotResume {
-            backend: AcpHarness.name().to_string(),
-            why: Some(RUN_RESUME.to_string()),
-        });
-    }
     let Some((program, args)) = command_line(&request) else {
         return Err(RunError::NoAgentCommand {
             backend: AcpHarness.name().to_string(),
@@ -90,20 +78,6 @@ pub(crate) fn spawn(request: RunRequest) -> Result<RunStream, RunError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a21_a_run_refuses_to_resume_before_starting_anything() {
-        let mut request = RunRequest::new("hi");
-        request.agent = Some(vec!["/no/such/agent".into()]);
-        request.resume = Some("s1".into());
-        let Err(err) = spawn(request) else {
-            panic!("a run that resumes started");
-        };
-        assert!(
-            matches!(&err, RunError::CannotResume { why: Some(why), .. } if why == RUN_RESUME),
-            "{err:?}"
-        );
-    }
 
     #[test]
     fn a12_the_command_is_the_agents_then_the_extra_args() {

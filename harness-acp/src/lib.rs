@@ -119,7 +119,14 @@ impl Backend for AcpHarness {
     }
 
     /// The agent's command, [`AcpClient`] as its conversation (A12-A15), instead of a launch.
+    /// A run that resumes is one turn of a resumed session (A21): only a session learns from
+    /// `initialize` whether the agent can resume, and how.
     async fn run(&self, request: RunRequest) -> Result<RunStream, RunError> {
+        if request.resume.is_some() {
+            let prompt = request.prompt.clone();
+            let session = open_session(self.name(), AgentCommand::Request, request).await?;
+            return Ok(session.into_run(prompt));
+        }
         launch::spawn(request)
     }
 

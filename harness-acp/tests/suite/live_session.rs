@@ -412,6 +412,43 @@ fn a21_resume_prefers_session_resume_when_advertised() {
 }
 
 #[test]
+fn a21_a_run_that_resumes_is_one_turn_of_the_resumed_session() {
+    let fake = fake();
+    let mut request = request(&fake, "resume");
+    request.prompt = "plain".into();
+    request.resume = Some("stored-8".into());
+    let (events, outcome) = runtime().block_on(async {
+        let stream = AcpHarness.run(request).await.expect("starts");
+        fixtures::live::collect(stream).await
+    });
+    let events: Vec<Value> = events
+        .iter()
+        .map(|e| serde_json::to_value(e).expect("serializes"))
+        .collect();
+    assert_eq!(events, [agent("plain 1", 6)]);
+    assert_eq!(outcome.session_id.as_deref(), Some("stored-8"));
+    assert_eq!(outcome.exit_code, Some(Some(0)));
+    assert_eq!(outcome.final_output.as_deref(), Some("plain 1"));
+    assert_eq!(
+        methods(&log(&fake)),
+        ["initialize", "session/resume", "session/prompt"]
+    );
+}
+
+#[test]
+fn a21_a_run_cannot_resume_with_an_agent_that_advertises_no_resume() {
+    let fake = fake();
+    let mut request = request(&fake, "none");
+    request.prompt = "plain".into();
+    request.resume = Some("stored-9".into());
+    let Err(err) = runtime().block_on(AcpHarness.run(request)) else {
+        panic!("a run that cannot resume started");
+    };
+    assert!(matches!(err, RunError::CannotResume { .. }), "{err:?}");
+    assert_eq!(methods(&log(&fake)), ["initialize"]);
+}
+
+#[test]
 fn i5_an_agent_that_advertises_no_resume_cannot_resume_before_any_prompt() {
     let fake = fake();
     let mut request = request(&fake, "none");

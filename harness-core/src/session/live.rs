@@ -204,6 +204,25 @@ impl Session {
         Session { items, handle }
     }
 
+    /// This session as a run of one turn (I5's one-turn form, for an agent whose only way to
+    /// resume is its session's): `prompt` is sent and the input ended at once, so nobody is
+    /// left to answer a permission request and each is denied (I2); the events come as a
+    /// run's, then the session's outcome (its counts, the agent's exit status) as the run's.
+    pub fn into_run(self, prompt: impl Into<String>) -> crate::RunStream {
+        use futures::StreamExt;
+        // A session that has ended takes no command: its stream says why.
+        let _ = self.prompt(prompt);
+        let _ = self.end_input();
+        self.filter_map(|item| {
+            futures::future::ready(match item {
+                SessionItem::Event(event) => Some(crate::RunItem::Event(event)),
+                SessionItem::TurnEnd(_) => None,
+                SessionItem::Ended(end) => Some(crate::RunItem::Outcome(end.outcome)),
+            })
+        })
+        .boxed()
+    }
+
     /// A handle that outlives a borrow of the session (to command it from another task).
     pub fn handle(&self) -> SessionHandle {
         self.handle.clone()
