@@ -440,7 +440,7 @@ pub enum AgentCommand {
     /// A backend's launch of its agent in ACP mode (Gemini CLI's `gemini --acp`, G13): the
     /// binary the request names, else the launch's variable, else its program; its leading
     /// arguments and model flag, these permission flags, the request's `extra_args`.
-    Launch(Launch, Vec<String>),
+    Launch(&'static Launch, Vec<String>),
 }
 
 /// Opens a session (A16-A22) with an ACP agent, for the backend `backend` (the name its

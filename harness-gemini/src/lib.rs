@@ -162,7 +162,7 @@ impl Backend for GeminiHarness {
             Some(mode) => launch::permission_args(mode),
             None => Vec::new(),
         };
-        let command = AgentCommand::Launch(SESSION_LAUNCH, permission);
+        let command = AgentCommand::Launch(&SESSION_LAUNCH, permission);
         open_session(self.name(), command, request).await
     }
 }
