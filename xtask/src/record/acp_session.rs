@@ -7,8 +7,8 @@
 //! scenario of its own corpus whose files, settings and environment are reused (`from`), the
 //! model's turns for the whole session (replacing that scenario's), the prompts (each sent when
 //! the previous turn has ended), the caller's answers to the permission requests in order
-//! (`allow`, `allow_always`, `deny`, or `interrupt`: interrupt the turn while the request
-//! waits), and optionally the prompts of a second session that resumes the first
+//! (`allow`, `allow_always`, `deny`, or `interrupt`, `close`, `end_input`: interrupt the
+//! turn, close the session, or end the caller's input while the request waits), and optionally the prompts of a second session that resumes the first
 //! (`--resume`): only that second session is then kept.
 //!
 //! Each scenario writes `NAME.jsonl` (the session's transcript lines, A1, without the
@@ -48,6 +48,10 @@ pub enum Answer {
     Deny,
     /// Interrupt the turn while it waits.
     Interrupt,
+    /// Close the session while it waits (A20).
+    Close,
+    /// End the caller's input while it waits (A19: it is then denied).
+    EndInput,
 }
 
 /// One recorded session.
@@ -328,6 +332,7 @@ fn session(
         }
         let mut items = Vec::new();
         let mut session = session;
+        let mut input_over = false;
         let limit = gemini::RUN_LIMIT * 3;
         let read = async {
             while let Some(item) = session.next().await {
@@ -336,6 +341,14 @@ fn session(
                         if let EventBody::Permission { id, .. } = &event.body {
                             match answers.next() {
                                 Some(Answer::Interrupt) => session.interrupt()?,
+                                Some(Answer::Close) => {
+                                    input_over = true;
+                                    session.close()?
+                                }
+                                Some(Answer::EndInput) => {
+                                    input_over = true;
+                                    session.end_input()?
+                                }
                                 Some(Answer::Allow) => {
                                     session.answer(id.clone(), Decision::Allow, None)?
                                 }
@@ -348,6 +361,7 @@ fn session(
                             }
                         }
                     }
+                    SessionItem::TurnEnd(_) if input_over => {}
                     SessionItem::TurnEnd(_) => match prompts.next() {
                         Some(next) => session.prompt(next.clone())?,
                         None => session.end_input()?,
