@@ -6,7 +6,9 @@
 
 use std::time::Duration;
 
-use fixtures::live::{Fake, drive_session, runtime, session_json};
+use fixtures::live::{
+    Fake, agent_said as agent, drive_session, ended, run_session, runtime, session_json, turn_end,
+};
 use harness_agents_acp::AcpHarness;
 use harness_agents_core::session::{SessionHandle, SessionItem};
 use harness_agents_core::transcript::{Header, replay};
@@ -39,20 +41,7 @@ fn session(
     end_input: bool,
     react: impl FnMut(&SessionHandle, &SessionItem),
 ) -> Vec<Value> {
-    let items = runtime().block_on(async {
-        let session = AcpHarness
-            .session(request)
-            .await
-            .unwrap_or_else(|e| panic!("the session starts: {e}"));
-        for prompt in prompts {
-            session.prompt(*prompt).expect("open");
-        }
-        if end_input {
-            session.end_input().expect("open");
-        }
-        drive_session(session, react).await
-    });
-    session_json(&items)
+    run_session(&AcpHarness, request, prompts, end_input, react)
 }
 
 /// What the fake read on its standard input, one JSON value a line.
@@ -82,22 +71,6 @@ fn outcome_of(id: u64, outcome: Value) -> Value {
 
 fn selected(option: &str) -> Value {
     json!({"outcome": "selected", "optionId": option})
-}
-
-fn agent(text: &str, line: u64) -> Value {
-    json!({"kind": "agent", "text": text, "line": line})
-}
-
-fn turn_end(turn: u32, status: &str, counts: Value, output: Option<&str>) -> Value {
-    let mut value = json!({"turn_end": turn, "status": status, "counts": counts});
-    if let Some(text) = output {
-        value["final_output"] = json!(text);
-    }
-    value
-}
-
-fn ended(reason: &str, exit_code: Option<i32>, counts: Value) -> Value {
-    json!({"ended": reason, "exit_code": exit_code, "counts": counts})
 }
 
 /// The `permission` event of the fake's request in turn `turn` (A17).

@@ -6,7 +6,9 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use fixtures::live::{Fake, drive_session, runtime, session_json};
+use fixtures::live::{
+    Fake, agent_said as agent, drive_session, ended, run_session, runtime, session_json, turn_end,
+};
 use harness_agents_claude::ClaudeHarness;
 use harness_agents_core::session::{SessionHandle, SessionItem};
 use harness_agents_core::transcript::{Header, replay};
@@ -42,20 +44,7 @@ fn session(
     end_input: bool,
     react: impl FnMut(&SessionHandle, &SessionItem),
 ) -> Vec<Value> {
-    let items = runtime().block_on(async {
-        let session = ClaudeHarness
-            .session(request)
-            .await
-            .unwrap_or_else(|e| panic!("the session starts: {e}"));
-        for prompt in prompts {
-            open(session.prompt(*prompt));
-        }
-        if end_input {
-            open(session.end_input());
-        }
-        drive_session(session, react).await
-    });
-    session_json(&items)
+    run_session(&ClaudeHarness, request, prompts, end_input, react)
 }
 
 /// What the fake read on its standard input, one JSON value a line.
@@ -69,22 +58,6 @@ fn log(fake: &Fake) -> Vec<Value> {
 
 fn user(text: &str) -> Value {
     json!({"type": "user", "message": {"role": "user", "content": text}})
-}
-
-fn agent(text: &str, line: u64) -> Value {
-    json!({"kind": "agent", "text": text, "line": line})
-}
-
-fn turn_end(turn: u32, status: &str, counts: Value, output: Option<&str>) -> Value {
-    let mut value = json!({"turn_end": turn, "status": status, "counts": counts});
-    if let Some(text) = output {
-        value["final_output"] = json!(text);
-    }
-    value
-}
-
-fn ended(reason: &str, exit_code: Option<i32>, counts: Value) -> Value {
-    json!({"ended": reason, "exit_code": exit_code, "counts": counts})
 }
 
 fn permission_request(turn: u32, line: u64) -> Value {

@@ -4,7 +4,9 @@
 //! (I5), faults (I6), the transcript (I7). Each test compares every item of the session, and
 //! what the fake read.
 
-use fixtures::live::{Fake, drive_session, runtime, session_json};
+use fixtures::live::{
+    Fake, agent_said as agent, drive_session, ended, run_session, runtime, session_json, turn_end,
+};
 use harness_agents_codex::CodexHarness;
 use harness_agents_core::session::{SessionHandle, SessionItem};
 use harness_agents_core::transcript::{Header, replay};
@@ -34,20 +36,7 @@ fn session(
     end_input: bool,
     react: impl FnMut(&SessionHandle, &SessionItem),
 ) -> Vec<Value> {
-    let items = runtime().block_on(async {
-        let session = CodexHarness
-            .session(request)
-            .await
-            .unwrap_or_else(|e| panic!("the session starts: {e}"));
-        for prompt in prompts {
-            session.prompt(*prompt).expect("open");
-        }
-        if end_input {
-            session.end_input().expect("open");
-        }
-        drive_session(session, react).await
-    });
-    session_json(&items)
+    run_session(&CodexHarness, request, prompts, end_input, react)
 }
 
 /// Answers each permission request with the next of `answers`, and ends the input after
@@ -95,22 +84,6 @@ fn turn_start(n: u64, thread: &str, text: &str) -> Value {
 
 fn decision(id: u64, decision: &str) -> Value {
     json!({"id": id, "result": {"decision": decision}})
-}
-
-fn agent(text: &str, line: u64) -> Value {
-    json!({"kind": "agent", "text": text, "line": line})
-}
-
-fn turn_end(turn: u32, status: &str, counts: Value, output: Option<&str>) -> Value {
-    let mut value = json!({"turn_end": turn, "status": status, "counts": counts});
-    if let Some(text) = output {
-        value["final_output"] = json!(text);
-    }
-    value
-}
-
-fn ended(reason: &str, exit_code: Option<i32>, counts: Value) -> Value {
-    json!({"ended": reason, "exit_code": exit_code, "counts": counts})
 }
 
 /// The `permission` event of the fake's command request `id` in turn `turn` (XA9).

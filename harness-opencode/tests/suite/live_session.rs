@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use fixtures::live::{Fake, drive_session, runtime, session_json};
+use fixtures::live::{Fake, agent_said as agent, ended, run_session, turn_end};
 use harness_agents_core::session::{SessionHandle, SessionItem};
 use harness_agents_core::transcript::{Header, replay};
 use harness_agents_core::{Backend, Decision, EventBody, RunRequest};
@@ -46,20 +46,7 @@ fn session(
     end_input: bool,
     react: impl FnMut(&SessionHandle, &SessionItem),
 ) -> Vec<Value> {
-    let items = runtime().block_on(async {
-        let session = OpencodeHarness
-            .session(request)
-            .await
-            .unwrap_or_else(|e| panic!("the session starts: {e}"));
-        for prompt in prompts {
-            session.prompt(*prompt).expect("open");
-        }
-        if end_input {
-            session.end_input().expect("open");
-        }
-        drive_session(session, react).await
-    });
-    session_json(&items)
+    run_session(&OpencodeHarness, request, prompts, end_input, react)
 }
 
 /// The requests the fake served: method, path and body, in order.
@@ -84,22 +71,6 @@ fn prompt(text: &str) -> Value {
         "/session/ses_fake/prompt_async",
         json!({"parts": [{"type": "text", "text": text}]}),
     )
-}
-
-fn agent(text: &str, line: u64) -> Value {
-    json!({"kind": "agent", "text": text, "line": line})
-}
-
-fn turn_end(turn: u32, status: &str, counts: Value, output: Option<&str>) -> Value {
-    let mut value = json!({"turn_end": turn, "status": status, "counts": counts});
-    if let Some(text) = output {
-        value["final_output"] = json!(text);
-    }
-    value
-}
-
-fn ended(reason: &str, exit_code: Option<i32>, counts: Value) -> Value {
-    json!({"ended": reason, "exit_code": exit_code, "counts": counts})
 }
 
 fn permission(n: u32, line: u64) -> Value {
