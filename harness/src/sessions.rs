@@ -26,7 +26,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+mod chunks;
+
 use crate::prices::{PriceTable, Tokens, round_cost};
+use chunks::{CHUNK, Chunks};
 use harness_agents_claude::{TranscriptDecoder, TranscriptNormalizer, TranscriptTally};
 use harness_agents_codex::{RolloutNormalizer, RolloutTally};
 use harness_agents_core::backend::Driver;
@@ -442,20 +445,14 @@ pub fn events(files: &SessionFiles, sink: &mut dyn FnMut(Event)) -> io::Result<V
     Ok(outcomes)
 }
 
-/// The bytes a tally reads at a time: a line longer than this grows the buffer to hold it.
-const CHUNK: usize = 1 << 18;
-
 /// Reads `path` into `tally`: every line it wants, and the lines passed over offered back for
-/// the last timestamp (see [`Tally`]). `buf` is reused from file to file.
+/// the last timestamp (see [`Tally`]). `buf` holds the chunk buffer, reused from file to file.
 fn tally_file<T: Tally>(
     path: &Path,
     mut tally: T,
     buf: &mut Vec<u8>,
 ) -> io::Result<(Option<String>, Accounting)> {
-    let mut file = File::open(path)?;
-    if buf.len() < CHUNK {
-        buf.resize(CHUNK, 0);
-    }
+    let mut chunks = Chunks::open(path, buf)?;
     // Where the lines after the last one read that had a timestamp start, and whether one of
     // them was passed over: only those can hold a later timestamp.
     let (mut floor, mut passed) = (0u64, false);
@@ -467,41 +464,86 @@ fn tally_file<T: Tally>(
             passed = false;
         }
     };
-    // `buf[start..filled]` holds the bytes not yet split into lines; `buf[0]` is at `base`.
-    let (mut start, mut filled, mut base) = (0usize, 0usize, 0u64);
+    // A line that runs past its chunk is assembled in `carry`; it starts at `carry_at`.
+    let (mut carry, mut carry_at) = (Vec::new(), 0u64);
+    // Where the chunk being split starts in the file.
+    let mut base = 0u64;
+    // The last chunk read: its start in the file and its length.
+    let mut last = (0u64, 0usize);
     loop {
-        if start > 0 {
-            buf.copy_within(start..filled, 0);
-            filled -= start;
-            base += start as u64;
-            start = 0;
+        let chunk = chunks.next()?;
+        if chunk.is_empty() {
+            break;
         }
-        if filled == buf.len() {
-            buf.resize(buf.len() * 2, 0);
+        last = (base, chunk.len());
+        let mut start = 0;
+        if !carry.is_empty() {
+            let Some(at) = memchr::memchr(b'\n', chunk) else {
+                carry.extend_from_slice(chunk);
+                base += chunk.len() as u64;
+                continue;
+            };
+            carry.extend_from_slice(&chunk[..at]);
+            line(&mut tally, &carry, carry_at);
+            carry.clear();
+            start = at + 1;
         }
-        let n = match io::Read::read(&mut file, &mut buf[filled..]) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        let mut search = filled;
-        filled += n;
-        while let Some(at) = memchr::memchr(b'\n', &buf[search..filled]) {
-            let end = search + at;
-            line(&mut tally, &buf[start..end], base + start as u64);
+        let from = start;
+        for at in memchr::memchr_iter(b'\n', &chunk[from..]) {
+            let end = from + at;
+            line(&mut tally, &chunk[start..end], base + start as u64);
             start = end + 1;
-            search = start;
         }
+        if start < chunk.len() {
+            carry_at = base + start as u64;
+            carry.extend_from_slice(&chunk[start..]);
+        }
+        base += chunk.len() as u64;
     }
-    if start < filled {
-        line(&mut tally, &buf[start..filled], base + start as u64);
+    if !carry.is_empty() {
+        line(&mut tally, &carry, carry_at);
     }
-    let end = base + filled as u64;
+    let end = base;
     if passed && floor < end {
-        offer_back(&mut file, &mut tally, floor, end)?;
+        // The lines passed over are offered from what is still in memory, and only those
+        // before it are read back: the file may have been read past the page cache.
+        let (file, chunk) = chunks.last(last.1);
+        let (from, held): (u64, &[u8]) = if !carry.is_empty() {
+            (carry_at, &carry)
+        } else if last.0 == 0 {
+            (0, chunk)
+        } else {
+            // The chunk's first line may have started in an earlier chunk: it is left to the
+            // reading back.
+            match memchr::memchr(b'\n', chunk) {
+                Some(at) => (last.0 + at as u64 + 1, &chunk[at + 1..]),
+                None => (end, &[]),
+            }
+        };
+        let from = from.max(floor);
+        let held = &held[held.len() - (end - from) as usize..];
+        if !offer_held(&mut tally, held) && floor < from {
+            offer_back(file, &mut tally, floor, from)?;
+        }
     }
     Ok(tally.finish())
+}
+
+/// Offers the lines of `held` (whole lines, the last one ending the file with or without a
+/// newline), last first, to [`Tally::late_timestamp`]; `true` once one had a timestamp.
+fn offer_held<T: Tally>(tally: &mut T, held: &[u8]) -> bool {
+    let held = held.strip_suffix(b"\n").unwrap_or(held);
+    if held.is_empty() {
+        return false;
+    }
+    let mut hi = held.len();
+    for at in memchr::memrchr_iter(b'\n', held) {
+        if tally.late_timestamp(&held[at + 1..hi]) {
+            return true;
+        }
+        hi = at;
+    }
+    tally.late_timestamp(&held[..hi])
 }
 
 /// Offers the lines of `file` between `floor` (a line's start) and `end` (where the reading
@@ -983,6 +1025,88 @@ pub fn stats_schema() -> schemars::Schema {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A tally that wants the lines starting with `w` and says each wanted line has a
+    /// timestamp; it remembers the lines read and the late one offered back.
+    #[derive(Default)]
+    struct Lines {
+        read: Vec<Vec<u8>>,
+        late: Option<Vec<u8>>,
+    }
+
+    impl Tally for Lines {
+        fn wants(&self, line: &[u8]) -> bool {
+            line.first() == Some(&b'w')
+        }
+        fn line(&mut self, line: &[u8]) -> bool {
+            self.read.push(line.to_vec());
+            true
+        }
+        fn late_timestamp(&mut self, line: &[u8]) -> bool {
+            self.late = Some(line.to_vec());
+            true
+        }
+        fn finish(self) -> (Option<String>, Accounting) {
+            let accounting = Accounting {
+                first_prompt: self.late.map(|l| String::from_utf8_lossy(&l).into_owned()),
+                ..Accounting::default()
+            };
+            let lines = self
+                .read
+                .iter()
+                .map(|l| String::from_utf8_lossy(l).into_owned());
+            (Some(lines.collect::<Vec<_>>().join("|")), accounting)
+        }
+    }
+
+    /// Lines shorter than a chunk, as long as one, and spanning several are each read whole,
+    /// wherever the chunks end, and the last line passed over is offered back.
+    #[test]
+    fn lines_are_read_whole_across_chunks() -> io::Result<()> {
+        let dir = tempfile::tempdir()?;
+        let long = |c: u8, n: usize| {
+            let mut l = vec![b'w'];
+            l.resize(n, c);
+            l
+        };
+        let lines: Vec<Vec<u8>> = vec![
+            b"wa".to_vec(),
+            long(b'b', CHUNK - 10),
+            long(b'c', CHUNK),
+            b"skipped".to_vec(),
+            long(b'd', 2 * CHUNK + 5),
+            b"w".to_vec(),
+            b"last, passed over".to_vec(),
+        ];
+        let text = lines.join(&b'\n');
+        for ending in [&b""[..], b"\n"] {
+            let path = dir.path().join("t.jsonl");
+            std::fs::write(&path, [&text[..], ending].concat())?;
+            let (joined, accounting) = tally_file(&path, Lines::default(), &mut Vec::new())?;
+            let wanted: Vec<String> = lines
+                .iter()
+                .filter(|l| l.first() == Some(&b'w'))
+                .map(|l| String::from_utf8_lossy(l).into_owned())
+                .collect();
+            assert_eq!(joined, Some(wanted.join("|")));
+            assert_eq!(
+                accounting.first_prompt.as_deref(),
+                Some("last, passed over")
+            );
+        }
+        // The last line passed over is longer than a chunk: it is read back from the file.
+        let mut long_last = vec![b'x'; 2 * CHUNK + 1];
+        long_last[0] = b'l';
+        for ending in [&b""[..], b"\n"] {
+            let path = dir.path().join("long.jsonl");
+            std::fs::write(&path, [&b"wa\n"[..], &long_last, ending].concat())?;
+            let (joined, accounting) = tally_file(&path, Lines::default(), &mut Vec::new())?;
+            assert_eq!(joined.as_deref(), Some("wa"));
+            let late = accounting.first_prompt.unwrap_or_default();
+            assert_eq!(late.as_bytes(), &long_last[..]);
+        }
+        Ok(())
+    }
 
     #[test]
     fn timestamps_and_weeks() {
