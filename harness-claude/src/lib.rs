@@ -76,6 +76,8 @@
 struct ReadmeExample;
 
 mod decoder;
+#[cfg(feature = "sessions")]
+mod history;
 mod launch;
 mod session;
 #[cfg(feature = "sessions")]
@@ -93,6 +95,9 @@ use harness_agents_core::{
 };
 
 pub use decoder::{ClaudeDecoder, ClaudeNormalizer};
+#[cfg(feature = "sessions")]
+#[cfg_attr(docsrs, doc(cfg(feature = "sessions")))]
+pub use history::{TranscriptHistory, projects_of};
 pub use launch::{LAUNCH, SESSION_LAUNCH, VERSIONS};
 #[cfg(feature = "sessions")]
 #[cfg_attr(docsrs, doc(cfg(feature = "sessions")))]

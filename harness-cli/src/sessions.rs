@@ -1,4 +1,5 @@
-//! `harness sessions`: the sessions Claude Code and Codex stored on disk.
+//! `harness sessions`: the sessions coding agents stored on disk (every agent with a stored
+//! history: `harness_agents::sessions::histories`).
 //!
 //! `list` prints one row per session, `show ID` a session's events then its outcome, `stats
 //! --by agent|day|week|model|project|tool` a usage report. Rows are JSON Lines (one object per line,
@@ -26,9 +27,14 @@ pub struct Filters {
     /// `archived_sessions/` are read.
     #[arg(long, value_name = "DIR")]
     codex_home: Vec<PathBuf>,
-    /// Only these agents' sessions (repeatable, or comma-separated) [default: every agent].
-    #[arg(long, value_enum, value_delimiter = ',')]
-    backend: Vec<BackendArg>,
+    /// An agent's folder, as `AGENT=DIR` (repeatable): read instead of that agent's default
+    /// folders (`claude=~/.claude`, `codex=~/.codex`, ...; see `docs/sessions.md`).
+    #[arg(long, value_name = "AGENT=DIR", value_parser = agent_dir)]
+    dir: Vec<(&'static str, PathBuf)>,
+    /// Only these agents' sessions (repeatable, or comma-separated) [default: every agent
+    /// with a stored history].
+    #[arg(long, value_delimiter = ',', value_parser = agent_name)]
+    backend: Vec<&'static str>,
     /// Only sessions that started on or after this date or time (RFC 3339 prefix, UTC:
     /// `2026-01-31`, `2026-01-31T12`).
     #[arg(long, value_name = "WHEN")]
@@ -54,11 +60,26 @@ pub struct Filters {
     threads: usize,
 }
 
-/// `--backend`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum BackendArg {
-    Claude,
-    Codex,
+/// `--backend`: an agent with a stored history.
+fn agent_name(name: &str) -> Result<&'static str, String> {
+    match sessions::history(name) {
+        Some(history) => Ok(history.name()),
+        None => {
+            let known: Vec<&str> = sessions::histories().iter().map(|h| h.name()).collect();
+            Err(format!(
+                "no stored history for {name:?} (known: {})",
+                known.join(", ")
+            ))
+        }
+    }
+}
+
+/// `--dir AGENT=DIR`.
+fn agent_dir(value: &str) -> Result<(&'static str, PathBuf), String> {
+    let (name, dir) = value
+        .split_once('=')
+        .ok_or_else(|| format!("{value:?} is not AGENT=DIR"))?;
+    Ok((agent_name(name)?, PathBuf::from(dir)))
 }
 
 /// `--by`.
@@ -137,26 +158,23 @@ pub enum SessionsCommand {
 impl Filters {
     fn locations(&self) -> Locations {
         let mut locations = Locations::from_env();
-        if !self.claude_dir.is_empty() {
-            locations.claude = self
-                .claude_dir
-                .iter()
-                .map(|d| Locations::claude_projects(d))
-                .collect();
+        let mut named: Vec<(&'static str, Vec<PathBuf>)> = Vec::new();
+        let given = [("claude", &self.claude_dir), ("codex", &self.codex_home)];
+        let pairs = given
+            .iter()
+            .flat_map(|(name, dirs)| dirs.iter().map(move |d| (*name, d.clone())))
+            .chain(self.dir.iter().cloned());
+        for (name, dir) in pairs {
+            match named.iter_mut().find(|(n, _)| *n == name) {
+                Some((_, dirs)) => dirs.push(dir),
+                None => named.push((name, vec![dir])),
+            }
         }
-        if !self.codex_home.is_empty() {
-            locations.codex = self
-                .codex_home
-                .iter()
-                .flat_map(|d| Locations::codex_sessions(d))
-                .collect();
+        for (name, dirs) in &named {
+            locations.set(name, dirs);
         }
-        let picked = |backend| self.backend.is_empty() || self.backend.contains(&backend);
-        if !picked(BackendArg::Claude) {
-            locations.claude.clear();
-        }
-        if !picked(BackendArg::Codex) {
-            locations.codex.clear();
+        if !self.backend.is_empty() {
+            locations.keep_only(&self.backend);
         }
         locations
     }

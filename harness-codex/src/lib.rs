@@ -105,6 +105,8 @@ struct ReadmeExample;
 mod app_server;
 mod app_session;
 mod decoder;
+#[cfg(feature = "sessions")]
+mod history;
 mod launch;
 #[cfg(feature = "sessions")]
 mod rollout;
@@ -123,6 +125,9 @@ use harness_agents_core::{
 
 pub use app_server::{AppServerDecoder, AppServerNormalizer};
 pub use decoder::{CodexDecoder, CodexNormalizer};
+#[cfg(feature = "sessions")]
+#[cfg_attr(docsrs, doc(cfg(feature = "sessions")))]
+pub use history::{RolloutHistory, rollout_folders};
 pub use launch::{LAUNCH, SESSION_LAUNCH, VERSIONS};
 #[cfg(feature = "sessions")]
 #[cfg_attr(docsrs, doc(cfg(feature = "sessions")))]

@@ -6,6 +6,16 @@
 //! merges the accountings of a session's files and prices their [`Tokens`] (its `prices`).
 
 use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::fs::File;
+use std::io::{self, BufRead, BufReader};
+use std::path::{Path, PathBuf};
+
+use crate::{Event, Normalizer, Outcome};
+
+mod chunks;
+
+use chunks::{CHUNK, Chunks};
 
 /// Token counts of one model's use, as integers.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -235,9 +245,382 @@ impl Accounting {
     }
 }
 
+/// One agent's stored history: where it keeps its sessions, how a session's files are found,
+/// decoded and summed up. Each backend crate that reads its agent's stored sessions provides
+/// one (behind its `sessions` feature); the facade's scanner holds the list
+/// (`harness_agents::sessions::histories`) and knows nothing else of any agent.
+pub trait History: Send + Sync {
+    /// The agent's name, as `--backend` and the rows spell it (`claude`).
+    fn name(&self) -> &'static str;
+
+    /// The environment variables that move the agent's folders, in the order they are read.
+    fn env_vars(&self) -> &'static [&'static str];
+
+    /// The folders read by default, from the environment (`var` gives a variable, `None` when
+    /// unset or empty; `HOME` among them).
+    fn default_roots(&self, var: &dyn Fn(&str) -> Option<OsString>) -> Vec<PathBuf>;
+
+    /// The folders read for a folder the user named for this agent (its configuration or data
+    /// folder, or one of the folders [`History::default_roots`] gives).
+    fn roots_of(&self, dir: &Path) -> Vec<PathBuf>;
+
+    /// Adds the sessions stored under `root` to `found`, in path order.
+    fn discover(&self, root: &Path, found: &mut Vec<SessionFiles>);
+
+    /// Decodes file `index` of a session (0: [`SessionFiles::main`], then each of
+    /// [`SessionFiles::subagents`]): its events go to `sink`; its outcome and figures come back.
+    fn decode(
+        &self,
+        files: &SessionFiles,
+        index: usize,
+        sink: &mut dyn FnMut(Event),
+    ) -> io::Result<(Outcome, Accounting)>;
+
+    /// Sums file `index` of a session up without its events: the session id the decoder
+    /// names (main file) and the same figures as [`History::decode`]. `buf` is reused from
+    /// file to file.
+    fn tally(
+        &self,
+        files: &SessionFiles,
+        index: usize,
+        buf: &mut Vec<u8>,
+    ) -> io::Result<(Option<String>, Accounting)>;
+
+    /// The files whose size and modification time say whether a session changed (a cached
+    /// row is reused while none did): by default its main file and its sub-agents'.
+    fn stamp_files(&self, files: &SessionFiles) -> Vec<PathBuf> {
+        std::iter::once(files.main.clone())
+            .chain(files.subagents.iter().map(|(p, _)| p.clone()))
+            .collect()
+    }
+}
+
+/// The files of one stored session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionFiles {
+    /// Who wrote it: its [`History::name`].
+    pub backend: &'static str,
+    /// The session's id as its files name it (a file name, or a database row's key).
+    pub id: String,
+    /// The main file (a transcript, a rollout, a database).
+    pub main: PathBuf,
+    /// Sub-agent files, each with the tool use that started it when known.
+    pub subagents: Vec<(PathBuf, Option<String>)>,
+    /// The project the agent filed it under, when its folders say (a folder name).
+    pub project_dir: Option<String>,
+}
+
+impl SessionFiles {
+    /// The file at `index`: 0 the main file, then the sub-agents'.
+    pub fn file(&self, index: usize) -> Option<(&Path, Option<&str>)> {
+        match index {
+            0 => Some((self.main.as_path(), None)),
+            n => self
+                .subagents
+                .get(n - 1)
+                .map(|(p, thread)| (p.as_path(), thread.as_deref())),
+        }
+    }
+}
+
+/// Reads `path` line by line into `normalizer`; events are handed to `sink` as they come.
+/// Memory holds one line and what the decoder keeps pending, never the file.
+pub fn feed(
+    path: &Path,
+    normalizer: &mut dyn Normalizer,
+    sink: &mut dyn FnMut(Event),
+) -> io::Result<()> {
+    let mut reader = BufReader::with_capacity(1 << 16, File::open(path)?);
+    let mut line = Vec::new();
+    let mut events = Vec::new();
+    loop {
+        line.clear();
+        if reader.read_until(b'\n', &mut line)? == 0 {
+            break;
+        }
+        if line.last() == Some(&b'\n') {
+            line.pop();
+        }
+        normalizer.push_line(&line, &mut events);
+        for event in events.drain(..) {
+            sink(event);
+        }
+    }
+    Ok(())
+}
+
+/// Reads `path` into `tally`: every line it wants, and the lines passed over offered back for
+/// the last timestamp (see [`Tally`]). `buf` holds the chunk buffer, reused from file to file.
+/// Generic, so each backend's tally is read without a call through a pointer per line.
+pub fn tally_file<T: Tally>(
+    path: &Path,
+    mut tally: T,
+    buf: &mut Vec<u8>,
+) -> io::Result<(Option<String>, Accounting)> {
+    let mut chunks = Chunks::open(path, buf)?;
+    // Where the lines after the last one read that had a timestamp start, and whether one of
+    // them was passed over: only those can hold a later timestamp.
+    let (mut floor, mut passed) = (0u64, false);
+    let mut line = |tally: &mut T, line: &[u8], at: u64| {
+        if !tally.wants(line) {
+            passed = true;
+        } else if tally.line(line) {
+            floor = at + line.len() as u64 + 1;
+            passed = false;
+        }
+    };
+    // A line that runs past its chunk is assembled in `carry`; it starts at `carry_at`.
+    let (mut carry, mut carry_at) = (Vec::new(), 0u64);
+    // Where the chunk being split starts in the file.
+    let mut base = 0u64;
+    // The last chunk read: its start in the file and its length.
+    let mut last = (0u64, 0usize);
+    loop {
+        let chunk = chunks.next()?;
+        if chunk.is_empty() {
+            break;
+        }
+        last = (base, chunk.len());
+        let mut start = 0;
+        if !carry.is_empty() {
+            let Some(at) = memchr::memchr(b'\n', chunk) else {
+                carry.extend_from_slice(chunk);
+                base += chunk.len() as u64;
+                continue;
+            };
+            carry.extend_from_slice(&chunk[..at]);
+            line(&mut tally, &carry, carry_at);
+            carry.clear();
+            start = at + 1;
+        }
+        let from = start;
+        for at in memchr::memchr_iter(b'\n', &chunk[from..]) {
+            let end = from + at;
+            line(&mut tally, &chunk[start..end], base + start as u64);
+            start = end + 1;
+        }
+        if start < chunk.len() {
+            carry_at = base + start as u64;
+            carry.extend_from_slice(&chunk[start..]);
+        }
+        base += chunk.len() as u64;
+    }
+    if !carry.is_empty() {
+        line(&mut tally, &carry, carry_at);
+    }
+    let end = base;
+    if passed && floor < end {
+        // The lines passed over are offered from what is still in memory, and only those
+        // before it are read back: the file may have been read past the page cache.
+        let (file, chunk) = chunks.last(last.1);
+        let (from, held): (u64, &[u8]) = if !carry.is_empty() {
+            (carry_at, &carry)
+        } else if last.0 == 0 {
+            (0, chunk)
+        } else {
+            // The chunk's first line may have started in an earlier chunk: it is left to the
+            // reading back.
+            match memchr::memchr(b'\n', chunk) {
+                Some(at) => (last.0 + at as u64 + 1, &chunk[at + 1..]),
+                None => (end, &[]),
+            }
+        };
+        let from = from.max(floor);
+        let held = &held[held.len() - (end - from) as usize..];
+        if !offer_held(&mut tally, held) && floor < from {
+            offer_back(file, &mut tally, floor, from)?;
+        }
+    }
+    Ok(tally.finish())
+}
+
+/// Offers the lines of `held` (whole lines, the last one ending the file with or without a
+/// newline), last first, to [`Tally::late_timestamp`]; `true` once one had a timestamp.
+fn offer_held<T: Tally>(tally: &mut T, held: &[u8]) -> bool {
+    let held = held.strip_suffix(b"\n").unwrap_or(held);
+    if held.is_empty() {
+        return false;
+    }
+    let mut hi = held.len();
+    for at in memchr::memrchr_iter(b'\n', held) {
+        if tally.late_timestamp(&held[at + 1..hi]) {
+            return true;
+        }
+        hi = at;
+    }
+    tally.late_timestamp(&held[..hi])
+}
+
+/// Offers the lines of `file` between `floor` (a line's start) and `end` (where the reading
+/// ended), last first, to [`Tally::late_timestamp`] until one has a timestamp. The bytes are
+/// read back a chunk at a time, more for a longer line, so memory holds one line and a chunk
+/// whatever the number of lines passed over.
+fn offer_back<T: Tally>(file: &mut File, tally: &mut T, floor: u64, end: u64) -> io::Result<()> {
+    // `data` holds the file's bytes from `lo`; the lines before `hi` are still to offer.
+    let (mut data, mut lo, mut hi) = (Vec::new(), end, end);
+    // A final newline ends the last line; it does not start an empty one (as when reading).
+    let mut final_newline = true;
+    loop {
+        let len = (hi - lo) as usize;
+        match memchr::memrchr(b'\n', &data[..len]) {
+            Some(at) if final_newline && at + 1 == len => hi = lo + at as u64,
+            Some(at) => {
+                if tally.late_timestamp(&data[at + 1..len]) {
+                    return Ok(());
+                }
+                hi = lo + at as u64;
+            }
+            None if lo == floor => {
+                tally.late_timestamp(&data[..len]);
+                return Ok(());
+            }
+            None => {
+                let back = (len as u64).max(CHUNK as u64);
+                let from = lo.saturating_sub(back).max(floor);
+                let mut more = vec![0; (lo - from) as usize];
+                io::Seek::seek(file, io::SeekFrom::Start(from))?;
+                io::Read::read_exact(file, &mut more)?;
+                more.extend_from_slice(&data[..len]);
+                (data, lo) = (more, from);
+                continue;
+            }
+        }
+        final_newline = false;
+    }
+}
+
+/// The files with extension `ext` in `dir` and its folders down to `depth` levels, unsorted.
+pub fn walk(dir: &Path, ext: &str, depth: usize, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            if depth > 0 {
+                walk(&path, ext, depth - 1, out);
+            }
+        } else if path.extension().is_some_and(|e| e == ext) {
+            out.push(path);
+        }
+    }
+}
+
+/// The RFC 3339 UTC timestamp (`2026-12-01T03:32:24.745Z`) of a time in milliseconds since
+/// 1970, for agents that store epoch times ([`Accounting::timestamp`] takes RFC 3339).
+pub fn rfc3339_of_ms(ms: u64) -> String {
+    let (days, rest) = ((ms / 86_400_000) as i64, ms % 86_400_000);
+    // Days to a civil date (proleptic Gregorian), eras of 400 years from 0000-03-01.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    let (h, m, s, milli) = (
+        rest / 3_600_000,
+        rest / 60_000 % 60,
+        rest / 1000 % 60,
+        rest % 1000,
+    );
+    format!("{year:04}-{month:02}-{day:02}T{h:02}:{m:02}:{s:02}.{milli:03}Z")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A tally that wants the lines starting with `w` and says each wanted line has a
+    /// timestamp; it remembers the lines read and the late one offered back.
+    #[derive(Default)]
+    struct Lines {
+        read: Vec<Vec<u8>>,
+        late: Option<Vec<u8>>,
+    }
+
+    impl Tally for Lines {
+        fn wants(&self, line: &[u8]) -> bool {
+            line.first() == Some(&b'w')
+        }
+        fn line(&mut self, line: &[u8]) -> bool {
+            self.read.push(line.to_vec());
+            true
+        }
+        fn late_timestamp(&mut self, line: &[u8]) -> bool {
+            self.late = Some(line.to_vec());
+            true
+        }
+        fn finish(self) -> (Option<String>, Accounting) {
+            let accounting = Accounting {
+                first_prompt: self.late.map(|l| String::from_utf8_lossy(&l).into_owned()),
+                ..Accounting::default()
+            };
+            let lines = self
+                .read
+                .iter()
+                .map(|l| String::from_utf8_lossy(l).into_owned());
+            (Some(lines.collect::<Vec<_>>().join("|")), accounting)
+        }
+    }
+
+    /// Lines shorter than a chunk, as long as one, and spanning several are each read whole,
+    /// wherever the chunks end, and the last line passed over is offered back.
+    #[test]
+    fn lines_are_read_whole_across_chunks() -> io::Result<()> {
+        let dir = tempfile::tempdir()?;
+        let long = |c: u8, n: usize| {
+            let mut l = vec![b'w'];
+            l.resize(n, c);
+            l
+        };
+        let lines: Vec<Vec<u8>> = vec![
+            b"wa".to_vec(),
+            long(b'b', CHUNK - 10),
+            long(b'c', CHUNK),
+            b"skipped".to_vec(),
+            long(b'd', 2 * CHUNK + 5),
+            b"w".to_vec(),
+            b"last, passed over".to_vec(),
+        ];
+        let text = lines.join(&b'\n');
+        for ending in [&b""[..], b"\n"] {
+            let path = dir.path().join("t.jsonl");
+            std::fs::write(&path, [&text[..], ending].concat())?;
+            let (joined, accounting) = tally_file(&path, Lines::default(), &mut Vec::new())?;
+            let wanted: Vec<String> = lines
+                .iter()
+                .filter(|l| l.first() == Some(&b'w'))
+                .map(|l| String::from_utf8_lossy(l).into_owned())
+                .collect();
+            assert_eq!(joined, Some(wanted.join("|")));
+            assert_eq!(
+                accounting.first_prompt.as_deref(),
+                Some("last, passed over")
+            );
+        }
+        // The last line passed over is longer than a chunk: it is read back from the file.
+        let mut long_last = vec![b'x'; 2 * CHUNK + 1];
+        long_last[0] = b'l';
+        for ending in [&b""[..], b"\n"] {
+            let path = dir.path().join("long.jsonl");
+            std::fs::write(&path, [&b"wa\n"[..], &long_last, ending].concat())?;
+            let (joined, accounting) = tally_file(&path, Lines::default(), &mut Vec::new())?;
+            assert_eq!(joined.as_deref(), Some("wa"));
+            let late = accounting.first_prompt.unwrap_or_default();
+            assert_eq!(late.as_bytes(), &long_last[..]);
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn epoch_times_read_as_rfc3339() {
+        assert_eq!(rfc3339_of_ms(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(rfc3339_of_ms(1_796_095_944_745), "2026-12-01T03:32:24.745Z");
+        assert_eq!(rfc3339_of_ms(951_782_400_000), "2000-02-29T00:00:00.000Z");
+    }
 
     #[test]
     fn a_message_shares_its_tokens_among_its_tools() {

@@ -1,5 +1,7 @@
-//! Stored sessions: Claude Code's transcripts and Codex's rollouts, found on disk, decoded in
-//! parallel, summed up (rules in `docs/sessions.md`).
+//! Stored sessions: what each agent with a stored history ([`histories`]: Claude Code's
+//! transcripts, Codex's rollouts, ...) keeps on disk, found, decoded in parallel, summed up
+//! (rules in `docs/sessions.md`). Each agent's history is its backend crate's [`History`];
+//! this module knows no agent.
 //!
 //! ```no_run
 //! use harness_agents::sessions::{Locations, discover, scan};
@@ -15,7 +17,7 @@
 //!
 //! Files are streamed line by line (memory holds one line and what the decoder keeps pending,
 //! never a file). `list` and `stats` ([`summarize`]) read only the lines whose figures count
-//! (see [`Tally`]); `show` decodes every line. Sessions are read on one thread per core, and
+//! (see [`harness_agents_core::stored::Tally`]); `show` decodes every line. Sessions are read on one thread per core, and
 //! at least [`MIN_THREADS`]: a cold read waits on the disk, which serves several reads at once
 //! faster than one.
 
@@ -26,232 +28,96 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-mod chunks;
-
 use crate::prices::{PriceTable, Tokens, round_cost};
-use chunks::{CHUNK, Chunks};
-use harness_agents_claude::{TranscriptDecoder, TranscriptNormalizer, TranscriptTally};
-use harness_agents_codex::{RolloutNormalizer, RolloutTally};
-use harness_agents_core::backend::Driver;
-use harness_agents_core::stored::{Accounting, Tally};
-use harness_agents_core::{Event, Normalizer, NormalizerConfig, Outcome};
+use harness_agents_core::stored::Accounting;
+pub use harness_agents_core::stored::{History, SessionFiles};
+use harness_agents_core::{Event, Outcome};
 use serde::{Deserialize, Serialize};
 
-/// Where each agent keeps its sessions.
+/// Every agent whose stored history this build reads, in the order `list` shows them. A
+/// backend adds its history here, one line (its crate provides the rest: [`History`]).
+pub fn histories() -> &'static [&'static dyn History] {
+    &[
+        &harness_agents_claude::TranscriptHistory,
+        &harness_agents_codex::RolloutHistory,
+    ]
+}
+
+/// The history registered as `name`.
+pub fn history(name: &str) -> Option<&'static dyn History> {
+    histories().iter().copied().find(|h| h.name() == name)
+}
+
+/// Where each agent keeps its sessions: the folders read, by agent, in the order of
+/// [`histories`].
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Locations {
-    /// Claude Code's `projects` folders: each folder of `$CLAUDE_CONFIG_DIR` (comma-separated;
-    /// a configuration folder, or its `projects/` itself), else `$XDG_CONFIG_HOME/claude/projects`
-    /// (`~/.config/claude/projects`, where some releases of Claude Code keep them) and
-    /// `~/.claude/projects`, the ones that exist.
-    pub claude: Vec<PathBuf>,
-    /// Codex's `sessions` and `archived_sessions` folders, under `$CODEX_HOME`, else under
-    /// `~/.codex`.
-    pub codex: Vec<PathBuf>,
+    /// Each agent's name and the folders of it that are read.
+    pub roots: Vec<(&'static str, Vec<PathBuf>)>,
 }
 
 impl Locations {
-    /// The default locations, from `CLAUDE_CONFIG_DIR`, `XDG_CONFIG_HOME`, `CODEX_HOME` and
-    /// `HOME`.
+    /// Every agent's default folders, each found from its own environment variables
+    /// ([`History::env_vars`]) and `HOME`.
     pub fn from_env() -> Self {
         let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
-        let home = var("HOME").map(PathBuf::from);
-        let claude = match var("CLAUDE_CONFIG_DIR") {
-            Some(dirs) => dirs
-                .to_string_lossy()
-                .split(',')
-                .filter(|d| !d.trim().is_empty())
-                .map(|d| Self::claude_projects(Path::new(d.trim())))
-                .collect(),
-            None => {
-                let config = var("XDG_CONFIG_HOME")
-                    .map(PathBuf::from)
-                    .or_else(|| home.as_ref().map(|h| h.join(".config")));
-                let found: Vec<PathBuf> = config
-                    .map(|c| c.join("claude/projects"))
-                    .into_iter()
-                    .chain(home.iter().map(|h| h.join(".claude/projects")))
-                    .collect();
-                let mut claude = Vec::new();
-                for dir in found {
-                    // Both may be one folder (a link): read it once.
-                    let real = std::fs::canonicalize(&dir).ok();
-                    let seen = claude
-                        .iter()
-                        .any(|d: &PathBuf| real.is_some() && std::fs::canonicalize(d).ok() == real);
-                    if dir.is_dir() && !seen {
-                        claude.push(dir);
-                    }
-                }
-                if claude.is_empty() {
-                    claude.extend(home.iter().map(|h| h.join(".claude/projects")));
-                }
-                claude
-            }
-        };
-        let codex = match var("CODEX_HOME") {
-            Some(dir) => Self::codex_sessions(Path::new(&dir)),
-            None => home
+        Locations {
+            roots: histories()
                 .iter()
-                .flat_map(|h| Self::codex_sessions(&h.join(".codex")))
+                .map(|h| (h.name(), h.default_roots(&var)))
                 .collect(),
-        };
-        Locations { claude, codex }
-    }
-
-    /// The `projects` folder of a Claude Code configuration folder, or `dir` itself when it is
-    /// one (its name is `projects`).
-    pub fn claude_projects(dir: &Path) -> PathBuf {
-        if dir.file_name().is_some_and(|n| n == "projects") {
-            dir.to_path_buf()
-        } else {
-            dir.join("projects")
         }
     }
 
-    /// The folders of rollouts under a Codex home: `sessions` and `archived_sessions`.
-    pub fn codex_sessions(home: &Path) -> Vec<PathBuf> {
-        vec![home.join("sessions"), home.join("archived_sessions")]
+    /// Reads `dirs` (folders the user named, each as [`History::roots_of`] says) for `backend`
+    /// instead of its default folders.
+    pub fn set(&mut self, backend: &'static str, dirs: &[PathBuf]) {
+        let Some(history) = history(backend) else {
+            return;
+        };
+        let roots: Vec<PathBuf> = dirs.iter().flat_map(|d| history.roots_of(d)).collect();
+        match self.roots.iter_mut().find(|(name, _)| *name == backend) {
+            Some((_, mine)) => *mine = roots,
+            None => self.roots.push((backend, roots)),
+        }
+    }
+
+    /// Keeps only the agents in `backends`.
+    pub fn keep_only(&mut self, backends: &[&str]) {
+        self.roots.retain(|(name, _)| backends.contains(name));
+    }
+
+    /// The folders read for `backend` (none when it is not read).
+    pub fn of(&self, backend: &str) -> &[PathBuf] {
+        self.roots
+            .iter()
+            .find(|(name, _)| *name == backend)
+            .map_or(&[], |(_, roots)| roots.as_slice())
     }
 }
 
-/// Which agent stored a session.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[serde(rename_all = "snake_case")]
-pub enum Backend {
-    /// Claude Code.
-    Claude,
-    /// Codex.
-    Codex,
-}
-
-impl std::fmt::Display for Backend {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Backend::Claude => "claude",
-            Backend::Codex => "codex",
-        })
-    }
-}
-
-/// The files of one stored session.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SessionFiles {
-    /// Who wrote it.
-    pub backend: Backend,
-    /// The session's id: the file name without `.jsonl` (Claude), or the id at the end of a
-    /// rollout's name (Codex).
-    pub id: String,
-    /// The main transcript or rollout.
-    pub main: PathBuf,
-    /// Claude sub-agent transcripts, each with the tool use that started it when known (T8).
-    pub subagents: Vec<(PathBuf, Option<String>)>,
-    /// The project folder name Claude Code filed it under.
-    pub project_dir: Option<String>,
-}
-
-/// Finds every stored session under `locations`, in path order.
+/// Finds every stored session under `locations`: agent by agent, each in path order.
 pub fn discover(locations: &Locations) -> Vec<SessionFiles> {
     let mut found = Vec::new();
-    for root in &locations.claude {
-        let Ok(projects) = std::fs::read_dir(root) else {
+    for (name, roots) in &locations.roots {
+        let Some(history) = history(name) else {
             continue;
         };
-        let mut projects: Vec<PathBuf> = projects.flatten().map(|e| e.path()).collect();
-        projects.sort();
-        for project in projects.into_iter().filter(|p| p.is_dir()) {
-            let Ok(files) = std::fs::read_dir(&project) else {
-                continue;
-            };
-            let mut files: Vec<PathBuf> = files.flatten().map(|e| e.path()).collect();
-            files.sort();
-            for main in files {
-                if main.extension().is_none_or(|e| e != "jsonl") || !main.is_file() {
-                    continue;
-                }
-                let Some(id) = main.file_stem().map(|s| s.to_string_lossy().into_owned()) else {
-                    continue;
-                };
-                let subagents = subagent_files(&project.join(&id).join("subagents"));
-                let project_dir = project
-                    .file_name()
-                    .map(|n| n.to_string_lossy().into_owned());
-                found.push(SessionFiles {
-                    backend: Backend::Claude,
-                    id,
-                    main,
-                    subagents,
-                    project_dir,
-                });
-            }
-        }
-    }
-    for root in &locations.codex {
-        let mut rollouts = Vec::new();
-        walk(root, &mut rollouts, 0);
-        rollouts.sort();
-        for main in rollouts {
-            let name = main
-                .file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            if !name.starts_with("rollout-") {
-                continue;
-            }
-            // rollout-YYYY-MM-DDTHH-MM-SS-<id>: the id is what follows the 19-character time.
-            let id = name
-                .get("rollout-".len() + 20..)
-                .unwrap_or(&name)
-                .to_string();
-            found.push(SessionFiles {
-                backend: Backend::Codex,
-                id,
-                main,
-                subagents: Vec::new(),
-                project_dir: None,
-            });
+        for root in roots {
+            history.discover(root, &mut found);
         }
     }
     found
 }
 
-fn walk(dir: &Path, out: &mut Vec<PathBuf>, depth: usize) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        if path.is_dir() && depth < 6 {
-            walk(&path, out, depth + 1);
-        } else if path.extension().is_some_and(|e| e == "jsonl") {
-            out.push(path);
-        }
-    }
-}
-
-/// The sub-agent transcripts in `dir`, each with the `toolUseId` of its `.meta.json`.
-fn subagent_files(dir: &Path) -> Vec<(PathBuf, Option<String>)> {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    let mut files: Vec<PathBuf> = entries
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
-        .collect();
-    files.sort();
-    files
-        .into_iter()
-        .map(|path| {
-            let meta = path.with_extension("meta.json");
-            let tool_use = std::fs::read(&meta)
-                .ok()
-                .and_then(|bytes| serde_json::from_slice::<serde_json::Value>(&bytes).ok())
-                .and_then(|v| v.get("toolUseId")?.as_str().map(str::to_string));
-            (path, tool_use)
-        })
-        .collect()
+/// The history of a session's agent, or an error naming it when this build has none.
+fn history_of(files: &SessionFiles) -> io::Result<&'static dyn History> {
+    history(files.backend).ok_or_else(|| {
+        io::Error::new(
+            io::ErrorKind::Unsupported,
+            format!("no stored history for {}", files.backend),
+        )
+    })
 }
 
 /// Tokens and cost of one model, or of one tool.
@@ -313,8 +179,8 @@ impl Usage {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Session {
-    /// Who wrote it.
-    pub backend: Backend,
+    /// Who wrote it: its agent's name (`claude`, `codex`, ...).
+    pub backend: String,
     /// Its id (see [`SessionFiles::id`]).
     pub id: String,
     /// The working directory it names, else Claude Code's project folder name.
@@ -382,206 +248,15 @@ pub struct ToolUsage {
     pub usage: Usage,
 }
 
-/// Reads `path` line by line into `normalizer`; events are handed to `sink` as they come.
-fn feed(
-    path: &Path,
-    normalizer: &mut dyn Normalizer,
-    sink: &mut dyn FnMut(Event),
-) -> io::Result<()> {
-    let mut reader = BufReader::with_capacity(1 << 16, File::open(path)?);
-    let mut line = Vec::new();
-    let mut events = Vec::new();
-    loop {
-        line.clear();
-        if reader.read_until(b'\n', &mut line)? == 0 {
-            break;
-        }
-        if line.last() == Some(&b'\n') {
-            line.pop();
-        }
-        normalizer.push_line(&line, &mut events);
-        for event in events.drain(..) {
-            sink(event);
-        }
-    }
-    Ok(())
-}
-
-/// One file of a session decoded: its events go to `sink`; its outcome and accounting come
-/// back.
-fn decode_file(
-    backend: Backend,
-    path: &Path,
-    thread: Option<String>,
-    sink: &mut dyn FnMut(Event),
-) -> io::Result<(Outcome, Accounting)> {
-    let config = NormalizerConfig::default();
-    match backend {
-        Backend::Claude => {
-            let decoder = TranscriptDecoder::for_subagent(&config, thread);
-            let mut normalizer: TranscriptNormalizer = Driver::with_decoder(decoder, config);
-            feed(path, &mut normalizer, sink)?;
-            let outcome = normalizer.finish_each(sink);
-            Ok((outcome, normalizer.decoder().accounting()))
-        }
-        Backend::Codex => {
-            let mut normalizer = RolloutNormalizer::new(config);
-            feed(path, &mut normalizer, sink)?;
-            let outcome = normalizer.finish_each(sink);
-            Ok((outcome, normalizer.decoder().accounting()))
-        }
-    }
-}
-
 /// A session's events (its main file's, then each sub-agent's) and the outcome of each file.
 pub fn events(files: &SessionFiles, sink: &mut dyn FnMut(Event)) -> io::Result<Vec<Outcome>> {
+    let history = history_of(files)?;
     let mut outcomes = Vec::new();
-    let (outcome, _) = decode_file(files.backend, &files.main, None, sink)?;
-    outcomes.push(outcome);
-    for (path, thread) in &files.subagents {
-        let (outcome, _) = decode_file(files.backend, path, thread.clone(), sink)?;
+    for index in 0..=files.subagents.len() {
+        let (outcome, _) = history.decode(files, index, sink)?;
         outcomes.push(outcome);
     }
     Ok(outcomes)
-}
-
-/// Reads `path` into `tally`: every line it wants, and the lines passed over offered back for
-/// the last timestamp (see [`Tally`]). `buf` holds the chunk buffer, reused from file to file.
-fn tally_file<T: Tally>(
-    path: &Path,
-    mut tally: T,
-    buf: &mut Vec<u8>,
-) -> io::Result<(Option<String>, Accounting)> {
-    let mut chunks = Chunks::open(path, buf)?;
-    // Where the lines after the last one read that had a timestamp start, and whether one of
-    // them was passed over: only those can hold a later timestamp.
-    let (mut floor, mut passed) = (0u64, false);
-    let mut line = |tally: &mut T, line: &[u8], at: u64| {
-        if !tally.wants(line) {
-            passed = true;
-        } else if tally.line(line) {
-            floor = at + line.len() as u64 + 1;
-            passed = false;
-        }
-    };
-    // A line that runs past its chunk is assembled in `carry`; it starts at `carry_at`.
-    let (mut carry, mut carry_at) = (Vec::new(), 0u64);
-    // Where the chunk being split starts in the file.
-    let mut base = 0u64;
-    // The last chunk read: its start in the file and its length.
-    let mut last = (0u64, 0usize);
-    loop {
-        let chunk = chunks.next()?;
-        if chunk.is_empty() {
-            break;
-        }
-        last = (base, chunk.len());
-        let mut start = 0;
-        if !carry.is_empty() {
-            let Some(at) = memchr::memchr(b'\n', chunk) else {
-                carry.extend_from_slice(chunk);
-                base += chunk.len() as u64;
-                continue;
-            };
-            carry.extend_from_slice(&chunk[..at]);
-            line(&mut tally, &carry, carry_at);
-            carry.clear();
-            start = at + 1;
-        }
-        let from = start;
-        for at in memchr::memchr_iter(b'\n', &chunk[from..]) {
-            let end = from + at;
-            line(&mut tally, &chunk[start..end], base + start as u64);
-            start = end + 1;
-        }
-        if start < chunk.len() {
-            carry_at = base + start as u64;
-            carry.extend_from_slice(&chunk[start..]);
-        }
-        base += chunk.len() as u64;
-    }
-    if !carry.is_empty() {
-        line(&mut tally, &carry, carry_at);
-    }
-    let end = base;
-    if passed && floor < end {
-        // The lines passed over are offered from what is still in memory, and only those
-        // before it are read back: the file may have been read past the page cache.
-        let (file, chunk) = chunks.last(last.1);
-        let (from, held): (u64, &[u8]) = if !carry.is_empty() {
-            (carry_at, &carry)
-        } else if last.0 == 0 {
-            (0, chunk)
-        } else {
-            // The chunk's first line may have started in an earlier chunk: it is left to the
-            // reading back.
-            match memchr::memchr(b'\n', chunk) {
-                Some(at) => (last.0 + at as u64 + 1, &chunk[at + 1..]),
-                None => (end, &[]),
-            }
-        };
-        let from = from.max(floor);
-        let held = &held[held.len() - (end - from) as usize..];
-        if !offer_held(&mut tally, held) && floor < from {
-            offer_back(file, &mut tally, floor, from)?;
-        }
-    }
-    Ok(tally.finish())
-}
-
-/// Offers the lines of `held` (whole lines, the last one ending the file with or without a
-/// newline), last first, to [`Tally::late_timestamp`]; `true` once one had a timestamp.
-fn offer_held<T: Tally>(tally: &mut T, held: &[u8]) -> bool {
-    let held = held.strip_suffix(b"\n").unwrap_or(held);
-    if held.is_empty() {
-        return false;
-    }
-    let mut hi = held.len();
-    for at in memchr::memrchr_iter(b'\n', held) {
-        if tally.late_timestamp(&held[at + 1..hi]) {
-            return true;
-        }
-        hi = at;
-    }
-    tally.late_timestamp(&held[..hi])
-}
-
-/// Offers the lines of `file` between `floor` (a line's start) and `end` (where the reading
-/// ended), last first, to [`Tally::late_timestamp`] until one has a timestamp. The bytes are
-/// read back a chunk at a time, more for a longer line, so memory holds one line and a chunk
-/// whatever the number of lines passed over.
-fn offer_back<T: Tally>(file: &mut File, tally: &mut T, floor: u64, end: u64) -> io::Result<()> {
-    // `data` holds the file's bytes from `lo`; the lines before `hi` are still to offer.
-    let (mut data, mut lo, mut hi) = (Vec::new(), end, end);
-    // A final newline ends the last line; it does not start an empty one (as when reading).
-    let mut final_newline = true;
-    loop {
-        let len = (hi - lo) as usize;
-        match memchr::memrchr(b'\n', &data[..len]) {
-            Some(at) if final_newline && at + 1 == len => hi = lo + at as u64,
-            Some(at) => {
-                if tally.late_timestamp(&data[at + 1..len]) {
-                    return Ok(());
-                }
-                hi = lo + at as u64;
-            }
-            None if lo == floor => {
-                tally.late_timestamp(&data[..len]);
-                return Ok(());
-            }
-            None => {
-                let back = (len as u64).max(CHUNK as u64);
-                let from = lo.saturating_sub(back).max(floor);
-                let mut more = vec![0; (lo - from) as usize];
-                io::Seek::seek(file, io::SeekFrom::Start(from))?;
-                io::Read::read_exact(file, &mut more)?;
-                more.extend_from_slice(&data[..len]);
-                (data, lo) = (more, from);
-                continue;
-            }
-        }
-        final_newline = false;
-    }
 }
 
 /// A session's figures from its files' tallies: its id (the main file's) and its accounting.
@@ -589,17 +264,10 @@ fn tally_session(
     files: &SessionFiles,
     buf: &mut Vec<u8>,
 ) -> io::Result<(Option<String>, Accounting)> {
-    let (id, mut accounting) = match files.backend {
-        Backend::Claude => tally_file(&files.main, TranscriptTally::new(), buf)?,
-        Backend::Codex => tally_file(&files.main, RolloutTally::new(), buf)?,
-    };
-    for (path, thread) in &files.subagents {
-        let (_, more) = match files.backend {
-            Backend::Claude => {
-                tally_file(path, TranscriptTally::for_subagent(thread.as_deref()), buf)?
-            }
-            Backend::Codex => tally_file(path, RolloutTally::new(), buf)?,
-        };
+    let history = history_of(files)?;
+    let (id, mut accounting) = history.tally(files, 0, buf)?;
+    for index in 1..=files.subagents.len() {
+        let (_, more) = history.tally(files, index, buf)?;
         accounting.merge(more);
     }
     Ok((id, accounting))
@@ -623,10 +291,11 @@ fn summarize_with(
 /// Decodes every line of one session, as `harness sessions show` does, and sums it up: the
 /// reference [`summarize`] gives the same row as.
 pub fn summarize_decoded(files: &SessionFiles, prices: &PriceTable) -> io::Result<Session> {
+    let history = history_of(files)?;
     let mut ignore = |_: Event| {};
-    let (outcome, mut accounting) = decode_file(files.backend, &files.main, None, &mut ignore)?;
-    for (path, thread) in &files.subagents {
-        let (_, more) = decode_file(files.backend, path, thread.clone(), &mut ignore)?;
+    let (outcome, mut accounting) = history.decode(files, 0, &mut ignore)?;
+    for index in 1..=files.subagents.len() {
+        let (_, more) = history.decode(files, index, &mut ignore)?;
         accounting.merge(more);
     }
     Ok(session(files, prices, outcome.session_id, accounting))
@@ -683,7 +352,7 @@ fn session(
         _ => None,
     };
     Session {
-        backend: files.backend,
+        backend: files.backend.to_string(),
         id: id.unwrap_or_else(|| files.id.clone()),
         project: accounting.cwd.clone().or(files.project_dir.clone()),
         path: files.main.display().to_string(),
@@ -755,8 +424,8 @@ pub fn scan(
 /// time (nanoseconds since 1970). A cached row is reused only while this is unchanged.
 fn stamp(files: &SessionFiles) -> Option<Vec<(String, u64, u128)>> {
     let mut stamp = Vec::new();
-    for path in std::iter::once(&files.main).chain(files.subagents.iter().map(|(p, _)| p)) {
-        let meta = std::fs::metadata(path).ok()?;
+    for path in history(files.backend)?.stamp_files(files) {
+        let meta = std::fs::metadata(&path).ok()?;
         let mtime = meta
             .modified()
             .ok()?
@@ -922,7 +591,7 @@ fn year_of(days: i64) -> i64 {
 /// How `harness sessions stats` groups sessions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum GroupBy {
-    /// The agent that stored it (`claude`, `codex`).
+    /// The agent that stored it (`claude`, `codex`, ...).
     Agent,
     /// The start's date (UTC).
     Day,
@@ -977,7 +646,7 @@ pub fn stats(sessions: &[Session], by: GroupBy) -> Vec<StatsRow> {
         };
         let start = session.start.as_deref().unwrap_or("");
         match by {
-            GroupBy::Agent => add(session.backend.to_string(), session.messages, &whole),
+            GroupBy::Agent => add(session.backend.clone(), session.messages, &whole),
             GroupBy::Day => add(
                 start.get(..10).unwrap_or("unknown").to_string(),
                 session.messages,
@@ -1025,88 +694,6 @@ pub fn stats_schema() -> schemars::Schema {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// A tally that wants the lines starting with `w` and says each wanted line has a
-    /// timestamp; it remembers the lines read and the late one offered back.
-    #[derive(Default)]
-    struct Lines {
-        read: Vec<Vec<u8>>,
-        late: Option<Vec<u8>>,
-    }
-
-    impl Tally for Lines {
-        fn wants(&self, line: &[u8]) -> bool {
-            line.first() == Some(&b'w')
-        }
-        fn line(&mut self, line: &[u8]) -> bool {
-            self.read.push(line.to_vec());
-            true
-        }
-        fn late_timestamp(&mut self, line: &[u8]) -> bool {
-            self.late = Some(line.to_vec());
-            true
-        }
-        fn finish(self) -> (Option<String>, Accounting) {
-            let accounting = Accounting {
-                first_prompt: self.late.map(|l| String::from_utf8_lossy(&l).into_owned()),
-                ..Accounting::default()
-            };
-            let lines = self
-                .read
-                .iter()
-                .map(|l| String::from_utf8_lossy(l).into_owned());
-            (Some(lines.collect::<Vec<_>>().join("|")), accounting)
-        }
-    }
-
-    /// Lines shorter than a chunk, as long as one, and spanning several are each read whole,
-    /// wherever the chunks end, and the last line passed over is offered back.
-    #[test]
-    fn lines_are_read_whole_across_chunks() -> io::Result<()> {
-        let dir = tempfile::tempdir()?;
-        let long = |c: u8, n: usize| {
-            let mut l = vec![b'w'];
-            l.resize(n, c);
-            l
-        };
-        let lines: Vec<Vec<u8>> = vec![
-            b"wa".to_vec(),
-            long(b'b', CHUNK - 10),
-            long(b'c', CHUNK),
-            b"skipped".to_vec(),
-            long(b'd', 2 * CHUNK + 5),
-            b"w".to_vec(),
-            b"last, passed over".to_vec(),
-        ];
-        let text = lines.join(&b'\n');
-        for ending in [&b""[..], b"\n"] {
-            let path = dir.path().join("t.jsonl");
-            std::fs::write(&path, [&text[..], ending].concat())?;
-            let (joined, accounting) = tally_file(&path, Lines::default(), &mut Vec::new())?;
-            let wanted: Vec<String> = lines
-                .iter()
-                .filter(|l| l.first() == Some(&b'w'))
-                .map(|l| String::from_utf8_lossy(l).into_owned())
-                .collect();
-            assert_eq!(joined, Some(wanted.join("|")));
-            assert_eq!(
-                accounting.first_prompt.as_deref(),
-                Some("last, passed over")
-            );
-        }
-        // The last line passed over is longer than a chunk: it is read back from the file.
-        let mut long_last = vec![b'x'; 2 * CHUNK + 1];
-        long_last[0] = b'l';
-        for ending in [&b""[..], b"\n"] {
-            let path = dir.path().join("long.jsonl");
-            std::fs::write(&path, [&b"wa\n"[..], &long_last, ending].concat())?;
-            let (joined, accounting) = tally_file(&path, Lines::default(), &mut Vec::new())?;
-            assert_eq!(joined.as_deref(), Some("wa"));
-            let late = accounting.first_prompt.unwrap_or_default();
-            assert_eq!(late.as_bytes(), &long_last[..]);
-        }
-        Ok(())
-    }
 
     #[test]
     fn timestamps_and_weeks() {

@@ -652,6 +652,8 @@ pub fn sessions_bench(args: Args) -> Result<()> {
         command
             .args(["sessions", "list", "--format", "json", "--threads"])
             .arg(args.threads.to_string())
+            // The generated history only: no other agent's folders under the real HOME.
+            .args(["--backend", "claude,codex"])
             .arg("--claude-dir")
             .arg(dir.join("claude"))
             .arg("--codex-home")

@@ -888,14 +888,11 @@ fn options_of(event: &Event) -> Vec<Decision> {
 /// stored sessions and finds it.
 fn stored_events(backend: &str, id: &str) -> Option<Vec<Event>> {
     use harness_agents::sessions::{self, Locations};
-    let which = match backend {
-        "claude" => sessions::Backend::Claude,
-        "codex" => sessions::Backend::Codex,
-        _ => return None,
-    };
-    let files = sessions::discover(&Locations::from_env())
+    let mut locations = Locations::from_env();
+    locations.keep_only(&[backend]);
+    let files = sessions::discover(&locations)
         .into_iter()
-        .find(|f| f.backend == which && f.id == id)?;
+        .find(|f| f.backend == backend && f.id == id)?;
     let mut events = Vec::new();
     let decoded = sessions::events(&files, &mut |event| {
         if !matches!(event.body, EventBody::Started { .. }) {

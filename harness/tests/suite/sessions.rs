@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use harness_agents::prices::PriceTable;
-use harness_agents::sessions::{self, Backend, Locations, SessionFiles};
+use harness_agents::sessions::{self, Locations, SessionFiles};
 use harness_agents::{Event, EventBody, NormalizerConfig, Outcome, UnknownReason, WarningSource};
 use serde_json::Value;
 
@@ -50,17 +50,14 @@ fn live(backend: &str, name: &str) -> (Vec<Event>, Outcome) {
     (events, outcome)
 }
 
+/// The sessions a recorded scenario's folder holds: its copy of the agent's folder (Claude
+/// Code's configuration folder, Codex's home, ...), read as `--dir AGENT=FOLDER` reads it.
 fn stored(backend: &str, dir: &Path) -> Vec<SessionFiles> {
-    let locations = match backend {
-        "claude" => Locations {
-            claude: vec![dir.join("projects")],
-            codex: Vec::new(),
-        },
-        _ => Locations {
-            claude: Vec::new(),
-            codex: vec![dir.join("sessions")],
-        },
-    };
+    let mut locations = Locations::default();
+    locations.set(
+        sessions::history(backend).unwrap().name(),
+        &[dir.to_path_buf()],
+    );
     sessions::discover(&locations)
 }
 
@@ -262,12 +259,7 @@ fn every_recorded_session_is_found() {
         for (name, dir) in scenarios(backend) {
             let files = stored(backend, &dir);
             assert!(!files.is_empty(), "{backend}/{name}");
-            let want = if backend == "claude" {
-                Backend::Claude
-            } else {
-                Backend::Codex
-            };
-            assert!(files.iter().all(|f| f.backend == want));
+            assert!(files.iter().all(|f| f.backend == backend));
         }
     }
 }
