@@ -111,7 +111,10 @@ impl History for OpencodeHistory {
             return Err(no_file());
         }
         let stored = read_session(&files.main, &files.id)?;
-        let mut normalizer = OpencodeNormalizer::new(NormalizerConfig::default());
+        // OS1: relative paths are the session's directory's (P6).
+        let mut config = NormalizerConfig::default();
+        config.cwd = files.project_dir.clone();
+        let mut normalizer = OpencodeNormalizer::new(config);
         let mut events = Vec::new();
         for line in &stored.lines {
             normalizer.push_line(line.as_bytes(), &mut events);

@@ -41,6 +41,7 @@ pub fn histories() -> &'static [&'static dyn History] {
         &harness_agents_claude::TranscriptHistory,
         &harness_agents_codex::RolloutHistory,
         &harness_agents_opencode::OpencodeHistory,
+        &harness_agents_gemini::ChatHistory,
     ]
 }
 
