@@ -110,7 +110,7 @@ impl History for ChatHistory {
         let mut normalizer = GeminiNormalizer::new(config);
         let mut events = Vec::new();
         let (_, accounting) = read_chat(&files.main, &mut |line| {
-            normalizer.push_line(line.as_bytes(), &mut events);
+            normalizer.push_line(line, &mut events);
             for event in events.drain(..) {
                 sink(event);
             }
@@ -163,7 +163,7 @@ struct Chat {
 }
 
 /// GS2-GS7: reads a chat line by line; each line the live decoder is to read goes to `out`.
-fn read_chat(path: &Path, out: &mut dyn FnMut(&str)) -> io::Result<(Option<String>, Accounting)> {
+fn read_chat(path: &Path, out: &mut dyn FnMut(&[u8])) -> io::Result<(Option<String>, Accounting)> {
     let mut reader = BufReader::with_capacity(1 << 16, File::open(path)?);
     let mut chat = Chat::default();
     let mut bytes = Vec::new();
@@ -172,9 +172,11 @@ fn read_chat(path: &Path, out: &mut dyn FnMut(&str)) -> io::Result<(Option<Strin
         if reader.read_until(b'\n', &mut bytes)? == 0 {
             break;
         }
-        let text = String::from_utf8_lossy(&bytes);
-        let line = text.trim_end_matches(['\n', '\r']);
-        if line.trim().is_empty() {
+        let mut line = bytes.as_slice();
+        while let [rest @ .., b'\n' | b'\r'] = line {
+            line = rest;
+        }
+        if line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
         chat.line(line, out);
@@ -188,8 +190,8 @@ fn read_chat(path: &Path, out: &mut dyn FnMut(&str)) -> io::Result<(Option<Strin
 }
 
 impl Chat {
-    fn line(&mut self, line: &str, out: &mut dyn FnMut(&str)) {
-        let Ok(Value::Object(record)) = serde_json::from_str::<Value>(line) else {
+    fn line(&mut self, line: &[u8], out: &mut dyn FnMut(&[u8])) {
+        let Ok(Value::Object(record)) = serde_json::from_slice::<Value>(line) else {
             // GS7: not a JSON object: the decoder reports it (S2, S3).
             self.flush(out);
             out(line);
@@ -210,7 +212,9 @@ impl Chat {
             if self.session_id.is_none() {
                 if let Some(id) = record.get("sessionId").and_then(Value::as_str) {
                     self.session_id = Some(id.to_string());
-                    out(&json!({"type": "init", "session_id": id}).to_string());
+                    out(json!({"type": "init", "session_id": id})
+                        .to_string()
+                        .as_bytes());
                 }
             }
             return;
@@ -232,14 +236,14 @@ impl Chat {
     }
 
     /// The record being read is complete: its lines go out.
-    fn flush(&mut self, out: &mut dyn FnMut(&str)) {
+    fn flush(&mut self, out: &mut dyn FnMut(&[u8])) {
         if let Some((_, Value::Object(record))) = self.pending.take() {
             let line = Value::Object(record.clone()).to_string();
-            self.record(&record, &line, out);
+            self.record(&record, line.as_bytes(), out);
         }
     }
 
-    fn record(&mut self, record: &Map<String, Value>, line: &str, out: &mut dyn FnMut(&str)) {
+    fn record(&mut self, record: &Map<String, Value>, line: &[u8], out: &mut dyn FnMut(&[u8])) {
         match record.get("type").and_then(Value::as_str) {
             Some("user") => self.user(record, out),
             Some("gemini") => self.gemini(record, out),
@@ -251,7 +255,7 @@ impl Chat {
 
     /// GS4: a user record with text is a prompt; one holding only tool responses is the
     /// answer to the model's calls, which the model record already carries.
-    fn user(&mut self, record: &Map<String, Value>, out: &mut dyn FnMut(&str)) {
+    fn user(&mut self, record: &Map<String, Value>, out: &mut dyn FnMut(&[u8])) {
         let parts = record.get("content");
         let texts: Vec<&str> = match parts {
             Some(Value::String(text)) => vec![text.as_str()],
@@ -269,19 +273,19 @@ impl Chat {
         }
         let text = texts.join("\n");
         self.accounting.prompt(&text);
-        out(&json!({"type": "message", "role": "user", "content": text}).to_string());
+        out(json!({"type": "message", "role": "user", "content": text})
+            .to_string()
+            .as_bytes());
     }
 
     /// GS5: a model record: its text, then each tool call and its result; its tokens.
-    fn gemini(&mut self, record: &Map<String, Value>, out: &mut dyn FnMut(&str)) {
+    fn gemini(&mut self, record: &Map<String, Value>, out: &mut dyn FnMut(&[u8])) {
         self.answered = true;
         if let Some(text) = record.get("content").and_then(Value::as_str) {
             if !text.is_empty() {
-                out(
-                    &json!({"type": "message", "role": "assistant", "content": text,
-                    "delta": true})
-                    .to_string(),
-                );
+                let line = json!({"type": "message", "role": "assistant", "content": text,
+                    "delta": true});
+                out(line.to_string().as_bytes());
             }
         }
         let calls: &[Value] = match record.get("toolCalls") {
@@ -294,13 +298,14 @@ impl Chat {
             if let Some(name) = name.as_str() {
                 tools.push(name.to_string());
             }
-            out(&json!({"type": "tool_use", "tool_name": name,
+            out(json!({"type": "tool_use", "tool_name": name,
                 "tool_id": call.get("id").cloned().unwrap_or(Value::Null),
                 "parameters": call.get("args").cloned().unwrap_or(Value::Null)})
-            .to_string());
+            .to_string()
+            .as_bytes());
         }
         for call in calls {
-            out(&tool_result(call).to_string());
+            out(tool_result(call).to_string().as_bytes());
         }
         let n = |key: &str| {
             record
@@ -329,11 +334,12 @@ impl Chat {
 
     /// GS6: the end of a turn, as the `result` line the live run prints, with the session's
     /// sums so far.
-    fn result(&mut self, out: &mut dyn FnMut(&str)) {
+    fn result(&mut self, out: &mut dyn FnMut(&[u8])) {
         self.answered = false;
-        out(&json!({"type": "result", "status": "success", "stats": {
+        out(json!({"type": "result", "status": "success", "stats": {
             "input_tokens": self.input, "output_tokens": self.output, "cached": self.cached}})
-        .to_string());
+        .to_string()
+        .as_bytes());
     }
 }
 
@@ -363,4 +369,112 @@ fn tool_result(call: &Value) -> Value {
         line.insert("error".into(), json!({ "message": message }));
     }
     Value::Object(line)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use super::*;
+
+    /// A chat written by hand, with what Gemini CLI writes and what it should not: the events
+    /// and figures it gives.
+    fn decoded(lines: &[&str]) -> (Vec<Value>, Outcome, Accounting) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("session-2026-12-06T12-00-abc.jsonl");
+        // `<INVALID>` stands for a byte that is not UTF-8.
+        let text = lines.join("\n").replace("<INVALID>", "\u{1}");
+        let bytes: Vec<u8> = text
+            .bytes()
+            .map(|b| if b == 1 { 0xff } else { b })
+            .collect();
+        std::fs::write(&path, bytes).unwrap();
+        let files = SessionFiles {
+            backend: "gemini",
+            id: "abc".into(),
+            main: path,
+            subagents: Vec::new(),
+            project_dir: Some("/repo".into()),
+        };
+        let mut events = Vec::new();
+        let (outcome, accounting) = ChatHistory
+            .decode(&files, 0, &mut |e| {
+                events.push(serde_json::to_value(e).unwrap());
+            })
+            .unwrap();
+        let (id, tallied) = ChatHistory.tally(&files, 0, &mut Vec::new()).unwrap();
+        assert_eq!(tallied, accounting);
+        assert_eq!(id.as_deref(), Some("abc-1"));
+        (events, outcome, accounting)
+    }
+
+    #[test]
+    fn a_chat_reads_as_its_live_lines() {
+        let (events, outcome, accounting) = decoded(&[
+            r#"{"sessionId":"abc-1","projectHash":"h","startTime":"2026-12-06T12:00:00.000Z","lastUpdated":"2026-12-06T12:00:00.000Z","kind":"main"}"#,
+            r#"{"$set":{"messages":[{"id":"ctx","type":"user","content":[{"text":"<session_context>"}]}]}}"#,
+            r#"{"id":"u1","timestamp":"2026-12-06T12:00:01.000Z","type":"user","content":[{"text":"Read a.txt"}]}"#,
+            r#"{"id":"g1","timestamp":"2026-12-06T12:00:02.000Z","type":"gemini","content":"Reading.","tokens":{"input":100,"output":5,"cached":40,"thoughts":2},"model":"m"}"#,
+            r#"{"$set":{"lastUpdated":"2026-12-06T12:00:02.000Z"}}"#,
+            r#"{"id":"g1","timestamp":"2026-12-06T12:00:02.000Z","type":"gemini","content":"Reading.","tokens":{"input":100,"output":5,"cached":40,"thoughts":2},"model":"m","toolCalls":[{"id":"t1","name":"read_file","args":{"file_path":"a.txt"},"status":"error","resultDisplay":"File not found.","result":[{"functionResponse":{"id":"t1","name":"read_file","response":{"error":"File not found: /repo/a.txt"}}}]}]}"#,
+            r#"{"id":"u2","timestamp":"2026-12-06T12:00:03.000Z","type":"user","content":[{"functionResponse":{"id":"t1"}}]}"#,
+            // S2: a line that is not UTF-8 is not JSON, whatever it would be once repaired.
+            r#"{"id":"bad","type":"info","content":"<INVALID>x"}"#,
+            r#"{"id":"i1","timestamp":"2026-12-06T12:00:04.000Z","type":"info","content":"note"}"#,
+            r#"{"id":"g2","timestamp":"2026-12-06T12:00:05.000Z","type":"gemini","content":"Gone.","tokens":{"input":200,"output":7,"cached":0,"thoughts":0},"model":"m"}"#,
+        ]);
+        let kinds: Vec<&str> = events.iter().map(|e| e["kind"].as_str().unwrap()).collect();
+        assert_eq!(
+            kinds,
+            ["agent", "read", "warning", "unknown", "agent"],
+            "{events:#?}"
+        );
+        assert_eq!(events[0]["text"], "Reading.");
+        assert_eq!(events[1]["path"], "/repo/a.txt");
+        assert_eq!(events[1]["success"], false);
+        assert_eq!(events[1]["error"], "File not found: /repo/a.txt");
+        // S2: as the line is, its bytes unchanged.
+        assert_eq!(events[2]["source"], "non_json");
+        assert!(events[2]["message"].as_str().unwrap().contains("\u{fffd}x"));
+        assert_eq!(events[3]["reason"], "unknown_type");
+        assert_eq!(events[3]["raw"]["type"], "info");
+        assert_eq!(events[4]["text"], "Gone.");
+        assert_eq!(outcome.status, harness_agents_core::Status::Success);
+        assert_eq!(outcome.session_id.as_deref(), Some("abc-1"));
+        assert_eq!(outcome.final_output.as_deref(), Some("Gone."));
+        assert_eq!(accounting.prompts, 1);
+        assert_eq!(accounting.first_prompt.as_deref(), Some("Read a.txt"));
+        assert_eq!(accounting.messages, 2);
+        assert_eq!(
+            accounting.models["m"],
+            Tokens {
+                input: 260,
+                output: 14,
+                cache_read: 40,
+                cache_write: 0
+            }
+        );
+        assert_eq!(accounting.tools["read_file"].uses, 1);
+        assert_eq!(
+            accounting.first_timestamp.as_deref(),
+            Some("2026-12-06T12:00:00.000Z")
+        );
+        assert_eq!(
+            accounting.last_timestamp.as_deref(),
+            Some("2026-12-06T12:00:05.000Z")
+        );
+    }
+
+    #[test]
+    fn a_chat_whose_last_prompt_got_no_answer_is_incomplete() {
+        let (events, outcome, _) = decoded(&[
+            r#"{"sessionId":"abc-1","startTime":"2026-12-06T12:00:00.000Z","kind":"main"}"#,
+            r#"{"id":"u1","timestamp":"2026-12-06T12:00:01.000Z","type":"user","content":[{"text":"Hi"}]}"#,
+        ]);
+        assert_eq!(
+            events,
+            [json!({"kind": "error", "message": "stream ended without a result"})]
+        );
+        assert_eq!(outcome.status, harness_agents_core::Status::Incomplete);
+    }
 }

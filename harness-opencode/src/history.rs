@@ -381,3 +381,161 @@ fn step(data: &Map<String, Value>, model: &str, tools: &[String], accounting: &m
         accounting.reported_cost = Some(accounting.reported_cost.unwrap_or(0.0) + cost);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use super::*;
+
+    /// A database with opencode's three tables (the columns read) and the rows given:
+    /// messages `(id, time, data)`, parts `(id, message, data)`.
+    fn database(
+        dir: &Path,
+        messages: &[(&str, i64, &str)],
+        parts: &[(&str, &str, &str)],
+    ) -> PathBuf {
+        let path = dir.join("opencode.db");
+        let conn = Connection::open(&path).unwrap();
+        conn.execute_batch(
+            "CREATE TABLE session (id TEXT PRIMARY KEY, directory TEXT NOT NULL, \
+               time_created INTEGER NOT NULL, time_updated INTEGER NOT NULL);
+             CREATE TABLE message (id TEXT PRIMARY KEY, session_id TEXT NOT NULL, \
+               time_created INTEGER NOT NULL, time_updated INTEGER NOT NULL, data TEXT NOT NULL);
+             CREATE TABLE part (id TEXT PRIMARY KEY, message_id TEXT NOT NULL, \
+               session_id TEXT NOT NULL, time_created INTEGER NOT NULL, \
+               time_updated INTEGER NOT NULL, data TEXT NOT NULL);
+             INSERT INTO session VALUES ('ses_1', '/repo', 1796095944000, 1796095945000);
+             INSERT INTO session VALUES ('ses_2', '/other', 1796095946000, 1796095946000);",
+        )
+        .unwrap();
+        for (id, time, data) in messages {
+            conn.execute(
+                "INSERT INTO message VALUES (?1, 'ses_1', ?2, ?2, ?3)",
+                rusqlite::params![id, time, data],
+            )
+            .unwrap();
+        }
+        for (id, message, data) in parts {
+            conn.execute(
+                "INSERT INTO part VALUES (?1, ?2, 'ses_1', 0, 0, ?3)",
+                rusqlite::params![id, message, data],
+            )
+            .unwrap();
+        }
+        path
+    }
+
+    #[test]
+    fn a_sessions_rows_read_as_its_live_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = database(
+            dir.path(),
+            &[
+                ("msg_1", 1, r#"{"role":"user"}"#),
+                ("msg_2", 2, r#"{"role":"assistant","modelID":"m"}"#),
+                (
+                    "msg_3",
+                    3,
+                    r#"{"role":"assistant","modelID":"m","error":{"name":"APIError","data":{"message":"overloaded"}}}"#,
+                ),
+                ("msg_4", 4, "not json"),
+            ],
+            &[
+                (
+                    "prt_1",
+                    "msg_1",
+                    r#"{"type":"text","text":"Read notes.txt"}"#,
+                ),
+                ("prt_2", "msg_2", r#"{"type":"step-start"}"#),
+                (
+                    "prt_3",
+                    "msg_2",
+                    r#"{"type":"tool","tool":"read","callID":"c1","state":{"status":"completed","input":{"filePath":"notes.txt"},"output":""}}"#,
+                ),
+                ("prt_4", "msg_2", r#"{"type":"patch","files":[]}"#),
+                ("prt_5", "msg_2", "[1,2"),
+                (
+                    "prt_6",
+                    "msg_2",
+                    r#"{"type":"step-finish","reason":"tool-calls","tokens":{"input":10,"output":2,"reasoning":1,"cache":{"read":4,"write":3}},"cost":0.5}"#,
+                ),
+                ("prt_7", "msg_3", r#"{"type":"step-start"}"#),
+            ],
+        );
+        let mut found = Vec::new();
+        OpencodeHistory.discover(dir.path(), &mut found);
+        let ids: Vec<&str> = found.iter().map(|f| f.id.as_str()).collect();
+        assert_eq!(ids, ["ses_1", "ses_2"]);
+        assert_eq!(found[0].main, db);
+        assert_eq!(found[0].project_dir.as_deref(), Some("/repo"));
+        let mut events = Vec::new();
+        let (outcome, accounting) = OpencodeHistory
+            .decode(&found[0], 0, &mut |e| {
+                events.push(serde_json::to_value(e).unwrap());
+            })
+            .unwrap();
+        let kinds: Vec<&str> = events.iter().map(|e| e["kind"].as_str().unwrap()).collect();
+        // OS4: the read; OS6: the part and the message that are not JSON; OS5: the error.
+        assert_eq!(
+            kinds,
+            ["read", "warning", "error", "warning"],
+            "{events:#?}"
+        );
+        assert_eq!(events[0]["path"], "/repo/notes.txt");
+        assert_eq!(events[1]["message"], "[1,2");
+        assert_eq!(events[2]["message"], "overloaded");
+        assert_eq!(events[3]["message"], "not json");
+        assert_eq!(outcome.status, harness_agents_core::Status::Error);
+        assert_eq!(outcome.session_id.as_deref(), Some("ses_1"));
+        assert_eq!(accounting.prompts, 1);
+        assert_eq!(accounting.first_prompt.as_deref(), Some("Read notes.txt"));
+        assert_eq!(accounting.messages, 1);
+        assert_eq!(
+            accounting.models["m"],
+            Tokens {
+                input: 10,
+                output: 3,
+                cache_read: 4,
+                cache_write: 3
+            }
+        );
+        assert_eq!(accounting.tools["read"].uses, 1);
+        assert_eq!(accounting.reported_cost, Some(0.5));
+        assert_eq!(accounting.cwd.as_deref(), Some("/repo"));
+        assert_eq!(
+            accounting.first_timestamp.as_deref(),
+            Some("2026-12-01T03:32:24.000Z")
+        );
+        assert_eq!(
+            accounting.last_timestamp.as_deref(),
+            Some("2026-12-01T03:32:25.000Z")
+        );
+        let (id, tallied) = OpencodeHistory
+            .tally(&found[0], 0, &mut Vec::new())
+            .unwrap();
+        assert_eq!((id.as_deref(), tallied), (Some("ses_1"), accounting));
+    }
+
+    #[test]
+    fn a_missing_session_or_database_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = database(dir.path(), &[], &[]);
+        let mut files = SessionFiles {
+            backend: "opencode",
+            id: "ses_9".into(),
+            main: db,
+            subagents: Vec::new(),
+            project_dir: None,
+        };
+        let error = OpencodeHistory
+            .tally(&files, 0, &mut Vec::new())
+            .unwrap_err();
+        assert!(error.to_string().contains("no session ses_9"), "{error}");
+        files.main = dir.path().join("none.db");
+        assert!(OpencodeHistory.tally(&files, 0, &mut Vec::new()).is_err());
+        let mut found = Vec::new();
+        OpencodeHistory.discover(&dir.path().join("nowhere"), &mut found);
+        assert!(found.is_empty());
+    }
+}
