@@ -466,6 +466,27 @@ mod tests {
     }
 
     #[test]
+    fn gemini_cli_home_stands_for_the_home_folder() {
+        let roots = |vars: &[(&str, &str)]| {
+            let vars: Vec<(String, String)> = vars
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+            ChatHistory.default_roots(&|name| {
+                vars.iter()
+                    .find(|(k, _)| k == name)
+                    .map(|(_, v)| OsString::from(v))
+            })
+        };
+        assert_eq!(roots(&[("HOME", "/h")]), [PathBuf::from("/h/.gemini/tmp")]);
+        assert_eq!(
+            roots(&[("HOME", "/h"), ("GEMINI_CLI_HOME", "/g")]),
+            [PathBuf::from("/g/.gemini/tmp")]
+        );
+        assert!(roots(&[]).is_empty());
+    }
+
+    #[test]
     fn a_chat_whose_last_prompt_got_no_answer_is_incomplete() {
         let (events, outcome, _) = decoded(&[
             r#"{"sessionId":"abc-1","startTime":"2026-12-06T12:00:00.000Z","kind":"main"}"#,

@@ -37,7 +37,8 @@ impl History for OpencodeHistory {
         &["OPENCODE_DB", "XDG_DATA_HOME", "HOME"]
     }
 
-    /// OS1: the data folder, and the database `$OPENCODE_DB` names when it names one outside.
+    /// OS1: the data folder, and the database `$OPENCODE_DB` names unless the folder's
+    /// databases include it.
     fn default_roots(&self, var: &dyn Fn(&str) -> Option<OsString>) -> Vec<PathBuf> {
         let data = data_dir(var);
         let mut roots: Vec<PathBuf> = data.iter().cloned().collect();
@@ -47,10 +48,11 @@ impl History for OpencodeHistory {
                 (Some(data), false) => data.join(db),
                 _ => db,
             };
-            if data
+            // Unless reading the data folder finds it already.
+            let in_data = data
                 .as_ref()
-                .is_none_or(|d| db.parent() != Some(d.as_path()))
-            {
+                .is_some_and(|d| db.parent() == Some(d.as_path()));
+            if !(in_data && is_database_name(&db)) {
                 roots.push(db);
             }
         }
@@ -76,11 +78,7 @@ impl History for OpencodeHistory {
             let mut dbs: Vec<PathBuf> = entries
                 .flatten()
                 .map(|e| e.path())
-                .filter(|p| {
-                    let name = p.file_name().map(|n| n.to_string_lossy().into_owned());
-                    name.is_some_and(|n| n.starts_with("opencode") && n.ends_with(".db"))
-                        && p.is_file()
-                })
+                .filter(|p| is_database_name(p) && p.is_file())
                 .collect();
             dbs.sort();
             dbs
@@ -151,6 +149,13 @@ impl History for OpencodeHistory {
         }
         all
     }
+}
+
+/// Whether a file's name is one opencode gives its databases: `opencode.db`,
+/// `opencode-<channel>.db`.
+fn is_database_name(path: &Path) -> bool {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+    name.is_some_and(|n| n.starts_with("opencode") && n.ends_with(".db"))
 }
 
 fn no_file() -> io::Error {
@@ -515,6 +520,38 @@ mod tests {
             .tally(&found[0], 0, &mut Vec::new())
             .unwrap();
         assert_eq!((id.as_deref(), tallied), (Some("ses_1"), accounting));
+    }
+
+    #[test]
+    fn the_data_folder_and_opencode_db_name_the_databases() {
+        let roots = |vars: &[(&str, &str)]| {
+            let vars: Vec<(String, String)> = vars
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+            OpencodeHistory.default_roots(&|name| {
+                vars.iter()
+                    .find(|(k, _)| k == name)
+                    .map(|(_, v)| OsString::from(v))
+            })
+        };
+        let data = PathBuf::from("/d/opencode");
+        assert_eq!(
+            roots(&[("HOME", "/h")]),
+            [PathBuf::from("/h/.local/share/opencode")]
+        );
+        assert_eq!(
+            roots(&[("HOME", "/h"), ("XDG_DATA_HOME", "/d")]),
+            std::slice::from_ref(&data)
+        );
+        let with = |db: &str| roots(&[("XDG_DATA_HOME", "/d"), ("OPENCODE_DB", db)]);
+        assert_eq!(with("opencode-dev.db"), std::slice::from_ref(&data));
+        assert_eq!(
+            with("mine.sqlite"),
+            [data.clone(), data.join("mine.sqlite")]
+        );
+        assert_eq!(with("/x/o.db"), [data.clone(), PathBuf::from("/x/o.db")]);
+        assert_eq!(with(":memory:"), [data]);
     }
 
     #[test]
