@@ -85,6 +85,16 @@ impl History for OpencodeHistory {
         };
         for db in databases {
             let Ok(sessions) = sessions_of(&db) else {
+                // OS1: a database that cannot be read is listed as one session named after
+                // its file, whose reading then fails with the reason (never skipped).
+                let id = db.file_name().map(|n| n.to_string_lossy().into_owned());
+                found.push(SessionFiles {
+                    backend: self.name(),
+                    id: id.unwrap_or_default(),
+                    main: db,
+                    subagents: Vec::new(),
+                    project_dir: None,
+                });
                 continue;
             };
             for (id, directory) in sessions {
@@ -574,5 +584,17 @@ mod tests {
         let mut found = Vec::new();
         OpencodeHistory.discover(&dir.path().join("nowhere"), &mut found);
         assert!(found.is_empty());
+        std::fs::write(
+            dir.path().join("opencode-bad.db"),
+            "not a database, not even close",
+        )
+        .unwrap();
+        OpencodeHistory.discover(dir.path(), &mut found);
+        let ids: Vec<&str> = found.iter().map(|f| f.id.as_str()).collect();
+        assert_eq!(ids, ["opencode-bad.db", "ses_1", "ses_2"]);
+        let error = OpencodeHistory
+            .tally(&found[0], 0, &mut Vec::new())
+            .unwrap_err();
+        assert!(error.to_string().contains("not a database"), "{error}");
     }
 }
