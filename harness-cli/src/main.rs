@@ -5,7 +5,8 @@
 //! - `harness normalize [FILE]` reads a recorded stream and prints its events, then the outcome;
 //! - `harness acp` serves any backend as an Agent Client Protocol agent on stdio;
 //! - `harness classify` prints how Codex classifies shell commands;
-//! - `harness sessions list|show|stats` reads the sessions Claude Code and Codex stored on disk;
+//! - `harness sessions list|show|stats` reads the sessions the agents stored on disk (Claude
+//!   Code, Codex, opencode, Gemini CLI);
 //! - `harness backends` lists the backends this binary knows and whether each one's agent is
 //!   installed (path, version, whether the recordings cover that version);
 //! - `harness schema` prints the JSON Schema (draft 2020-12) of the event and outcome lines.
@@ -261,8 +262,8 @@ enum Command {
         #[arg(long, num_args = 1.., allow_hyphen_values = true, conflicts_with = "script")]
         argv: Option<Vec<String>>,
     },
-    /// The sessions Claude Code and Codex stored on disk: list them, show one's events, or
-    /// report usage and cost.
+    /// The sessions the agents stored on disk (Claude Code, Codex, opencode, Gemini CLI): list
+    /// them, show one's events, or report usage and cost.
     #[command(
         subcommand,
         after_help = "Examples:\n  \

@@ -60,7 +60,12 @@
 //! assert_eq!(outcome.final_output.as_deref(), Some("Lines 2 and 3."));
 //! ```
 //!
+//! With the `sessions` feature (the facade's `sessions` turns it on), [`ChatHistory`] reads
+//! the chats Gemini CLI stored (`~/.gemini/tmp/`) with the same rules (`docs/sessions.md`, GS
+//! rules).
+//!
 //! [`Backend`]: harness_agents_core::Backend
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 /// This crate's README, whose example runs as a doc test.
 #[cfg(doctest)]
@@ -68,6 +73,8 @@
 struct ReadmeExample;
 
 mod decoder;
+#[cfg(feature = "sessions")]
+mod history;
 mod launch;
 mod tools;
 mod wire;
@@ -82,6 +89,9 @@ use harness_agents_core::{
 use serde_json::Value;
 
 pub use decoder::{GeminiDecoder, GeminiNormalizer};
+#[cfg(feature = "sessions")]
+#[cfg_attr(docsrs, doc(cfg(feature = "sessions")))]
+pub use history::ChatHistory;
 pub use launch::{LAUNCH, SESSION_LAUNCH, VERSIONS};
 
 /// The Gemini CLI backend, registered as `"gemini"`.

@@ -51,7 +51,12 @@
 //! --format=json --thinking [--model=M] [--agent=A | --auto] [extra args] -- PROMPT`, the
 //! prompt after a `--` so that it is never read as an option.
 //!
+//! With the `sessions` feature (the facade's `sessions` turns it on), [`OpencodeHistory`]
+//! reads the sessions opencode stored in its database with the same rules (`docs/sessions.md`,
+//! OS rules).
+//!
 //! [`Backend`]: harness_agents_core::Backend
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 /// This crate's README, whose example runs as a doc test.
 #[cfg(doctest)]
@@ -59,6 +64,8 @@
 struct ReadmeExample;
 
 mod decoder;
+#[cfg(feature = "sessions")]
+mod history;
 mod launch;
 mod serve;
 mod server;
@@ -75,6 +82,9 @@ use harness_agents_core::{
 use serde_json::{Value, json};
 
 pub use decoder::{OpencodeDecoder, OpencodeNormalizer};
+#[cfg(feature = "sessions")]
+#[cfg_attr(docsrs, doc(cfg(feature = "sessions")))]
+pub use history::OpencodeHistory;
 pub use launch::{LAUNCH, VERSIONS};
 
 /// The opencode backend, registered as `"opencode"`.

@@ -50,7 +50,8 @@
 //! ```
 //!
 //! Cargo features: one per backend (`claude`, `codex`, `opencode`, `gemini`, `pi`, `acp`; all on by
-//! default), `sessions` (on by default: stored Claude Code and Codex sessions, [`sessions`]) and
+//! default), `sessions` (on by default: the sessions Claude Code, Codex, opencode and
+//! Gemini CLI stored, [`sessions`]) and
 //! `schema` (the JSON Schema of the output lines). Writing a backend is the business of
 //! `harness_agents_core::backend` (the `harness-agents-core` crate).
 #![cfg_attr(docsrs, feature(doc_cfg))]

@@ -40,6 +40,8 @@ pub fn histories() -> &'static [&'static dyn History] {
     &[
         &harness_agents_claude::TranscriptHistory,
         &harness_agents_codex::RolloutHistory,
+        &harness_agents_opencode::OpencodeHistory,
+        &harness_agents_gemini::ChatHistory,
     ]
 }
 
@@ -274,7 +276,8 @@ fn tally_session(
 }
 
 /// Sums one session up: each file read for its figures only, as [`summarize_decoded`] sums it
-/// up from every event (the same row, from far less reading: see [`Tally`]).
+/// up from every event (the same row, from far less reading: see
+/// [`harness_agents_core::stored::Tally`]).
 pub fn summarize(files: &SessionFiles, prices: &PriceTable) -> io::Result<Session> {
     summarize_with(files, prices, &mut Vec::new())
 }

@@ -6,7 +6,31 @@ use std::path::PathBuf;
 use jsonschema::Validator;
 use serde_json::{Value, json};
 
-use super::{run, run_with_env};
+use super::run_with_env;
+
+/// Every agent's variables emptied (an empty variable is an unset one) and `HOME` nowhere: a
+/// test reads only the folders it names, never the machine's own sessions.
+const ISOLATED: [(&str, &str); 7] = [
+    ("HOME", "/nonexistent"),
+    ("CLAUDE_CONFIG_DIR", ""),
+    ("CODEX_HOME", ""),
+    ("XDG_CONFIG_HOME", ""),
+    ("XDG_DATA_HOME", ""),
+    ("OPENCODE_DB", ""),
+    ("GEMINI_CLI_HOME", ""),
+];
+
+/// Runs `harness` with `args` in the [`ISOLATED`] environment.
+fn run(args: &[&str], stdin: &[u8]) -> std::process::Output {
+    run_with_env(args, &ISOLATED, stdin)
+}
+
+/// [`run`] with more variables.
+fn run_env(args: &[&str], env: &[(&str, &str)], stdin: &[u8]) -> std::process::Output {
+    let mut all = ISOLATED.to_vec();
+    all.extend(env.iter().copied());
+    run_with_env(args, &all, stdin)
+}
 
 fn stored(path: &str) -> String {
     fixtures::root()
@@ -118,7 +142,7 @@ fn the_environment_names_the_default_locations() {
         ("HOME", "/nonexistent".to_string()),
     ];
     let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    let output = run_with_env(&["sessions", "list", "--format", "json"], &env, b"");
+    let output = run_env(&["sessions", "list", "--format", "json"], &env, b"");
     assert_eq!(output.status.code(), Some(0), "{output:?}");
     assert_eq!(String::from_utf8_lossy(&output.stdout).lines().count(), 2);
 }
@@ -155,7 +179,7 @@ fn each_agent_is_found_in_its_default_folders() {
             ("XDG_CONFIG_HOME", ""),
         ];
         all.extend(env);
-        let output = run_with_env(&["sessions", "list", "--format", "json"], &all, b"");
+        let output = run_env(&["sessions", "list", "--format", "json"], &all, b"");
         assert_eq!(output.status.code(), Some(0), "{output:?}");
         String::from_utf8_lossy(&output.stdout).lines().count()
     };
@@ -482,4 +506,91 @@ fn the_row_formats_take_the_names_the_other_commands_use() {
     assert_eq!(with("human"), with("table"));
     assert_eq!(with("jsonl"), with("json"));
     assert_ne!(with("jsonl"), with("human"));
+}
+
+/// OS1, GS1: opencode's database and Gemini CLI's chats, each found from its own variables
+/// (`XDG_DATA_HOME`, `GEMINI_CLI_HOME`) or named with `--dir`; `stats --by agent` sums them
+/// by agent.
+#[test]
+fn opencode_and_gemini_sessions_are_found_on_their_own() {
+    let data = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(data.path().join("opencode")).unwrap();
+    std::fs::copy(
+        stored("opencode/c01_read/opencode.db"),
+        data.path().join("opencode/opencode.db"),
+    )
+    .unwrap();
+    let gemini_home = tempfile::tempdir().unwrap();
+    let tmp = gemini_home.path().join(".gemini/tmp/project");
+    std::fs::create_dir_all(tmp.join("chats")).unwrap();
+    let from = PathBuf::from(stored("gemini/c_read_range/tmp/project"));
+    std::fs::copy(from.join(".project_root"), tmp.join(".project_root")).unwrap();
+    for chat in std::fs::read_dir(from.join("chats")).unwrap().flatten() {
+        std::fs::copy(chat.path(), tmp.join("chats").join(chat.file_name())).unwrap();
+    }
+    let data_dir = data.path().display().to_string();
+    let gemini_dir = gemini_home.path().display().to_string();
+    let env = [
+        ("XDG_DATA_HOME", data_dir.as_str()),
+        ("GEMINI_CLI_HOME", gemini_dir.as_str()),
+    ];
+    let list = |args: &[&str]| -> Vec<Value> {
+        let mut all = vec!["sessions", "list", "--format", "json"];
+        all.extend(args);
+        let output = run_env(&all, &env, b"");
+        assert_eq!(output.status.code(), Some(0), "{output:?}");
+        String::from_utf8_lossy(&output.stdout)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    let all = list(&[]);
+    let agents: Vec<&str> = all.iter().map(|r| r["backend"].as_str().unwrap()).collect();
+    assert_eq!(agents, ["opencode", "gemini"], "{all:?}");
+    let opencode = &all[0];
+    assert_eq!(opencode["project"], "/home/oc/project");
+    assert_eq!(opencode["turns"], 1);
+    assert_eq!(opencode["messages"], 2);
+    assert_eq!(opencode["input_tokens"], 240);
+    assert_eq!(opencode["output_tokens"], 60);
+    // OS7: opencode's own cost, not computed.
+    assert_eq!(opencode["cost_usd"], 0.00162);
+    assert_eq!(opencode["computed"], json!(["tokens"]));
+    assert_eq!(opencode["tools"]["read"]["uses"], 1);
+    let gemini = &all[1];
+    assert_eq!(gemini["project"], "/home/gemini/project");
+    assert_eq!(gemini["turns"], 1);
+    assert_eq!(gemini["messages"], 2);
+    assert_eq!(gemini["tools"]["read_file"]["uses"], 1);
+    // GS6: no cost stored; `gemini-3.8-flash` has no price in the table.
+    assert_eq!(gemini["computed"], json!(["tokens", "cost_usd"]));
+    assert!(gemini.get("cost_usd").is_none(), "{gemini}");
+    assert_eq!(list(&["--backend", "gemini"]).len(), 1);
+    // `--dir AGENT=DIR` reads that folder instead of the agent's defaults, the other agents'
+    // defaults still read.
+    let gemini_dir = format!("gemini={}", stored("gemini/u_resume"));
+    let named = list(&["--dir", &gemini_dir]);
+    assert_eq!(named.len(), 2, "{named:?}");
+    assert_eq!(named[1]["backend"], "gemini");
+    assert_eq!(named[1]["turns"], 2);
+    let bad = run_env(
+        &["sessions", "list", "--dir", &stored("opencode/a_plain")],
+        &env,
+        b"",
+    );
+    assert_eq!(bad.status.code(), Some(2), "{bad:?}");
+    let opencode_dir = format!("opencode={}", stored("opencode/a_plain"));
+    let named = list(&["--dir", &opencode_dir, "--backend", "opencode"]);
+    assert_eq!(named.len(), 1);
+    assert_eq!(named[0]["first_prompt"], "\"Say hello.\"");
+    let output = run_env(
+        &["sessions", "stats", "--by", "agent", "--format", "json"],
+        &env,
+        b"",
+    );
+    let keys: Vec<String> = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap()["key"].to_string())
+        .collect();
+    assert_eq!(keys, ["\"gemini\"", "\"opencode\""]);
 }

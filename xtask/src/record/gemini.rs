@@ -163,8 +163,8 @@ pub(super) fn record(options: &Options) -> Result<()> {
         let scenario = Scenario::load(&dir.join("scenarios").join(format!("{name}.json")))?;
         // Read before the run: it may overwrite the committed recording.
         let old_raw = read(&dir.join(format!("{name}.jsonl")));
-        let mut problems =
-            run(name, &scenario, &gemini, out).with_context(|| format!("recording {name}"))?;
+        let mut problems = run(name, &scenario, &gemini, out, options.sessions)
+            .with_context(|| format!("recording {name}"))?;
         let raw = read(&out.join(format!("{name}.jsonl")));
         let events = normalize(&raw, &read(&out.join(format!("{name}.stderr"))));
         // The same scenario through `harness run --backend gemini`'s code path.
@@ -256,7 +256,13 @@ pub(super) fn prepare(scenario: &Scenario, dump: Option<PathBuf>) -> Result<Setu
     })
 }
 
-fn run(name: &str, scenario: &Scenario, gemini: &Path, out: &Path) -> Result<Vec<String>> {
+fn run(
+    name: &str,
+    scenario: &Scenario,
+    gemini: &Path,
+    out: &Path,
+    sessions: bool,
+) -> Result<Vec<String>> {
     let dump = std::env::var_os("RECORD_DUMP_REQUESTS")
         .map(|_| out.join(format!("{name}.requests.jsonl")));
     let Setup {
@@ -295,6 +301,11 @@ fn run(name: &str, scenario: &Scenario, gemini: &Path, out: &Path) -> Result<Vec
     let (status, timed_out, stderr_bytes) = run.wait()?;
     let seconds = started.elapsed().as_secs_f64();
     let api_notes = shared::stop(server, &api);
+    if sessions {
+        // The chats of every project: `tmp/<project>/chats/session-*.jsonl`.
+        let stored = Path::new(HOME).join(".gemini/tmp");
+        super::keep_sessions(&stored, &out.join(name).join("tmp"))?;
+    }
     shared::clean(HOME)?;
 
     shared::write_streams(out, name, &stdout_bytes, &stderr_bytes)?;

@@ -139,9 +139,10 @@ pub struct Args {
     #[arg(long, value_name = "PATH")]
     rg: Option<PathBuf>,
     /// Also keep each run's stored session (Claude Code's `~/.claude/projects/` transcripts,
-    /// Codex's `~/.codex/sessions/` rollouts) beside its live stream, in
-    /// `fixtures/sessions/BACKEND/` (or `--out DIR`): `NAME.jsonl` and `NAME.stderr` are the
-    /// live stream, `NAME/` the files the binary stored. Claude and Codex only.
+    /// Codex's `~/.codex/sessions/` rollouts, opencode's database, Gemini CLI's
+    /// `~/.gemini/tmp/` chats) beside its live stream, in `fixtures/sessions/BACKEND/` (or
+    /// `--out DIR`): `NAME.jsonl` and `NAME.stderr` are the live stream, `NAME/` the files
+    /// the binary stored. Claude, Codex, opencode and Gemini CLI only.
     #[arg(long)]
     sessions: bool,
     /// Only these scenarios (default: all).
@@ -195,10 +196,10 @@ pub fn record(args: Args) -> Result<()> {
     if args.sessions
         && !matches!(
             backend.unwrap_or(Backend::Claude),
-            Backend::Claude | Backend::Codex
+            Backend::Claude | Backend::Codex | Backend::Opencode | Backend::Gemini
         )
     {
-        bail!("--sessions keeps Claude Code's and Codex's stored sessions only");
+        bail!("--sessions keeps the stored sessions of claude, codex, opencode and gemini only");
     }
     if !args.latest {
         return match backend.unwrap_or(Backend::Claude) {

@@ -280,8 +280,8 @@ pub(super) fn record(options: &Options) -> Result<()> {
         // the expected file's).
         let old_raw = read(&dir.join(format!("{name}.jsonl")));
         let old_stderr = read(&dir.join(format!("{name}.stderr")));
-        let mut problems =
-            run(name, &scenario, &binary, &rg, out).with_context(|| format!("recording {name}"))?;
+        let mut problems = run(name, &scenario, &binary, &rg, out, options.sessions)
+            .with_context(|| format!("recording {name}"))?;
         let raw = read(&out.join(format!("{name}.jsonl")));
         let stderr = read(&out.join(format!("{name}.stderr")));
         problems.extend(shared::recording_drift(
@@ -295,6 +295,30 @@ pub(super) fn record(options: &Options) -> Result<()> {
         report.add(name, &scenario.about, problems);
     }
     report.finish("opencode", out)
+}
+
+/// Keeps opencode's database `from` (with what its write-ahead log holds) as the one file
+/// `to`: `VACUUM INTO` copies every row, compacted, and the copy is switched out of WAL mode so
+/// that reading it makes no `-wal` or `-shm` file beside it.
+pub(super) fn keep_database(from: &Path, to: &Path) -> Result<()> {
+    if !from.exists() {
+        return Ok(());
+    }
+    if let Some(dir) = to.parent() {
+        if dir.exists() {
+            std::fs::remove_dir_all(dir)?;
+        }
+        std::fs::create_dir_all(dir)?;
+    }
+    let source =
+        rusqlite::Connection::open(from).with_context(|| format!("opening {}", from.display()))?;
+    source
+        .execute("VACUUM INTO ?1", [to.to_string_lossy()])
+        .with_context(|| format!("copying {} into {}", from.display(), to.display()))?;
+    drop(source);
+    let copy = rusqlite::Connection::open(to)?;
+    copy.pragma_update(None, "journal_mode", "DELETE")?;
+    Ok(())
 }
 
 /// The normalized events of a raw opencode stream, with `--cwd /home/oc/project`.
@@ -343,6 +367,7 @@ fn run(
     binary: &Path,
     rg: &Path,
     out: &Path,
+    sessions: bool,
 ) -> Result<Vec<String>> {
     prepare(scenario, rg)?;
     let api = Arc::new(Mutex::new(scenario.stand_in(shared::seed(name))));
@@ -385,6 +410,13 @@ fn run(
     let (status, timed_out, stderr_bytes) = run.wait()?;
     let seconds = started.elapsed().as_secs_f64();
     let api_notes = shared::stop(server, &api);
+    if sessions {
+        let data = Path::new(HOME).join(".local/share/opencode");
+        keep_database(
+            &data.join("opencode.db"),
+            &out.join(name).join("opencode.db"),
+        )?;
+    }
     shared::clean(HOME)?;
 
     shared::write_streams(out, name, &stdout_bytes, &stderr_bytes)?;
