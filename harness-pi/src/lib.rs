@@ -57,7 +57,12 @@
 //! assert_eq!(outcome.final_output.as_deref(), Some("Lines 2 and 3."));
 //! ```
 //!
+//! With the `sessions` feature (the facade's `sessions` turns it on), [`PiHistory`] reads the
+//! session files Pi stored (`~/.pi/agent/sessions/`) with the same rules (`docs/sessions.md`,
+//! PH rules).
+//!
 //! [`Backend`]: harness_agents_core::Backend
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 /// This crate's README, whose example runs as a doc test.
 #[cfg(doctest)]
@@ -65,6 +70,8 @@
 struct ReadmeExample;
 
 mod decoder;
+#[cfg(feature = "sessions")]
+mod history;
 mod launch;
 mod tools;
 mod wire;
@@ -78,6 +85,9 @@ use harness_agents_core::{
 use serde_json::Value;
 
 pub use decoder::{PiDecoder, PiNormalizer};
+#[cfg(feature = "sessions")]
+#[cfg_attr(docsrs, doc(cfg(feature = "sessions")))]
+pub use history::PiHistory;
 pub use launch::{LAUNCH, VERSIONS};
 
 /// The Pi backend, registered as `"pi"`.

@@ -42,6 +42,7 @@ pub fn histories() -> &'static [&'static dyn History] {
         &harness_agents_codex::RolloutHistory,
         &harness_agents_opencode::OpencodeHistory,
         &harness_agents_gemini::ChatHistory,
+        &harness_agents_pi::PiHistory,
     ]
 }
 

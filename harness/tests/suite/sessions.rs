@@ -39,6 +39,7 @@ fn live(backend: &str, name: &str) -> (Vec<Event>, Outcome) {
             "claude" => "/home/dev/project",
             "opencode" => "/home/oc/project",
             "gemini" => "/home/gemini/project",
+            "pi" => "/home/pi/project",
             _ => "/home/dev2/project",
         }
         .to_string(),
@@ -326,8 +327,19 @@ fn gemini_chats_agree_with_the_live_streams() {
     assert_eq!(tally.agree.len(), AGREE, "{:?}", tally.agree);
 }
 
+/// PH1-PH6: every recorded Pi session file gives the live stream's events, tokens and cost.
+#[test]
+fn pi_sessions_agree_with_the_live_streams() {
+    // m2, m4: the live stream's retries (a `warning` each, PI12) have no stored entry; each
+    // failed attempt is stored, its error the same.
+    let exceptions = ["m2_api_error_then_success", "m4_error_after_a_tool"];
+    const AGREE: usize = 8;
+    let tally = check("pi", &exceptions);
+    assert_eq!(tally.agree.len(), AGREE, "{:?}", tally.agree);
+}
+
 /// The agents whose recorded stored sessions the tests below read.
-const BACKENDS: [&str; 4] = ["claude", "codex", "opencode", "gemini"];
+const BACKENDS: [&str; 5] = ["claude", "codex", "opencode", "gemini", "pi"];
 
 #[test]
 fn every_recorded_session_is_found() {

@@ -140,9 +140,10 @@ pub struct Args {
     rg: Option<PathBuf>,
     /// Also keep each run's stored session (Claude Code's `~/.claude/projects/` transcripts,
     /// Codex's `~/.codex/sessions/` rollouts, opencode's database, Gemini CLI's
-    /// `~/.gemini/tmp/` chats) beside its live stream, in `fixtures/sessions/BACKEND/` (or
-    /// `--out DIR`): `NAME.jsonl` and `NAME.stderr` are the live stream, `NAME/` the files
-    /// the binary stored. Claude, Codex, opencode and Gemini CLI only.
+    /// `~/.gemini/tmp/` chats, Pi's `~/.pi/agent/sessions/` files) beside its live stream, in
+    /// `fixtures/sessions/BACKEND/` (or `--out DIR`): `NAME.jsonl` and `NAME.stderr` are the
+    /// live stream, `NAME/` the files the binary stored. Claude, Codex, opencode, Gemini CLI
+    /// and Pi only.
     #[arg(long)]
     sessions: bool,
     /// Only these scenarios (default: all).
@@ -196,10 +197,12 @@ pub fn record(args: Args) -> Result<()> {
     if args.sessions
         && !matches!(
             backend.unwrap_or(Backend::Claude),
-            Backend::Claude | Backend::Codex | Backend::Opencode | Backend::Gemini
+            Backend::Claude | Backend::Codex | Backend::Opencode | Backend::Gemini | Backend::Pi
         )
     {
-        bail!("--sessions keeps the stored sessions of claude, codex, opencode and gemini only");
+        bail!(
+            "--sessions keeps the stored sessions of claude, codex, opencode, gemini and pi only"
+        );
     }
     if !args.latest {
         return match backend.unwrap_or(Backend::Claude) {

@@ -264,7 +264,7 @@ pub(super) fn record(options: &Options) -> Result<()> {
         // Read before the run: it may overwrite the committed recording.
         let old_raw = read(&dir.join(format!("{name}.jsonl")));
         let old_stderr = read(&dir.join(format!("{name}.stderr")));
-        let mut problems = run(name, &scenario, &binary, &tools, out)
+        let mut problems = run(name, &scenario, &binary, &tools, out, options.sessions)
             .with_context(|| format!("recording {name}"))?;
         let raw = read(&out.join(format!("{name}.jsonl")));
         let stderr = read(&out.join(format!("{name}.stderr")));
@@ -430,6 +430,7 @@ fn run(
     binary: &Path,
     tools: &SearchTools,
     out: &Path,
+    sessions: bool,
 ) -> Result<Vec<String>> {
     let Setup {
         server,
@@ -457,6 +458,11 @@ fn run(
     let (status, timed_out, stderr_bytes) = watched.wait()?;
     let seconds = started.elapsed().as_secs_f64();
     let api_notes = shared::stop(server, &api);
+    if sessions {
+        // `--sessions`: the session files Pi stored, beside the live stream.
+        let stored = Path::new(HOME).join(".pi/agent/sessions");
+        super::keep_sessions(&stored, &out.join(name).join("sessions"))?;
+    }
     shared::clean(HOME)?;
 
     shared::write_streams(out, name, &stdout_bytes, &stderr_bytes)?;
