@@ -9,7 +9,8 @@
 //! the previous turn has ended), the caller's answers to the permission requests in order
 //! (`allow`, `allow_always`, `deny`, or `interrupt`, `close`, `end_input`: interrupt the
 //! turn, close the session, or end the caller's input while the request waits;
-//! `allow_then_kill`: allow, then SIGKILL the agent while the command runs), and optionally
+//! `allow_then_kill`, `allow_then_interrupt`: allow, then SIGKILL the agent or interrupt the
+//! turn while the command runs), and optionally
 //! the prompts of a second session that resumes the first
 //! (`--resume`): only that second session is then kept.
 //!
@@ -67,9 +68,13 @@ pub enum Answer {
     /// Allow it once, then kill the agent's process with SIGKILL from outside
     /// [`KILL_AFTER`] later, while the allowed command runs (I6).
     AllowThenKill,
+    /// Allow it once, then interrupt the turn [`KILL_AFTER`] later, while the allowed command
+    /// runs; the next prompt follows the turn's end.
+    AllowThenInterrupt,
 }
 
-/// How long after allowing the command the agent is killed, for [`Answer::AllowThenKill`].
+/// How long after allowing the command the agent is killed or the turn interrupted, for
+/// [`Answer::AllowThenKill`] and [`Answer::AllowThenInterrupt`].
 const KILL_AFTER: std::time::Duration = std::time::Duration::from_millis(1500);
 
 /// One recorded session.
@@ -394,6 +399,11 @@ fn session(
                                         Some(pid) => procs::kill(pid),
                                         None => notes.push("kill: no agent process found".into()),
                                     }
+                                }
+                                Some(Answer::AllowThenInterrupt) => {
+                                    session.answer(id.clone(), Decision::Allow, None)?;
+                                    tokio::time::sleep(KILL_AFTER).await;
+                                    session.interrupt()?
                                 }
                                 Some(Answer::AllowAlways) => {
                                     session.answer(id.clone(), Decision::AllowAlways, None)?

@@ -62,9 +62,9 @@ pub struct SessionScenario {
     /// are on), then check that no `sleep` is left running once it has ended.
     #[serde(default)]
     pub interrupt_after_ms: Option<u64>,
-    /// Kill the server with SIGKILL this long after the first command started (`started`
-    /// events are on): the turn must end `error`, the session `AgentExited` (I6), and no
-    /// `sleep` may be left running.
+    /// Kill the server with SIGKILL this long after the first command's `sleep` is seen
+    /// running (`started` events are on): the turn must end `error`, the session
+    /// `AgentExited` (I6), and no `sleep` may be left running.
     #[serde(default)]
     pub kill_after_ms: Option<u64>,
     /// Run the first prompt in a session of its own, then the others in a second session
@@ -269,6 +269,14 @@ async fn session(
                     }
                     EventBody::Started { .. } if kill.is_some() && killed.is_none() => {
                         if let Some((ms, binary)) = kill {
+                            // `started` comes before the command's process exists: wait for
+                            // it (a loaded machine takes seconds), then the scenario's delay.
+                            for _ in 0..200 {
+                                if !sleeps().is_empty() {
+                                    break;
+                                }
+                                tokio::time::sleep(Duration::from_millis(100)).await;
+                            }
                             tokio::time::sleep(Duration::from_millis(ms)).await;
                             let running = !sleeps().is_empty();
                             match descendant_running(binary) {
