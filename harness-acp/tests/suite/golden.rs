@@ -49,7 +49,7 @@ fn every_acp_session_recording_gives_its_expected_events() {
         config.session = true;
         Box::new(AcpNormalizer::new(config))
     };
-    if let Err(failures) = check_folder("acp-session", 13, session) {
+    if let Err(failures) = check_folder("acp-session", 15, session) {
         panic!("{failures}");
     }
 }

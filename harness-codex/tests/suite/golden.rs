@@ -30,5 +30,5 @@ fn every_codex_edge_stream_gives_its_expected_events() {
 fn every_codex_app_server_recording_gives_its_expected_events() {
     let mut config = config();
     config.session = true;
-    assert_golden("codex-app-server", 6, &CodexHarness, &config);
+    assert_golden("codex-app-server", 8, &CodexHarness, &config);
 }

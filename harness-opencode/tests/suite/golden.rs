@@ -31,7 +31,7 @@ fn every_opencode_session_recording_gives_its_expected_events() {
         })
         .collect();
     names.sort();
-    assert_eq!(names.len(), 6, "{names:?}");
+    assert_eq!(names.len(), 8, "{names:?}");
     for path in names {
         let text = std::fs::read(&path).expect("the transcript");
         let first = text.split(|b| *b == b'\n').next().expect("a header");

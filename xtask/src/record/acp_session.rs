@@ -8,7 +8,10 @@
 //! model's turns for the whole session (replacing that scenario's), the prompts (each sent when
 //! the previous turn has ended), the caller's answers to the permission requests in order
 //! (`allow`, `allow_always`, `deny`, or `interrupt`, `close`, `end_input`: interrupt the
-//! turn, close the session, or end the caller's input while the request waits), and optionally the prompts of a second session that resumes the first
+//! turn, close the session, or end the caller's input while the request waits;
+//! `allow_then_kill`, `allow_then_interrupt`: allow, then SIGKILL the agent or interrupt the
+//! turn while the command runs), and optionally
+//! the prompts of a second session that resumes the first
 //! (`--resume`): only that second session is then kept.
 //!
 //! Each scenario writes `NAME.jsonl` (the session's transcript lines, A1, without the
@@ -33,8 +36,18 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::acp::Agent;
+use super::procs::{self, Processes};
 use super::shared::without_stderr;
 use super::{Options, drift, gemini, opencode, read, scenario_names, shared};
+
+/// The agent's process: our child (the wrapper execs the agent).
+fn agent_pid() -> Option<i32> {
+    let ours = std::process::id() as i32;
+    procs::table()
+        .into_iter()
+        .find(|p| p.ppid == ours && !p.zombie)
+        .map(|p| p.pid)
+}
 
 /// The caller's answer to one permission request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -52,7 +65,17 @@ pub enum Answer {
     Close,
     /// End the caller's input while it waits (A19: it is then denied).
     EndInput,
+    /// Allow it once, then kill the agent's process with SIGKILL from outside
+    /// [`KILL_AFTER`] later, while the allowed command runs (I6).
+    AllowThenKill,
+    /// Allow it once, then interrupt the turn [`KILL_AFTER`] later, while the allowed command
+    /// runs; the next prompt follows the turn's end.
+    AllowThenInterrupt,
 }
+
+/// How long after allowing the command the agent is killed or the turn interrupted, for
+/// [`Answer::AllowThenKill`] and [`Answer::AllowThenInterrupt`].
+const KILL_AFTER: std::time::Duration = std::time::Duration::from_millis(1500);
 
 /// One recorded session.
 #[derive(Debug, Clone, Deserialize)]
@@ -134,7 +157,17 @@ pub(super) fn record(options: &Options) -> Result<()> {
         let events = normalize(&raw, &read(&out.join(format!("{name}.stderr"))), &scenario);
         // I7: the transcript gives the live session's events (stderr warnings aside).
         let offline = events_only(&without_stderr(&events));
-        let live = events_only(&without_stderr(&live));
+        // The errors the live session made itself (a dead agent's, I6) have no line and are
+        // not the transcript's.
+        let live: String = events_only(&without_stderr(&live))
+            .lines()
+            .filter(|l| {
+                offline.lines().any(|o| o == *l)
+                    || !l.contains("\"kind\":\"error\"")
+                    || l.contains("\"line\":")
+            })
+            .map(|l| format!("{l}\n"))
+            .collect();
         if offline != live {
             problems.push(format!(
                 "the transcript normalizes to other events than the live session's:\n{offline}\nlive:\n{live}"
@@ -233,7 +266,7 @@ fn run(
     );
     let result = match (first, scenario.resume.is_empty()) {
         (Ok(kept), true) => Ok(kept),
-        (Ok((_, session_id)), false) => {
+        (Ok((_, session_id, _)), false) => {
             // The first session is the setup of the second: only the resumed one is kept.
             std::fs::write(&stderr, "")?;
             match session_id {
@@ -252,10 +285,11 @@ fn run(
         (Err(e), _) => Err(e),
     };
     let seconds = started.elapsed().as_secs_f64();
-    let notes = stop();
+    let mut notes = stop();
     shared::clean(home)?;
     std::fs::remove_file(&wrapper)?;
-    let (text, _) = result?;
+    let (text, _, session_notes) = result?;
+    notes.extend(session_notes);
     std::fs::write(
         out.join(format!("{name}.jsonl")),
         shared::transcript_lines(&transcript)?,
@@ -294,7 +328,8 @@ fn command(agent: Agent) -> Vec<String> {
 }
 
 /// Drives one session to its end: the prompts one turn at a time, the answers in order.
-/// Returns the events and the session's outcome line as JSON lines, and its session id.
+/// Returns the events and the session's outcome line as JSON lines, its session id, and what
+/// went wrong (a process of the agent that outlived the session, I6).
 fn session(
     scenario: &Scenario,
     wrapper: &Path,
@@ -303,7 +338,9 @@ fn session(
     prompts: &[String],
     answers: &mut impl Iterator<Item = Answer>,
     transcript: &Path,
-) -> Result<(String, Option<String>)> {
+) -> Result<(String, Option<String>, Vec<String>)> {
+    let mut seen = Processes::default();
+    let mut notes = Vec::new();
     let mut request = RunRequest::new("");
     request.cwd = Some(PathBuf::from(project));
     request.permission_mode = scenario.permission_mode.clone();
@@ -336,6 +373,7 @@ fn session(
         let limit = gemini::RUN_LIMIT * 3;
         let read = async {
             while let Some(item) = session.next().await {
+                seen.snapshot(agent_pid());
                 match &item {
                     SessionItem::Event(event) => {
                         if let EventBody::Permission { id, .. } = &event.body {
@@ -351,6 +389,21 @@ fn session(
                                 }
                                 Some(Answer::Allow) => {
                                     session.answer(id.clone(), Decision::Allow, None)?
+                                }
+                                Some(Answer::AllowThenKill) => {
+                                    input_over = true;
+                                    session.answer(id.clone(), Decision::Allow, None)?;
+                                    tokio::time::sleep(KILL_AFTER).await;
+                                    seen.snapshot(agent_pid());
+                                    match agent_pid() {
+                                        Some(pid) => procs::kill(pid),
+                                        None => notes.push("kill: no agent process found".into()),
+                                    }
+                                }
+                                Some(Answer::AllowThenInterrupt) => {
+                                    session.answer(id.clone(), Decision::Allow, None)?;
+                                    tokio::time::sleep(KILL_AFTER).await;
+                                    session.interrupt()?
                                 }
                                 Some(Answer::AllowAlways) => {
                                     session.answer(id.clone(), Decision::AllowAlways, None)?
@@ -377,6 +430,8 @@ fn session(
             .context("the session did not end in time")??;
         Ok::<_, anyhow::Error>(items)
     })?;
+    // I6: no process of the agent outlives its session.
+    notes.extend(seen.outlived());
     let mut text = String::new();
     let mut session_id = None;
     for item in &items {
@@ -391,7 +446,7 @@ fn session(
         text.push_str(&line.to_string());
         text.push('\n');
     }
-    Ok((text, session_id))
+    Ok((text, session_id, notes))
 }
 
 #[cfg(test)]

@@ -30,7 +30,7 @@
 //! in a throwaway `HOME` of its own ([`HOME`]), so a Claude corpus recording beside it does not
 //! meet it.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -45,6 +45,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::anthropic::{Anthropic, Steps};
+use super::procs::{Processes, kill, table};
 use super::scenario::{Scenario, Turn};
 use super::{Options, claude, drift, read, scenario_names, shared};
 
@@ -58,8 +59,6 @@ const TMP: &str = "/tmp/claude-cs";
 const SESSION_LIMIT: Duration = Duration::from_secs(120);
 /// The longest one turn may run (`RunRequest::timeout`).
 const TURN_LIMIT: Duration = Duration::from_secs(60);
-/// How long the agent's processes may take to go once the session has ended.
-const GONE_LIMIT: Duration = Duration::from_secs(10);
 
 /// One scripted session scenario.
 ///
@@ -436,7 +435,7 @@ async fn drive(
         if let Some((on, request)) = trigger.take() {
             for reaction in script.iter().filter(|r| r.on == on) {
                 for action in &reaction.then {
-                    seen.snapshot(agent);
+                    seen.snapshot(agent_pid(agent));
                     let sent = match action {
                         Action::Prompt(text) => handle.prompt(text.clone()),
                         Action::Answer(name) => {
@@ -480,7 +479,7 @@ async fn drive(
                 break;
             }
         };
-        seen.snapshot(agent);
+        seen.snapshot(agent_pid(agent));
         trigger = match &item {
             SessionItem::Event(event) => match &event.body {
                 EventBody::Permission { id, .. } => {
@@ -562,95 +561,6 @@ fn agent_pid(agent: &Path) -> Option<i32> {
                 && std::fs::read_link(format!("/proc/{}/exe", p.pid)).is_ok_and(|e| e == agent)
         })
         .map(|p| p.pid)
-}
-
-fn kill(pid: i32) {
-    if let Some(pid) = rustix::process::Pid::from_raw(pid) {
-        let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
-    }
-}
-
-/// One process as `/proc/PID/stat` shows it.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-struct Proc {
-    pid: i32,
-    ppid: i32,
-    /// When it started (clock ticks since boot): tells a process from a later one with its pid.
-    start: u64,
-    zombie: bool,
-}
-
-/// Every process of the machine.
-fn table() -> Vec<Proc> {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    entries
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
-        .filter_map(|pid| {
-            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-            // The command may hold spaces and parentheses: the fields follow the last `)`.
-            let fields: Vec<&str> = stat[stat.rfind(')')? + 2..].split(' ').collect();
-            Some(Proc {
-                pid,
-                ppid: fields.get(1)?.parse().ok()?,
-                start: fields.get(19)?.parse().ok()?,
-                zombie: fields.first() == Some(&"Z"),
-            })
-        })
-        .collect()
-}
-
-/// The agent's processes seen during a session: the agent and every descendant.
-#[derive(Debug, Default)]
-struct Processes {
-    seen: BTreeSet<(i32, u64)>,
-}
-
-impl Processes {
-    /// Adds the agent's processes running now.
-    fn snapshot(&mut self, agent: &Path) {
-        let Some(root) = agent_pid(agent) else {
-            return;
-        };
-        let table = table();
-        let mut family = vec![root];
-        let mut at = 0;
-        while at < family.len() {
-            let parent = family[at];
-            family.extend(table.iter().filter(|p| p.ppid == parent).map(|p| p.pid));
-            at += 1;
-        }
-        for p in table.iter().filter(|p| family.contains(&p.pid)) {
-            self.seen.insert((p.pid, p.start));
-        }
-    }
-
-    /// The processes seen that are still running [`GONE_LIMIT`] after the session ended.
-    fn outlived(&self) -> Vec<String> {
-        let started = Instant::now();
-        loop {
-            let alive: Vec<(i32, u64)> = table()
-                .into_iter()
-                .filter(|p| !p.zombie && self.seen.contains(&(p.pid, p.start)))
-                .map(|p| (p.pid, p.start))
-                .collect();
-            if alive.is_empty() {
-                return Vec::new();
-            }
-            if started.elapsed() > GONE_LIMIT {
-                return alive
-                    .into_iter()
-                    .map(|(pid, _)| {
-                        let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-                        let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
-                        format!("I6: process {pid} ({}) outlived the session", cmd.trim())
-                    })
-                    .collect();
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
 }
 
 #[cfg(test)]

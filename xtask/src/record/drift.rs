@@ -291,6 +291,10 @@ fn drop_volatile(value: &mut Value) {
                 let k = k.to_ascii_lowercase();
                 !(k.contains("duration")
                     || k.ends_with("_ms")
+                    // Codex app-server's `startedAtMs`, `emittedAtMs`, and the pid of a
+                    // command it runs (`processId`, too short to count as an id).
+                    || k.ends_with("atms")
+                    || k == "processid"
                     || k.contains("cost")
                     || k.ends_with("time")
                     || k.contains("timestamp"))

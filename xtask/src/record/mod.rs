@@ -69,6 +69,7 @@ pub mod openai;
 pub mod opencode;
 pub mod opencode_session;
 pub mod pi;
+pub mod procs;
 pub mod scenario;
 pub mod server;
 pub mod shared;

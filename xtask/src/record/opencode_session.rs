@@ -24,8 +24,9 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::opencode::{self, HOME, PROJECT, Scenario};
+use super::procs::{self, descendant_running};
 use super::scenario::Turn;
-use super::{Options, scenario_names, shared};
+use super::{Options, drift, scenario_names, shared};
 
 /// How long one session may take.
 const SESSION_LIMIT: Duration = Duration::from_secs(120);
@@ -54,13 +55,18 @@ pub struct SessionScenario {
     /// The prompts, each sent when the turn before has ended.
     pub prompts: Vec<String>,
     /// The caller's answers to the permission requests, in the order asked: `allow`,
-    /// `allow_always`, `deny`.
+    /// `allow_always`, `deny`, or `close` (close the session while the request waits).
     #[serde(default)]
     pub answers: Vec<String>,
     /// Interrupt the first turn this long after its first command started (`started` events
     /// are on), then check that no `sleep` is left running once it has ended.
     #[serde(default)]
     pub interrupt_after_ms: Option<u64>,
+    /// Kill the server with SIGKILL this long after the first command's `sleep` is seen
+    /// running (`started` events are on): the turn must end `error`, the session
+    /// `AgentExited` (I6), and no `sleep` may be left running.
+    #[serde(default)]
+    pub kill_after_ms: Option<u64>,
     /// Run the first prompt in a session of its own, then the others in a second session
     /// that resumes it (I5) on a new server; the recording is the second session's.
     #[serde(default)]
@@ -127,7 +133,8 @@ pub(super) fn record(options: &Options) -> Result<()> {
         let fresh = super::read(&out.join(format!("{name}.jsonl")));
         let expected = super::read(&dir.join(format!("{name}.expected.jsonl")));
         let now = normalize(&fresh);
-        if neutral(&now) != neutral(&expected) {
+        // A running tool's part, unresolved at the end, carries its start time.
+        if drift::neutral(&neutral(&now), &[]) != drift::neutral(&neutral(&expected), &[]) {
             problems.push(format!(
                 "the events differ from {name}.expected.jsonl (ids and times aside)"
             ));
@@ -209,13 +216,15 @@ fn sleeps() -> Vec<u32> {
     .collect()
 }
 
-fn decision(text: &str) -> Result<Decision> {
-    Ok(match text {
+/// A scripted answer: a decision, or `None` for `close`.
+fn decision(text: &str) -> Result<Option<Decision>> {
+    Ok(Some(match text {
         "allow" => Decision::Allow,
         "allow_always" => Decision::AllowAlways,
         "deny" => Decision::Deny,
+        "close" => return Ok(None),
         other => bail!("unknown answer {other}"),
-    })
+    }))
 }
 
 /// One session: `prompts` sent one after another, `answers` given in order. Returns the
@@ -223,8 +232,9 @@ fn decision(text: &str) -> Result<Decision> {
 async fn session(
     request: RunRequest,
     prompts: &[String],
-    answers: &mut Vec<Decision>,
+    answers: &mut Vec<Option<Decision>>,
     interrupt: Option<u64>,
+    kill: Option<(u64, &Path)>,
 ) -> Result<(Option<String>, Vec<String>)> {
     let mut session = OpencodeHarness.session(request).await?;
     let handle = session.handle();
@@ -236,6 +246,8 @@ async fn session(
     let mut id = None;
     let mut interrupted = false;
     let mut sleeping = None;
+    let mut closed = false;
+    let mut killed = None;
     let read = async {
         while let Some(item) = session.next().await {
             match item {
@@ -243,11 +255,36 @@ async fn session(
                     EventBody::Permission { id, .. } => {
                         let answer = if answers.is_empty() {
                             problems.push(format!("an unscripted permission request {id}"));
-                            Decision::Deny
+                            Some(Decision::Deny)
                         } else {
                             answers.remove(0)
                         };
-                        handle.answer(id.clone(), answer, None)?;
+                        match answer {
+                            Some(answer) => handle.answer(id.clone(), answer, None)?,
+                            None => {
+                                closed = true;
+                                handle.close()?;
+                            }
+                        }
+                    }
+                    EventBody::Started { .. } if kill.is_some() && killed.is_none() => {
+                        if let Some((ms, binary)) = kill {
+                            // `started` comes before the command's process exists: wait for
+                            // it (a loaded machine takes seconds), then the scenario's delay.
+                            for _ in 0..200 {
+                                if !sleeps().is_empty() {
+                                    break;
+                                }
+                                tokio::time::sleep(Duration::from_millis(100)).await;
+                            }
+                            tokio::time::sleep(Duration::from_millis(ms)).await;
+                            let running = !sleeps().is_empty();
+                            match descendant_running(binary) {
+                                Some(pid) => procs::kill(pid),
+                                None => problems.push("kill: no server process found".into()),
+                            }
+                            killed = Some(running);
+                        }
                     }
                     EventBody::Started { .. } if !interrupted => {
                         if let Some(ms) = interrupt {
@@ -265,6 +302,12 @@ async fn session(
                     }
                     _ => {}
                 },
+                SessionItem::TurnEnd(_) if closed => {}
+                SessionItem::TurnEnd(outcome) if killed.is_some() => {
+                    if outcome.status != harness_agents_core::Status::Error {
+                        problems.push(format!("the killed turn ended {:?}", outcome.status));
+                    }
+                }
                 SessionItem::TurnEnd(outcome) => {
                     id = outcome.session_id.clone();
                     if interrupt.is_some() && outcome.turn == Some(1) {
@@ -279,7 +322,12 @@ async fn session(
                     }
                 }
                 SessionItem::Ended(end) => {
-                    if end.reason != harness_agents_core::session::EndReason::Caller {
+                    let expected = if killed.is_some() {
+                        harness_agents_core::session::EndReason::AgentExited
+                    } else {
+                        harness_agents_core::session::EndReason::Caller
+                    };
+                    if end.reason != expected {
                         problems.push(format!("the session ended: {:?}", end.reason));
                     }
                 }
@@ -297,6 +345,30 @@ async fn session(
     };
     if !running {
         problems.push("no sleep was running when the interrupt went out".to_string());
+    }
+    if kill.is_some() {
+        match killed {
+            None => problems.push("the server was not killed".to_string()),
+            Some(false) => problems.push("no sleep was running when the server was killed".into()),
+            Some(true) => {}
+        }
+        // I6: the command the server started runs in a process group of its own.
+        let mut left = sleeps();
+        for _ in 0..100 {
+            if left.is_empty() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+            left = sleeps();
+        }
+        if !left.is_empty() {
+            problems.push(format!(
+                "I6: the killed server's command still runs: {left:?}"
+            ));
+            for pid in left {
+                procs::kill(pid as i32);
+            }
+        }
     }
     Ok((id, problems))
 }
@@ -320,7 +392,8 @@ fn run(
         request.binary = Some(binary.to_path_buf());
         request.cwd = Some(PROJECT.into());
         request.env = env.clone();
-        request.normalizer.started = scenario.interrupt_after_ms.is_some();
+        request.normalizer.started =
+            scenario.interrupt_after_ms.is_some() || scenario.kill_after_ms.is_some();
         request.transcript = transcript.map(Path::to_path_buf);
         request.timeout = Some(SESSION_LIMIT);
         request
@@ -336,15 +409,22 @@ fn run(
     let mut problems = runtime.block_on(async {
         if scenario.resume {
             let (first, _) = scenario.prompts.split_at(1);
-            let (id, mut problems) = session(request(None), first, &mut answers, None).await?;
+            let (id, mut problems) =
+                session(request(None), first, &mut answers, None, None).await?;
             let Some(id) = id else {
                 bail!("the first session named no id");
             };
             let mut second = request(Some(&transcript));
             second.resume = Some(id);
             let rest = &scenario.prompts[1..];
-            let (_, more) =
-                session(second, rest, &mut answers, scenario.interrupt_after_ms).await?;
+            let (_, more) = session(
+                second,
+                rest,
+                &mut answers,
+                scenario.interrupt_after_ms,
+                None,
+            )
+            .await?;
             problems.extend(more);
             Ok(problems)
         } else {
@@ -354,6 +434,7 @@ fn run(
                 &scenario.prompts,
                 &mut answers,
                 scenario.interrupt_after_ms,
+                scenario.kill_after_ms.map(|ms| (ms, binary)),
             )
             .await?;
             Ok(problems)
