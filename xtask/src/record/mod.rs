@@ -55,12 +55,15 @@
 //! names a `pi` binary, `--version` the `@mariozechner/pi-coding-agent` version (default
 //! [`pi::PI_VERSION`]), `--rg PATH` the ripgrep (and `$RECORD_FD` the fd) its `grep` and
 //! `find` run.
+//!
+//! `--backend qwen` records Qwen Code's `--output-format stream-json` (see [`qwen`]) through the
+//! chat-completions stand-in [`chat`]: scenarios in `fixtures/qwen/scenarios/`, recordings in
+//! `fixtures/qwen/`; `--claude PATH` then names a `qwen` binary, `--version` the
+//! `@qwen-code/qwen-code` version (default [`qwen::QWEN_VERSION`]).
 
 pub mod acp;
 pub mod acp_session;
 pub mod anthropic;
-// Until a recorder plays it, only its tests do.
-#[allow(dead_code)]
 pub mod chat;
 pub mod claude;
 pub mod claude_session;
@@ -73,6 +76,7 @@ pub mod openai;
 pub mod opencode;
 pub mod opencode_session;
 pub mod pi;
+pub mod qwen;
 pub mod scenario;
 pub mod server;
 pub mod shared;
@@ -107,6 +111,8 @@ pub enum Backend {
     AcpSession,
     /// Pi (`fixtures/pi/`).
     Pi,
+    /// Qwen Code (`fixtures/qwen/`).
+    Qwen,
 }
 
 /// The arguments of `cargo xtask record`.
@@ -216,6 +222,7 @@ pub fn record(args: Args) -> Result<()> {
             Backend::Acp => acp::record(&options),
             Backend::AcpSession => acp_session::record(&options),
             Backend::Pi => pi::record(&options),
+            Backend::Qwen => qwen::record(&options),
         };
     }
     if matches!(backend, Some(Backend::Acp | Backend::AcpSession)) {
@@ -235,6 +242,7 @@ pub fn record(args: Args) -> Result<()> {
             Backend::Opencode,
             Backend::Gemini,
             Backend::Pi,
+            Backend::Qwen,
         ],
     };
     let cache = tempfile::Builder::new()
@@ -249,6 +257,7 @@ pub fn record(args: Args) -> Result<()> {
             Backend::Opencode => (opencode::PACKAGE, opencode::OPENCODE_VERSION),
             Backend::Gemini => (gemini::PACKAGE, gemini::GEMINI_VERSION),
             Backend::Pi => (pi::PACKAGE, pi::PI_VERSION),
+            Backend::Qwen => (qwen::PACKAGE, qwen::QWEN_VERSION),
             Backend::Acp
             | Backend::AcpSession
             | Backend::CodexSession
@@ -263,6 +272,7 @@ pub fn record(args: Args) -> Result<()> {
             Backend::Opencode => opencode::install(cache.path(), &newest)?,
             Backend::Gemini => gemini::install(cache.path(), &newest)?,
             Backend::Pi => pi::install(cache.path(), &newest)?,
+            Backend::Qwen => qwen::install(cache.path(), &newest)?,
             Backend::Acp
             | Backend::AcpSession
             | Backend::CodexSession
@@ -276,6 +286,7 @@ pub fn record(args: Args) -> Result<()> {
             Backend::Opencode => opencode::record(&options),
             Backend::Gemini => gemini::record(&options),
             Backend::Pi => pi::record(&options),
+            Backend::Qwen => qwen::record(&options),
             Backend::Acp
             | Backend::AcpSession
             | Backend::CodexSession
