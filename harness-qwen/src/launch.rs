@@ -1,4 +1,4 @@
-//! The live launch: builds Qwen Code's command line from a `RunRequest` (QW14) and hands it
+//! The live launch: builds Qwen Code's command line from a `RunRequest` (QW12) and hands it
 //! to the shared process driver of `harness-core`.
 
 use harness_agents_core::backend::option;
@@ -11,7 +11,7 @@ pub const VERSIONS: Versions = Versions::new("0.24.4");
 
 /// How Qwen Code is started live: the request's binary, else `$QWEN_BIN`, else `qwen`,
 /// installed by `npm install -g @qwen-code/qwen-code`; `--output-format stream-json
-/// [--model=MODEL] [--resume=UUID] [--approval-mode=MODE] [extra args]` (QW14), each value
+/// [--model=MODEL] [--resume=UUID] [--approval-mode=MODE] [extra args]` (QW12), each value
 /// in one word with its flag, so none is read as an option; the prompt on standard input,
 /// which Qwen reads whole as the prompt when it is not a terminal, so no prompt can be read
 /// as an option either. The agent works in the directory it is started in.
@@ -20,7 +20,7 @@ pub const LAUNCH: Launch = Launch::new("qwen", "QWEN_BIN", "npm install -g @qwen
     .model_flag("--model")
     .resume_flag("--resume");
 
-/// Qwen's `--approval-mode` for a permission mode (QW14): Claude Code's names translated
+/// Qwen's `--approval-mode` for a permission mode (QW12): Claude Code's names translated
 /// (`acceptEdits` is `auto-edit`, `bypassPermissions` is `yolo`; `default` and `plan` are
 /// Qwen's own names too); any other value is passed as one of Qwen's (`auto`, `yolo`, ...).
 pub fn approval_mode(mode: &str) -> &str {
@@ -43,7 +43,7 @@ mod tests {
     use std::path::Path;
 
     #[test]
-    fn qw14_flags_and_never_the_prompt() {
+    fn qw12_flags_and_never_the_prompt() {
         let mut request = RunRequest::new("--yolo");
         request.model = Some("-m".into());
         request.permission_mode = Some("acceptEdits".into());

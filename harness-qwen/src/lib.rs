@@ -68,7 +68,7 @@ pub use launch::{LAUNCH, VERSIONS, approval_mode};
 /// [--approval-mode=MODE] [extra args]` in the request's `cwd` and writes the prompt to its
 /// standard input. The binary is the request's, else `$QWEN_BIN`, else `qwen` on `PATH`.
 ///
-/// `permission_mode` becomes `--approval-mode` (QW14):
+/// `permission_mode` becomes `--approval-mode` (QW12):
 ///
 /// | `permission_mode` | Qwen flag |
 /// |---|---|

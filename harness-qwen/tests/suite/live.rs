@@ -1,4 +1,4 @@
-//! Live runs (QW14) against the fake `qwen` kept in `fixtures/fake-agent/`: a shell script
+//! Live runs (QW12) against the fake `qwen` kept in `fixtures/fake-agent/`: a shell script
 //! that records its argv, working directory and stdin, replays a recorded stream and its
 //! recorded stderr, then exits as the recording did. No test runs the real `qwen` (`cargo
 //! xtask record --backend qwen` does).
@@ -37,7 +37,7 @@ fn every_recording_replayed_live_gives_its_expected_events_and_exit_code() {
 }
 
 #[test]
-fn qw14_the_prompt_goes_to_stdin_and_values_stay_with_their_flags() {
+fn qw12_the_prompt_goes_to_stdin_and_values_stay_with_their_flags() {
     let fake = Fake::new("qwen");
     let stream = stream(
         &fake,
@@ -90,7 +90,7 @@ fn qw14_the_prompt_goes_to_stdin_and_values_stay_with_their_flags() {
 }
 
 #[test]
-fn qw14_a_failed_request_exits_1_with_an_error_outcome() {
+fn qw12_a_failed_request_exits_1_with_an_error_outcome() {
     let fake = Fake::new("qwen");
     let stream = stream(
         &fake,
