@@ -49,9 +49,9 @@
 //! # }
 //! ```
 //!
-//! Cargo features: one per backend (`claude`, `codex`, `opencode`, `gemini`, `pi`, `acp`; all on by
-//! default), `sessions` (on by default: the sessions Claude Code, Codex, opencode and
-//! Gemini CLI stored, [`sessions`]) and
+//! Cargo features: one per backend (`claude`, `codex`, `opencode`, `gemini`, `pi`, `qwen`, `acp`; all on by
+//! default), `sessions` (on by default: the sessions Claude Code, Codex, opencode, Gemini CLI
+//! and Pi stored, [`sessions`]) and
 //! `schema` (the JSON Schema of the output lines). Writing a backend is the business of
 //! `harness_agents_core::backend` (the `harness-agents-core` crate).
 #![cfg_attr(docsrs, feature(doc_cfg))]
@@ -109,11 +109,11 @@ macro_rules! backends {
         )*
 
         /// A registry of every backend this build enables, in a fixed order (`claude`,
-        /// `codex`, `opencode`, `gemini`, `pi`, `acp`).
+        /// `codex`, `opencode`, `gemini`, `pi`, `qwen`, `acp`).
         ///
         /// ```
         /// let names: Vec<&str> = harness_agents::registry().names().collect();
-        /// assert_eq!(names, ["claude", "codex", "opencode", "gemini", "pi", "acp"]);
+        /// assert_eq!(names, ["claude", "codex", "opencode", "gemini", "pi", "qwen", "acp"]);
         /// ```
         pub fn registry() -> Registry {
             // Not mutated in a build without any backend feature.
@@ -134,6 +134,7 @@ backends! {
     "opencode" => harness_agents_opencode::OpencodeHarness,
     "gemini" => harness_agents_gemini::GeminiHarness,
     "pi" => harness_agents_pi::PiHarness,
+    "qwen" => harness_agents_qwen::QwenHarness,
     "acp" => harness_agents_acp::AcpHarness,
 }
 

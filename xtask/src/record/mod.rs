@@ -26,7 +26,8 @@
 //!   drift report of a new release in one command.
 //!
 //! The parts: [`claude`] and [`codex`] run each binary; [`anthropic`] and [`openai`] are the
-//! stand-ins, on the loopback HTTP server [`server`], which knows nothing of either API;
+//! stand-ins, on the loopback HTTP server [`server`], which knows nothing of either API
+//! ([`chat`] is the OpenAI chat-completions one, for agents that speak that API);
 //! [`scenario`] is the Claude scenario format; [`drift`] the comparison; [`shared`] what every
 //! backend's recorder does alike (the throwaway HOME, the scenario's files, the stand-in behind
 //! its server and its notes, the `.cmd` file, the offline environment, a live run's events, the
@@ -54,10 +55,16 @@
 //! names a `pi` binary, `--version` the `@mariozechner/pi-coding-agent` version (default
 //! [`pi::PI_VERSION`]), `--rg PATH` the ripgrep (and `$RECORD_FD` the fd) its `grep` and
 //! `find` run.
+//!
+//! `--backend qwen` records Qwen Code's `--output-format stream-json` (see [`qwen`]) through the
+//! chat-completions stand-in [`chat`]: scenarios in `fixtures/qwen/scenarios/`, recordings in
+//! `fixtures/qwen/`; `--claude PATH` then names a `qwen` binary, `--version` the
+//! `@qwen-code/qwen-code` version (default [`qwen::QWEN_VERSION`]).
 
 pub mod acp;
 pub mod acp_session;
 pub mod anthropic;
+pub mod chat;
 pub mod claude;
 pub mod claude_session;
 pub mod codex;
@@ -70,6 +77,7 @@ pub mod opencode;
 pub mod opencode_session;
 pub mod pi;
 pub mod procs;
+pub mod qwen;
 pub mod scenario;
 pub mod server;
 pub mod shared;
@@ -104,6 +112,8 @@ pub enum Backend {
     AcpSession,
     /// Pi (`fixtures/pi/`).
     Pi,
+    /// Qwen Code (`fixtures/qwen/`).
+    Qwen,
 }
 
 /// The arguments of `cargo xtask record`.
@@ -217,6 +227,7 @@ pub fn record(args: Args) -> Result<()> {
             Backend::Acp => acp::record(&options),
             Backend::AcpSession => acp_session::record(&options),
             Backend::Pi => pi::record(&options),
+            Backend::Qwen => qwen::record(&options),
         };
     }
     if matches!(backend, Some(Backend::Acp | Backend::AcpSession)) {
@@ -236,6 +247,7 @@ pub fn record(args: Args) -> Result<()> {
             Backend::Opencode,
             Backend::Gemini,
             Backend::Pi,
+            Backend::Qwen,
         ],
     };
     let cache = tempfile::Builder::new()
@@ -250,6 +262,7 @@ pub fn record(args: Args) -> Result<()> {
             Backend::Opencode => (opencode::PACKAGE, opencode::OPENCODE_VERSION),
             Backend::Gemini => (gemini::PACKAGE, gemini::GEMINI_VERSION),
             Backend::Pi => (pi::PACKAGE, pi::PI_VERSION),
+            Backend::Qwen => (qwen::PACKAGE, qwen::QWEN_VERSION),
             Backend::Acp
             | Backend::AcpSession
             | Backend::CodexSession
@@ -264,6 +277,7 @@ pub fn record(args: Args) -> Result<()> {
             Backend::Opencode => opencode::install(cache.path(), &newest)?,
             Backend::Gemini => gemini::install(cache.path(), &newest)?,
             Backend::Pi => pi::install(cache.path(), &newest)?,
+            Backend::Qwen => qwen::install(cache.path(), &newest)?,
             Backend::Acp
             | Backend::AcpSession
             | Backend::CodexSession
@@ -277,6 +291,7 @@ pub fn record(args: Args) -> Result<()> {
             Backend::Opencode => opencode::record(&options),
             Backend::Gemini => gemini::record(&options),
             Backend::Pi => pi::record(&options),
+            Backend::Qwen => qwen::record(&options),
             Backend::Acp
             | Backend::AcpSession
             | Backend::CodexSession
