@@ -30,11 +30,17 @@ struct Client {
 
 impl Client {
     fn start(args: &[&str]) -> Client {
+        let binary = fake_session().display().to_string();
+        let mut all = vec!["--binary", binary.as_str()];
+        all.extend_from_slice(args);
+        Client::start_agent(&all)
+    }
+
+    /// `harness acp` with `args` alone: the backend and its agent.
+    fn start_agent(args: &[&str]) -> Client {
         let dir = tempfile::tempdir().unwrap();
         let mut child = harness()
             .arg("acp")
-            .arg("--binary")
-            .arg(fake_session())
             .args(args)
             .env("FAKE_PID", dir.path().join("pid"))
             .env("FAKE_ARGV", dir.path().join("argv"))
@@ -409,6 +415,36 @@ fn aa16_end_of_input_mid_turn_ends_every_session_and_exits_0() {
     client.finish();
     assert!(start.elapsed() < Duration::from_secs(9));
     assert_gone(&pid);
+}
+
+/// AA16 for every backend with sessions: the client's input ends mid-turn, `harness acp`
+/// exits 0 and the agent's process is gone.
+#[test]
+fn aa16_a_client_gone_mid_turn_stops_every_backends_agent() {
+    let fake = |name: &str| {
+        fixtures::root()
+            .join("fake-agent")
+            .join(name)
+            .display()
+            .to_string()
+    };
+    let cases = [
+        ("claude", "--binary", fake("claude-session"), "ignore"),
+        ("codex", "--binary", fake("codex-app-server"), "hang"),
+        ("opencode", "--binary", fake("opencode-serve"), "hang"),
+        ("gemini", "--binary", fake("acp-session"), "hang"),
+        ("acp", "--agent", fake("acp-session"), "hang"),
+    ];
+    for (name, flag, agent, prompt) in cases {
+        let mut client = Client::start_agent(&["--backend", name, flag, &agent]);
+        let session = client.new_session();
+        client.prompt(&session, prompt);
+        let pid = read_when_written(&client.dir.path().join("pid"));
+        let start = Instant::now();
+        client.finish();
+        assert!(start.elapsed() < Duration::from_secs(9), "{name}");
+        assert_gone(&pid);
+    }
 }
 
 #[test]
