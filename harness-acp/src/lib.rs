@@ -130,6 +130,11 @@ impl Backend for AcpHarness {
         launch::spawn(request)
     }
 
+    /// It has sessions ([`Backend::session`] below).
+    fn has_sessions(&self) -> bool {
+        true
+    }
+
     /// One agent process for the session ([`open_session`]): `initialize` and `session/new`
     /// (`session/resume` or `session/load` for `resume`) as it opens, a `session/prompt` per
     /// turn, permission requests answered by the caller (A16-A22 of `docs/acp.md`).

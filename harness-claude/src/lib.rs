@@ -171,6 +171,11 @@ impl Backend for ClaudeHarness {
         launch::permission_args(mode)
     }
 
+    /// It has sessions ([`Backend::session`] below).
+    fn has_sessions(&self) -> bool {
+        true
+    }
+
     /// One `claude` process for the whole session ([`SESSION_LAUNCH`]): prompts and answers
     /// go to its standard input as stream-json messages, its permission requests come back
     /// as `permission` events (CS1, CS5-CS10 of `docs/claude-session.md`); `resume` continues

@@ -242,6 +242,11 @@ impl Backend for CodexHarness {
         launch::permission_args(mode)
     }
 
+    /// It has sessions ([`Backend::session`] below).
+    fn has_sessions(&self) -> bool {
+        true
+    }
+
     /// One `codex app-server` process for the whole session ([`SESSION_LAUNCH`]), spoken to
     /// in JSON-RPC: a thread started (or resumed, for `resume`) in the request's directory
     /// with its model, the permission mode as the thread's `approvalPolicy` and `sandbox`

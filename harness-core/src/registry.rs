@@ -201,6 +201,16 @@ pub trait Backend: Send + Sync {
         launch_run(self, request)
     }
 
+    /// Whether [`Backend::session`] opens sessions, known without starting anything: a
+    /// caller that serves only sessions (`harness acp`) refuses the others up front. The
+    /// default is false, as the default `session` has none; a backend that implements
+    /// `session` answers true.
+    #[cfg(feature = "process")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "process")))]
+    fn has_sessions(&self) -> bool {
+        false
+    }
+
     /// Opens a live session with the agent (SPEC section 8): one process for every turn,
     /// nothing asked of it before the first prompt (I1). The request's `prompt` is not sent
     /// (prompts come through the session), `timeout` and `idle_timeout` bound each turn, and

@@ -163,6 +163,11 @@ impl Backend for GeminiHarness {
         launch::permission_args(mode)
     }
 
+    /// It has sessions ([`Backend::session`] below).
+    fn has_sessions(&self) -> bool {
+        true
+    }
+
     /// Gemini CLI's session runs through its ACP mode ([`SESSION_LAUNCH`], G13): the ACP
     /// session of `harness-agents-acp` (A16-A22 of `docs/acp.md`), its events those of the A
     /// rules (tool names are ACP's kinds); `resume` continues a stored session through

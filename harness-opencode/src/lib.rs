@@ -148,6 +148,11 @@ impl Backend for OpencodeHarness {
         launch::permission_args(mode)
     }
 
+    /// It has sessions ([`Backend::session`] below).
+    fn has_sessions(&self) -> bool {
+        true
+    }
+
     /// A session through `opencode serve` (the PS rules of `docs/opencode.md`): one server per
     /// session, `opencode serve --port 0 --hostname 127.0.0.1 [extra args]` in the request's
     /// directory, with a random `OPENCODE_SERVER_PASSWORD` that only this session knows; a

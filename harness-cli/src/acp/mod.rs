@@ -1,8 +1,8 @@
-//! `harness acp`: any backend as an Agent Client Protocol agent (AA1-AA17 of
+//! `harness acp`: any backend as an Agent Client Protocol agent (AA1-AA18 of
 //! `docs/acp-agent.md`). JSON-RPC 2.0 on standard input and output, one message a line; each
 //! ACP session is one of the backend's sessions (SPEC section 8), opened at its first prompt,
 //! its events sent as `session/update`s and its permission requests as
-//! `session/request_permission`; a backend without sessions runs each prompt (AA17).
+//! `session/request_permission`; a backend without sessions is refused (AA17).
 //!
 //! One task owns every session's state and reads three sources: the client's lines (read on a
 //! task of their own), the items of every open backend session (each forwarded by a task of its
@@ -21,12 +21,10 @@ use std::time::Duration;
 use futures::StreamExt;
 use harness_agents_core::process::CLOSE_GRACE;
 use harness_agents_core::session::{SessionHandle, SessionItem};
-use harness_agents_core::{
-    Backend, Decision, Event, EventBody, RunItem, RunRequest, Status, StopSignal,
-};
+use harness_agents_core::{Backend, Decision, Event, EventBody, RunRequest, Status};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use crate::run::live_runtime;
@@ -54,7 +52,17 @@ const INTERNAL_ERROR: i64 = -32603;
 
 /// Serves ACP on standard input and output for `backend`, each session's request made from
 /// `base`; returns when standard input ends and every session is closed.
+/// A backend without sessions is refused with exit status 2 before anything is read (AA17).
 pub fn run(backend: &dyn Backend, base: RunRequest) -> ExitCode {
+    if !backend.has_sessions() {
+        eprintln!(
+            "harness: the {name} backend has no sessions, and `harness acp` serves a backend's \
+             sessions: use a backend that has them (claude, codex, opencode, gemini, acp), or \
+             `harness run --backend {name}` for one prompt",
+            name = backend.name()
+        );
+        return ExitCode::from(2);
+    }
     let runtime = match live_runtime() {
         Ok(runtime) => runtime,
         Err(code) => return code,
@@ -72,46 +80,26 @@ struct Live {
     mode: String,
 }
 
-/// How a turn is commanded: a backend session's handle, or (AA17) a one-turn run's stop.
-enum Control {
-    Session(SessionHandle),
-    Run(Option<oneshot::Sender<()>>),
-}
+/// How a turn is commanded: the backend session's handle, whose errors (a session already
+/// gone) need no answer here, as the session's own end reports it.
+struct Control(SessionHandle);
 
 impl Control {
     fn interrupt(&mut self) {
-        match self {
-            Control::Session(handle) => {
-                let _ = handle.interrupt();
-            }
-            Control::Run(stop) => {
-                if let Some(stop) = stop.take() {
-                    let _ = stop.send(());
-                }
-            }
-        }
+        let _ = self.0.interrupt();
     }
 
     fn close(&mut self) {
-        match self {
-            Control::Session(handle) => {
-                let _ = handle.close();
-            }
-            Control::Run(_) => self.interrupt(),
-        }
+        let _ = self.0.close();
     }
 
-    /// Ends the backend's session once its turn is over (a run ends by itself).
+    /// Ends the backend's session once its turn is over.
     fn end_input(&self) {
-        if let Control::Session(handle) = self {
-            let _ = handle.end_input();
-        }
+        let _ = self.0.end_input();
     }
 
     fn answer(&self, id: String, decision: Decision) {
-        if let Control::Session(handle) = self {
-            let _ = handle.answer(id, decision, None);
-        }
+        let _ = self.0.answer(id, decision, None);
     }
 }
 
@@ -131,7 +119,8 @@ struct Conv {
     stored: bool,
     prompt: Option<Prompt>,
     updates: Updates,
-    /// AA17: the backend's own session id, which a run reports, for the next run's resume.
+    /// The backend's own session id, which a turn's outcome reports: a backend that takes no
+    /// id up front resumes it when its process is opened again (AA15).
     backend_id: Option<String>,
 }
 
@@ -332,11 +321,16 @@ impl Agent<'_> {
         })
     }
 
-    /// Whether the backend's agent can continue a stored session (AA2).
+    /// Whether the backend's agent can continue a stored session under the id `session/new`
+    /// answered (AA2): it takes the id up front and can resume. A backend that names its
+    /// sessions itself (opencode, Gemini CLI) resumes too, but under an id the client never
+    /// saw, so a `session/load` of harness's id could only fail.
     fn resumes(&self) -> bool {
-        self.backend
-            .launch()
-            .is_some_and(|l| l.resume_flag.is_some())
+        self.backend.takes_session_id()
+            && self
+                .backend
+                .launch()
+                .is_some_and(|l| l.resume_flag.is_some())
     }
 
     fn next_deadline(&self) -> Option<Instant> {
@@ -566,73 +560,39 @@ impl Agent<'_> {
             let generation = self.generation;
             let items = self.items.clone();
             let tag = session.clone();
-            let handle = if self.backend.takes_session_id() {
+            if self.backend.takes_session_id() {
                 if stored {
                     request.resume = Some(session.clone());
                 } else {
                     request.session_id = Some(session.clone());
                 }
-                let mut opened = match self.backend.session(request).await {
-                    Ok(opened) => opened,
-                    Err(e) => {
-                        self.error(id, INTERNAL_ERROR, &e.to_string());
-                        return Ok(());
-                    }
-                };
-                let handle = opened.handle();
-                self.forwarders += 1;
-                tokio::spawn(async move {
-                    while let Some(item) = opened.next().await {
-                        if items.send((tag.clone(), generation, Some(item))).is_err() {
-                            return;
-                        }
-                    }
-                    let _ = items.send((tag, generation, None));
-                });
-                if handle.prompt(text).is_err() {
-                    self.error(id, INTERNAL_ERROR, "the backend's session has ended");
+            } else {
+                // The backend names its session itself: the next process resumes the id the
+                // last turn reported; before any turn ended there is nothing to resume.
+                request.resume = backend_id;
+            }
+            let mut opened = match self.backend.session(request).await {
+                Ok(opened) => opened,
+                Err(e) => {
+                    self.error(id, INTERNAL_ERROR, &e.to_string());
                     return Ok(());
                 }
-                Control::Session(handle)
-            } else {
-                // AA17: a backend without sessions runs each prompt, resuming the last run.
-                request.prompt = text;
-                if self
-                    .backend
-                    .launch()
-                    .is_some_and(|l| l.resume_flag.is_some())
-                {
-                    request.resume = backend_id;
-                }
-                let (stop, stopped) = oneshot::channel::<()>();
-                request.stop = Some(StopSignal::new(async move {
-                    // Only a sent stop stops the run; a dropped sender means it has ended.
-                    if stopped.await.is_err() {
-                        std::future::pending::<()>().await;
-                    }
-                }));
-                let mut stream = match self.backend.run(request).await {
-                    Ok(stream) => stream,
-                    Err(e) => {
-                        self.error(id, INTERNAL_ERROR, &e.to_string());
-                        return Ok(());
-                    }
-                };
-                self.forwarders += 1;
-                tokio::spawn(async move {
-                    while let Some(item) = stream.next().await {
-                        let item = match item {
-                            RunItem::Event(event) => SessionItem::Event(event),
-                            RunItem::Outcome(outcome) => SessionItem::TurnEnd(outcome),
-                        };
-                        if items.send((tag.clone(), generation, Some(item))).is_err() {
-                            return;
-                        }
-                    }
-                    let _ = items.send((tag, generation, None));
-                });
-                Control::Run(Some(stop))
             };
+            let handle = opened.handle();
+            self.forwarders += 1;
+            tokio::spawn(async move {
+                while let Some(item) = opened.next().await {
+                    if items.send((tag.clone(), generation, Some(item))).is_err() {
+                        return;
+                    }
+                }
+                let _ = items.send((tag, generation, None));
+            });
+            if handle.prompt(text).is_err() {
+                self.error(id, INTERNAL_ERROR, "the backend's session has ended");
+                return Ok(());
+            }
+            let handle = Control(handle);
             if let Some(conv) = self.sessions.get_mut(&session) {
                 conv.live = Some(Live {
                     handle,
@@ -640,7 +600,7 @@ impl Agent<'_> {
                     mode,
                 });
             }
-        } else if let Some(Control::Session(handle)) = conv.live.as_ref().map(|l| &l.handle) {
+        } else if let Some(Control(handle)) = conv.live.as_ref().map(|l| &l.handle) {
             if handle.prompt(text).is_err() {
                 if let Some(conv) = self.sessions.get_mut(&session) {
                     conv.live = None;
@@ -768,9 +728,8 @@ impl Agent<'_> {
                 if let Some(id) = &outcome.session_id {
                     conv.backend_id = Some(id.clone());
                 }
-                // A run's turn is its whole life; a session in another mode ends now.
-                let ran = matches!(conv.live.as_ref().map(|l| &l.handle), Some(Control::Run(_)));
-                if ran || conv.live.as_ref().is_some_and(|l| l.mode != conv.mode) {
+                // A session in another mode ends now.
+                if conv.live.as_ref().is_some_and(|l| l.mode != conv.mode) {
                     if let Some(live) = conv.live.take() {
                         live.handle.end_input();
                     }
