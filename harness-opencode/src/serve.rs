@@ -427,8 +427,9 @@ async fn open_session(http: &Http, setup: &Setup) -> Result<String, String> {
 }
 
 /// Forwards the session's events to the driver (PS1: other sessions' and the server's own
-/// events stay out of the transcript) until the stream ends; a stream that ends while the
-/// server still answers is a failure.
+/// events stay out of the transcript) until the stream ends. A stream that ends while the
+/// server still answers is reconnected once (PS15), with what was lost meanwhile caught up;
+/// a second end is a failure.
 async fn forward(
     events: Response<Incoming>,
     session: String,
@@ -437,38 +438,232 @@ async fn forward(
     http: Http,
     closing: Arc<AtomicBool>,
 ) {
-    let mut connected = Some(connected);
-    let mut stream = events.into_body().into_data_stream().eventsource();
-    let why = loop {
-        match stream.next().await {
-            Some(Ok(frame)) => {
-                if let Some(tx) = connected.take() {
-                    let _ = tx.send(());
-                }
-                let data = frame.data;
-                let keep = match serde_json::from_str::<Value>(&data) {
-                    Ok(event) => session_of(&event) == Some(session.as_str()),
-                    // Not an event at all: kept, so that the normalizer reports it (S3).
-                    Err(_) => true,
-                };
-                if keep && inbox.send(Inbound::Line(data.into_bytes())).await.is_err() {
-                    return;
-                }
-            }
-            Some(Err(e)) => break format!("opencode's event stream broke: {e}"),
-            None => break "opencode's event stream ended".to_string(),
-        }
+    let mut feed = Feed {
+        session,
+        inbox,
+        seen: HashSet::new(),
+        caught: HashSet::new(),
+        idle_sent: false,
     };
-    drop(connected);
-    if closing.load(Ordering::SeqCst) {
+    let Some(why) = feed.pump(events, First::Connected(connected)).await else {
+        return;
+    };
+    // A server that has died ends its stream too: the driver reports its exit then.
+    if !feed.still_up(&http, &closing).await {
         return;
     }
-    // A server that has died ends its stream too: the driver reports its exit then.
-    let alive = http.call(Method::GET, "/global/health", None).await.is_ok();
-    if alive && !closing.load(Ordering::SeqCst) {
-        let message = format!("{why} while the server runs; the session has ended");
-        let _ = inbox.send(Inbound::Failed(message)).await;
+    let events = match http.send(Method::GET, "/event", None).await {
+        Ok(response) if response.status() == StatusCode::OK => response,
+        Ok(response) => {
+            let message = format!(
+                "{why}, and opencode serve answered {} to GET /event again; the session has ended",
+                response.status()
+            );
+            feed.fail(message, &closing).await;
+            return;
+        }
+        Err(message) => {
+            feed.fail(
+                format!("{why}, and reconnecting failed: {message}"),
+                &closing,
+            )
+            .await;
+            return;
+        }
+    };
+    let Some(why) = feed.pump(events, First::CatchUp(&http)).await else {
+        return;
+    };
+    if feed.still_up(&http, &closing).await {
+        let message = format!("{why} again while the server runs; the session has ended");
+        feed.fail(message, &closing).await;
     }
+}
+
+/// What the first frame of a stream is awaited for.
+enum First<'a> {
+    /// The first stream: the client task waits for it before the first prompt.
+    Connected(oneshot::Sender<()>),
+    /// The stream that replaces a broken one: what was lost is caught up once it is live.
+    CatchUp(&'a Http),
+}
+
+/// The session's side of the event stream, across one reconnection.
+struct Feed {
+    session: String,
+    inbox: mpsc::Sender<Inbound>,
+    /// Parts forwarded whole (PS15), by id: the catch-up sends none of them again.
+    seen: HashSet<String>,
+    /// Parts the catch-up forwarded: the new stream sends none of them again.
+    caught: HashSet<String>,
+    /// The catch-up found the session idle and said so: the stream's own `session.idle` for
+    /// the same end, if it comes before the session is busy again, is dropped.
+    idle_sent: bool,
+}
+
+impl Feed {
+    /// Forwards one stream's frames; `None` once the driver is gone, else why the stream
+    /// ended.
+    async fn pump(&mut self, events: Response<Incoming>, first: First<'_>) -> Option<String> {
+        let mut first = Some(first);
+        let mut stream = events.into_body().into_data_stream().eventsource();
+        loop {
+            match stream.next().await {
+                Some(Ok(frame)) => {
+                    match first.take() {
+                        Some(First::Connected(tx)) => {
+                            let _ = tx.send(());
+                        }
+                        Some(First::CatchUp(http)) => {
+                            // Subscribed already, so nothing that follows is lost; what came
+                            // between the two streams is read from the server's state.
+                            if let Err(message) = self.catch_up(http).await {
+                                let _ = self.inbox.send(Inbound::Failed(message)).await;
+                                return None;
+                            }
+                        }
+                        None => {}
+                    }
+                    let data = frame.data;
+                    let keep = match serde_json::from_str::<Value>(&data) {
+                        Ok(event) => self.keep(&event),
+                        // Not an event at all: kept, so that the normalizer reports it (S3).
+                        Err(_) => true,
+                    };
+                    if keep
+                        && self
+                            .inbox
+                            .send(Inbound::Line(data.into_bytes()))
+                            .await
+                            .is_err()
+                    {
+                        return None;
+                    }
+                }
+                Some(Err(e)) => return Some(format!("opencode's event stream broke: {e}")),
+                None => return Some("opencode's event stream ended".to_string()),
+            }
+        }
+    }
+
+    /// Whether a frame of the stream goes to the driver (PS1, PS15).
+    fn keep(&mut self, event: &Value) -> bool {
+        if session_of(event) != Some(self.session.as_str()) {
+            return false;
+        }
+        match event.get("type").and_then(Value::as_str) {
+            Some("message.part.updated") => {
+                let Some(id) = event.pointer("/properties/part").and_then(whole_part) else {
+                    return true;
+                };
+                if self.caught.contains(id) {
+                    return false;
+                }
+                self.seen.insert(id.to_string());
+                true
+            }
+            Some("session.status") => {
+                if event
+                    .pointer("/properties/status/type")
+                    .and_then(Value::as_str)
+                    == Some("busy")
+                {
+                    self.idle_sent = false;
+                }
+                true
+            }
+            Some("session.idle") => !std::mem::take(&mut self.idle_sent),
+            _ => true,
+        }
+    }
+
+    /// PS15: the whole parts of the session's last turn (the messages after its last user
+    /// message) not forwarded yet, then `session.idle` when the session is no longer busy.
+    async fn catch_up(&mut self, http: &Http) -> Result<(), String> {
+        let path = format!("/session/{}/message", self.session);
+        let messages = get_json(http, &path).await?;
+        let messages = messages.as_array().map(Vec::as_slice).unwrap_or_default();
+        let user = |m: &Value| m.pointer("/info/role").and_then(Value::as_str) == Some("user");
+        let start = messages.iter().rposition(user).map_or(0, |i| i + 1);
+        let parts = messages[start..]
+            .iter()
+            .filter_map(|m| m.get("parts").and_then(Value::as_array))
+            .flatten();
+        let mut lines = Vec::new();
+        for part in parts {
+            let Some(id) = whole_part(part) else { continue };
+            if self.seen.contains(id) {
+                continue;
+            }
+            self.caught.insert(id.to_string());
+            let event = json!({"type": "message.part.updated",
+                "properties": {"sessionID": self.session, "part": part}});
+            lines.push(event.to_string());
+        }
+        let status = get_json(http, "/session/status").await?;
+        let busy = status
+            .get(&self.session)
+            .and_then(|s| s.get("type"))
+            .and_then(Value::as_str)
+            == Some("busy");
+        if !busy {
+            let event = json!({"type": "session.idle", "properties": {"sessionID": self.session}});
+            lines.push(event.to_string());
+            self.idle_sent = true;
+        }
+        for line in lines {
+            let _ = self.inbox.send(Inbound::Line(line.into_bytes())).await;
+        }
+        Ok(())
+    }
+
+    /// Whether the stream's end is a fault: the session is not closing and the server
+    /// still answers.
+    async fn still_up(&self, http: &Http, closing: &AtomicBool) -> bool {
+        if closing.load(Ordering::SeqCst) {
+            return false;
+        }
+        let alive = http.call(Method::GET, "/global/health", None).await.is_ok();
+        alive && !closing.load(Ordering::SeqCst)
+    }
+
+    async fn fail(&self, message: String, closing: &AtomicBool) {
+        if !closing.load(Ordering::SeqCst) {
+            let _ = self.inbox.send(Inbound::Failed(message)).await;
+        }
+    }
+}
+
+/// The id of a part that is whole (PS2, PS3: what a line of `opencode run` prints): a text
+/// or reasoning part that has ended, a tool part that has finished, a step's start or end.
+fn whole_part(part: &Value) -> Option<&str> {
+    let whole = match part.get("type").and_then(Value::as_str)? {
+        "text" | "reasoning" => part.pointer("/time/end").is_some(),
+        "tool" => matches!(
+            part.pointer("/state/status").and_then(Value::as_str),
+            Some("completed" | "error")
+        ),
+        "step-start" | "step-finish" => true,
+        _ => false,
+    };
+    if whole {
+        part.get("id").and_then(Value::as_str)
+    } else {
+        None
+    }
+}
+
+/// A `GET` whose answer must be a success with a JSON body.
+async fn get_json(http: &Http, path: &str) -> Result<Value, String> {
+    let (status, body) = http.call(Method::GET, path, None).await?;
+    if !status.is_success() {
+        return Err(format!(
+            "opencode serve answered {status} to GET {path}: {}",
+            String::from_utf8_lossy(&body)
+        ));
+    }
+    serde_json::from_slice(&body)
+        .map_err(|e| format!("opencode serve's answer to GET {path} is not JSON: {e}"))
 }
 
 /// HTTP/1.1 calls to the server: a connection per call (loopback, a handful of calls per

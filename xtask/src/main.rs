@@ -21,9 +21,10 @@
 //!   binary and the wheel linked against glibc 2.17 and checked.
 //! - `cargo xtask fuzz TARGET [--time SECS]`: a cargo-fuzz target (`claude_normalizer`,
 //!   `codex_normalizer`, `classifier`) seeded from `fixtures/`, for SECS s (default 600).
-//! - `cargo xtask session-bench [--turns N] [--debug]`: the latency `harness session` adds
-//!   between an agent's last line of a turn and the caller's outcome line (p50, p99), its
-//!   turns per second and its resident memory over the turns, against a scripted agent.
+//! - `cargo xtask session-bench [--backend B]... [--turns N] [--debug]`: the latency `harness
+//!   session` adds between an agent's last words of a turn and the caller's outcome line
+//!   (p50, p99), its turns per second and its resident memory over the turns, against a
+//!   scripted agent of each backend with sessions (Claude Code, Codex, opencode, Gemini CLI).
 //! - `cargo xtask sessions-bench [--files N] [--gib G] [--big-mb M] [--runs N] [--ccusage
 //!   auto|off|PATH] [--threads N] [--keep DIR] [--debug]`: `harness sessions list` over a
 //!   generated history of stored sessions, cold and warm, beside ccusage (the pinned npm

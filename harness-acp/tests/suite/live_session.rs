@@ -303,6 +303,33 @@ fn a22_an_agent_that_dies_mid_turn_ends_the_turn_and_the_session_with_an_error()
 }
 
 #[test]
+fn i6_an_agent_that_never_answers_initialize_ends_within_the_timeout() {
+    let fake = fake();
+    let mut request = request(&fake, "none");
+    request.env.insert("FAKE_MODE".into(), "never-ready".into());
+    request.timeout = Some(Duration::from_secs(1));
+    let items = session(request, &["plain"], false, |_, _| {});
+    let counts = json!({"error": 2});
+    assert_eq!(
+        items,
+        [
+            json!({"kind": "error", "message": "the turn timed out after 1 second; the session is closed"}),
+            json!({"kind": "error", "message": "stream ended without a result"}),
+            turn_end(1, "error", counts.clone(), None),
+            ended("TimedOut", None, counts),
+        ]
+    );
+    // The prompt never went out: only the handshake was sent.
+    assert_eq!(methods(&log(&fake)), ["initialize"]);
+    let pid = std::fs::read_to_string(fake.path("pid")).expect("the agent's pid");
+    let stat = std::fs::read_to_string(format!("/proc/{}/stat", pid.trim()));
+    assert!(
+        stat.is_err() || stat.is_ok_and(|s| s.contains(") Z ")),
+        "the agent outlived its session"
+    );
+}
+
+#[test]
 fn i6_a_turn_past_its_timeout_is_cancelled_and_the_session_closes() {
     let fake = fake();
     let mut request = request(&fake, "none");

@@ -371,6 +371,39 @@ fn i6_an_agent_that_dies_mid_turn_ends_the_turn_and_the_session_with_an_error() 
 }
 
 #[test]
+fn i6_a_server_that_never_answers_the_handshake_ends_within_the_timeout() {
+    let fake = fake();
+    let mut request = request(&fake);
+    let pid = fake.path("pid");
+    request
+        .env
+        .insert("FAKE_PID".into(), pid.display().to_string());
+    request.env.insert("FAKE_MODE".into(), "never-ready".into());
+    request.timeout = Some(std::time::Duration::from_secs(1));
+    let items = session(request, &["plain"], false, |_, _| {});
+    // No default bound on the handshake (unlike opencode's PS13): the request's timeout
+    // bounds the turn whose prompt waits for it.
+    assert_eq!(
+        items,
+        [
+            json!({"kind": "error", "message": "the turn timed out after 1 second; the session is closed"}),
+            turn_end(1, "error", json!({"error": 1}), None),
+            json!({"kind": "error", "message": "stream ended without a result"}),
+            ended("TimedOut", Some(0), json!({"error": 2})),
+        ]
+    );
+    // The prompt never went out: only the handshake was sent.
+    let methods: Vec<Value> = log(&fake).iter().map(|l| l["method"].clone()).collect();
+    assert_eq!(methods, [json!("initialize"), json!("initialized")]);
+    let pid = std::fs::read_to_string(pid).expect("the server's pid");
+    let stat = std::fs::read_to_string(format!("/proc/{}/stat", pid.trim()));
+    assert!(
+        stat.is_err() || stat.is_ok_and(|s| s.contains(") Z ")),
+        "the server outlived its session"
+    );
+}
+
+#[test]
 fn i5_xa14_resume_continues_the_thread_without_its_earlier_turns() {
     let fake = fake();
     let mut request = request(&fake);

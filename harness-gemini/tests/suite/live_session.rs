@@ -119,3 +119,64 @@ fn g13_resume_goes_through_session_load_or_cannot_resume() {
         "{err:?}"
     );
 }
+
+/// Runs a session of `request` with one prompt, nobody answering.
+fn one_prompt(request: RunRequest, text: &str) -> Vec<Value> {
+    let items = runtime().block_on(async {
+        let session = GeminiHarness.session(request).await.expect("starts");
+        session.prompt(text).expect("open");
+        drive_session(session, |_, _| {}).await
+    });
+    session_json(&items)
+}
+
+/// Whether process `pid` (as written to a file) is gone: no such process, or a zombie.
+fn gone(pid: &str) -> bool {
+    let stat = std::fs::read_to_string(format!("/proc/{}/stat", pid.trim()));
+    stat.is_err() || stat.is_ok_and(|s| s.contains(") Z "))
+}
+
+#[test]
+fn g13_i6_gemini_dying_mid_turn_or_never_ready_ends_the_session() {
+    let fake = Fake::new("acp-session");
+    let pid = fake.path("pid");
+    let mut request = request(&fake, "none");
+    request
+        .env
+        .insert("FAKE_PID".into(), pid.display().to_string());
+    let items = one_prompt(request, "die");
+    let counts = json!({"agent": 1, "error": 2});
+    assert_eq!(
+        items,
+        [
+            json!({"kind": "agent", "text": "dying", "line": 6}),
+            json!({"kind": "error", "message": "stream ended without a result"}),
+            json!({"kind": "error", "message": "the agent exited with status 3 during turn 1; the session has ended"}),
+            json!({"turn_end": 1, "status": "error", "counts": counts, "final_output": "dying"}),
+            json!({"ended": "AgentExited", "exit_code": 3, "counts": counts}),
+        ]
+    );
+    assert!(gone(&std::fs::read_to_string(&pid).expect("its pid")));
+
+    let fake = Fake::new("acp-session");
+    let pid = fake.path("pid");
+    let mut request = self::request(&fake, "none");
+    request
+        .env
+        .insert("FAKE_PID".into(), pid.display().to_string());
+    request.env.insert("FAKE_MODE".into(), "never-ready".into());
+    request.timeout = Some(std::time::Duration::from_secs(1));
+    let items = one_prompt(request, "plain");
+    let counts = json!({"error": 2});
+    assert_eq!(
+        items,
+        [
+            json!({"kind": "error", "message": "the turn timed out after 1 second; the session is closed"}),
+            json!({"kind": "error", "message": "stream ended without a result"}),
+            json!({"turn_end": 1, "status": "error", "counts": counts}),
+            json!({"ended": "TimedOut", "exit_code": null, "counts": counts}),
+        ]
+    );
+    assert_eq!(methods(&fake), ["initialize"]);
+    assert!(gone(&std::fs::read_to_string(&pid).expect("its pid")));
+}

@@ -382,19 +382,94 @@ fn i6_a_server_that_never_says_where_it_listens_ends_the_session() {
 }
 
 #[test]
-fn i6_an_event_stream_that_breaks_ends_the_turn_and_the_session() {
+fn ps15_a_broken_event_stream_reconnects_once_and_catches_up() {
     let fake = fake();
-    let items = session(request(&fake), &["break", "plain"], false, |_, _| {});
+    let items = session(request(&fake), &["break", "plain"], true, |_, _| {});
+    assert_eq!(
+        items,
+        [
+            agent("after the break 1", 4),
+            turn_end(1, "success", json!({"agent": 1}), Some("after the break 1")),
+            agent("plain 2", 12),
+            turn_end(2, "success", json!({"agent": 1}), Some("plain 2")),
+            ended("Caller", None, json!({"agent": 2})),
+        ]
+    );
+    assert_eq!(
+        log(&fake),
+        [
+            post("/session", json!({})),
+            get("/event"),
+            prompt("break"),
+            get("/global/health"),
+            get("/event"),
+            get("/session/ses_fake/message"),
+            get("/session/status"),
+            prompt("plain"),
+        ]
+    );
+    let pid = std::fs::read_to_string(fake.path("pid")).expect("the server's pid");
+    assert!(!alive(&pid), "the server outlived its session");
+}
+
+#[test]
+fn ps15_a_second_break_ends_the_turn_and_the_session() {
+    let fake = fake();
+    let items = session(request(&fake), &["break2", "plain"], false, |_, _| {});
     assert_eq!(
         items,
         [
             json!({"kind": "error",
-                   "message": "opencode's event stream ended while the server runs; the session has ended"}),
+                   "message": "opencode's event stream ended again while the server runs; the session has ended"}),
             json!({"kind": "error", "message": "stream ended without a result"}),
             turn_end(1, "error", json!({"error": 2}), None),
             ended("AgentExited", None, json!({"error": 2})),
         ]
     );
+    assert_eq!(
+        log(&fake),
+        [
+            post("/session", json!({})),
+            get("/event"),
+            prompt("break2"),
+            get("/global/health"),
+            get("/event"),
+            get("/session/ses_fake/message"),
+            get("/session/status"),
+            get("/global/health"),
+        ]
+    );
+    let pid = std::fs::read_to_string(fake.path("pid")).expect("the server's pid");
+    assert!(!alive(&pid), "the server outlived its session");
+}
+
+#[test]
+fn ps13_a_port_already_taken_ends_the_session_with_the_servers_words() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
+    let port = taken.local_addr().expect("its address").port();
+    let fake = fake();
+    let mut request = request(&fake);
+    request.extra_args = vec!["--port".into(), port.to_string()];
+    let items = session(request, &["plain"], false, |_, _| {});
+    let words = format!("error: Failed to start server. Is port {port} in use?");
+    let counts = json!({"error": 2, "warning": 1});
+    assert_eq!(
+        items,
+        [
+            // S4: the server's own words, which name the port.
+            json!({"kind": "warning", "line": 1, "message": words, "source": "stderr",
+                   "stream": "stderr"}),
+            json!({"kind": "error", "message": "stream ended without a result"}),
+            json!({"kind": "error",
+                   "message": "the agent exited with status 1 during turn 1; the session has ended"}),
+            turn_end(1, "error", counts.clone(), None),
+            ended("AgentExited", Some(1), counts),
+        ]
+    );
+    // Nothing was asked of a server that never listened.
+    assert_eq!(log(&fake), Vec::<Value>::new());
+    let pid = std::fs::read_to_string(fake.path("pid")).expect("the server's pid");
+    assert!(!alive(&pid), "the server outlived its session");
 }
 
 #[test]
