@@ -66,19 +66,22 @@ struct ReadmeExample;
 
 mod decoder;
 mod launch;
+mod session;
 mod tools;
 mod wire;
 
 use std::path::Path;
 
+use harness_agents_core::process::{SessionSpec, session_spec, spawn_session};
+use harness_agents_core::session::Session;
 use harness_agents_core::{
-    Backend, Capabilities, Launch, Normalizer, NormalizerConfig, OrchestrationSource, RunRequest,
-    Versions,
+    Backend, Capabilities, Launch, Normalizer, NormalizerConfig, OrchestrationSource, RunError,
+    RunRequest, Versions,
 };
 use serde_json::Value;
 
 pub use decoder::{PiDecoder, PiNormalizer};
-pub use launch::{LAUNCH, VERSIONS};
+pub use launch::{LAUNCH, SESSION_LAUNCH, VERSIONS};
 
 /// The Pi backend, registered as `"pi"`.
 ///
@@ -97,7 +100,12 @@ pub use launch::{LAUNCH, VERSIONS};
 /// | `bypassPermissions` | `--tools read,bash,edit,write,grep,find,ls` |
 /// | anything else, e.g. `read,bash` | `--tools VALUE` |
 ///
-/// Without one, Pi has its default tools (`read`, `bash`, `edit`, `write`).
+/// Without one, Pi has its default tools (`read`, `bash`, `edit`, `write`). `resume` adds
+/// `--session ID`, which continues a stored session.
+///
+/// [`Backend::session`] starts `pi --mode rpc` with the same options and sends each prompt
+/// as a `prompt` command, `abort` as the interrupt (PR1-PR6 of `docs/pi.md`). Pi asks no
+/// permissions, so a session has no `permission` events.
 ///
 /// ```
 /// use harness_agents_core::{Backend, OrchestrationSource};
@@ -110,6 +118,7 @@ pub use launch::{LAUNCH, VERSIONS};
 #[derive(Debug, Clone, Copy, Default)]
 pub struct PiHarness;
 
+#[harness_agents_core::backend::async_trait]
 impl Backend for PiHarness {
     fn name(&self) -> &'static str {
         "pi"
@@ -142,7 +151,22 @@ impl Backend for PiHarness {
 
     /// Pi's values go as the next word, not `--name=value` (see [`LAUNCH`]).
     fn args(&self, request: &RunRequest, _dir: &Path) -> Vec<String> {
-        launch::args(request)
+        launch::args(&LAUNCH, request)
+    }
+
+    /// PR1: `pi --mode rpc` with the run's options; [`session::PiSession`] is the transport.
+    async fn session(&self, request: RunRequest) -> Result<Session, RunError> {
+        let limits = SessionSpec::new(request.timeout, request.idle_timeout);
+        let args = launch::args(&SESSION_LAUNCH, &request);
+        let (mut spec, config) = session_spec(self, SESSION_LAUNCH, request)?;
+        // Pi reads an option's value only as the next word (PI15), not `--name=value`.
+        spec.args = args;
+        spawn_session(
+            spec,
+            self.normalizer(config),
+            Box::<session::PiSession>::default(),
+            limits,
+        )
     }
 }
 
