@@ -157,7 +157,7 @@ impl Backend for PiHarness {
     /// PR1: `pi --mode rpc` with the run's options; [`session::PiSession`] is the transport.
     async fn session(&self, request: RunRequest) -> Result<Session, RunError> {
         let limits = SessionSpec::new(request.timeout, request.idle_timeout);
-        let args = launch::args(&SESSION_LAUNCH, &request);
+        let args = session_args(&request);
         let (mut spec, config) = session_spec(self, SESSION_LAUNCH, request)?;
         // Pi reads an option's value only as the next word (PI15), not `--name=value`.
         spec.args = args;
@@ -168,6 +168,19 @@ impl Backend for PiHarness {
             limits,
         )
     }
+}
+
+/// The arguments a session's `pi` starts with for `request` (PR1): `--mode rpc`, then the
+/// run's options ([`PiHarness`]'s `Backend::args` with `rpc` for `json`), `--session ID` when it
+/// resumes.
+///
+/// ```
+/// let mut request = harness_agents_core::RunRequest::new("");
+/// request.resume = Some("019b".into());
+/// assert_eq!(harness_agents_pi::session_args(&request), ["--mode", "rpc", "--session", "019b"]);
+/// ```
+pub fn session_args(request: &RunRequest) -> Vec<String> {
+    launch::args(&SESSION_LAUNCH, request)
 }
 
 /// The lines only Pi prints: its `session` header (with a number `version` and a string

@@ -53,7 +53,8 @@
 //! scenarios in `fixtures/pi/scenarios/`, recordings in `fixtures/pi/`; `--claude PATH` then
 //! names a `pi` binary, `--version` the `@mariozechner/pi-coding-agent` version (default
 //! [`pi::PI_VERSION`]), `--rg PATH` the ripgrep (and `$RECORD_FD` the fd) its `grep` and
-//! `find` run.
+//! `find` run. `--backend pi-session` records Pi sessions through `pi --mode rpc` the same
+//! way (see [`pi_session`]): scenarios and recordings in `fixtures/pi-session/`.
 
 pub mod acp;
 pub mod acp_session;
@@ -69,6 +70,7 @@ pub mod openai;
 pub mod opencode;
 pub mod opencode_session;
 pub mod pi;
+pub mod pi_session;
 pub mod scenario;
 pub mod server;
 pub mod shared;
@@ -103,6 +105,9 @@ pub enum Backend {
     AcpSession,
     /// Pi (`fixtures/pi/`).
     Pi,
+    /// Pi sessions through `pi --mode rpc` (`fixtures/pi-session/`), driven through
+    /// `Backend::session` by a scripted caller.
+    PiSession,
 }
 
 /// The arguments of `cargo xtask record`.
@@ -212,6 +217,7 @@ pub fn record(args: Args) -> Result<()> {
             Backend::Acp => acp::record(&options),
             Backend::AcpSession => acp_session::record(&options),
             Backend::Pi => pi::record(&options),
+            Backend::PiSession => pi_session::record(&options),
         };
     }
     if matches!(backend, Some(Backend::Acp | Backend::AcpSession)) {
@@ -249,7 +255,8 @@ pub fn record(args: Args) -> Result<()> {
             | Backend::AcpSession
             | Backend::CodexSession
             | Backend::ClaudeSession
-            | Backend::OpencodeSessions => continue,
+            | Backend::OpencodeSessions
+            | Backend::PiSession => continue,
         };
         let newest = newest_version(package)?;
         println!("{package}: newest {newest}, fixtures recorded with {current}");
@@ -263,7 +270,8 @@ pub fn record(args: Args) -> Result<()> {
             | Backend::AcpSession
             | Backend::CodexSession
             | Backend::ClaudeSession
-            | Backend::OpencodeSessions => continue,
+            | Backend::OpencodeSessions
+            | Backend::PiSession => continue,
         };
         options.binary = Some(binary);
         let result = match backend {
@@ -276,7 +284,8 @@ pub fn record(args: Args) -> Result<()> {
             | Backend::AcpSession
             | Backend::CodexSession
             | Backend::ClaudeSession
-            | Backend::OpencodeSessions => continue,
+            | Backend::OpencodeSessions
+            | Backend::PiSession => continue,
         };
         if let Err(e) = result {
             println!("{package}@{newest}: {e:#}");
