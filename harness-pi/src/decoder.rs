@@ -51,6 +51,8 @@ pub struct PiDecoder {
     last_failed: bool,
     /// Whether an `agent_end` arrived (PI11).
     ended: bool,
+    /// A session's failed `agent_end` waits for the answer to the harness's probe (PI16).
+    awaiting: bool,
     /// The last agent text since the previous `agent_end` (PI11): its event's, shared (S7).
     answer: Option<Arc<str>>,
     /// Token and cost sums over the assistant messages, and the `turn_end` count (PI11).
@@ -133,11 +135,23 @@ impl PiDecoder {
                 out.terminal();
                 out.final_output(self.answer.take());
                 self.ended = true;
+                self.awaiting = self.last_failed;
             }
-            "auto_retry_start" => self.retry_start(&view, out),
+            "auto_retry_start" => {
+                self.awaiting = false;
+                self.retry_start(&view, out);
+            }
             // PI12: the failure was reported where it happened; success or not, the status
-            // follows the last request.
-            "auto_retry_end" => out.consumed_by("PI12"),
+            // follows the last request. Retries given up end a session's turn as failed
+            // (PI16).
+            "auto_retry_end" => {
+                out.consumed_by("PI12");
+                if matches!(view.success, Loose::Bool(false)) && self.ended {
+                    self.awaiting = false;
+                    out.fail();
+                }
+            }
+            "response" => self.response(&view, line, out),
             "compaction_end" => match view.error_message.non_empty_str() {
                 Some(message) => out.emit(EventBody::Warning {
                     message: format!("compaction failed: {message}"),
@@ -151,6 +165,45 @@ impl PiDecoder {
             | "thinking_level_changed" => out.consumed_by("PI13"),
             // PI1: a type this backend does not know.
             _ => out.unknown(UnknownReason::UnknownType, reparse(line)),
+        }
+    }
+
+    /// PI16: a `response` to a command of a session's transport.
+    fn response(&mut self, view: &LineView<'_>, line: &[u8], out: &mut Emitter<'_>) {
+        let command = view.command.as_str();
+        if matches!(view.success, Loose::Bool(false)) {
+            let command = command.unwrap_or("?");
+            let message = match view.error.non_empty_str() {
+                Some(error) => format!("pi refused the `{command}` command: {error}"),
+                None => format!("pi refused the `{command}` command"),
+            };
+            out.emit(EventBody::Error { message });
+            if command == "prompt" {
+                // No agent runs for a refused prompt: this answer is its end.
+                out.terminal();
+                out.final_output(None);
+                out.fail();
+            }
+            return;
+        }
+        out.consumed_by("PI16");
+        if command == Some("get_state")
+            && let Value::Object(line) = reparse(line)
+            && let Some(id) = line
+                .get("data")
+                .and_then(|d| d.get("sessionId"))
+                .and_then(Value::as_str)
+                .filter(|id| !id.is_empty())
+        {
+            // PI16: `pi --mode rpc` prints no header; its state names the session.
+            out.session_id(id);
+        }
+        let probe =
+            command == Some("get_state") && view.id.as_str().is_some_and(crate::session::is_probe);
+        if probe && self.awaiting {
+            // No retry was announced before the probe's answer: the failure is the turn's end.
+            self.awaiting = false;
+            out.fail();
         }
     }
 

@@ -12,7 +12,7 @@ pub const VERSIONS: Versions = Versions::new("0.73.1");
 /// `npm install -g @mariozechner/pi-coding-agent`; `--mode json [--model MODEL] [--tools
 /// LIST] [extra args]` (PI15), the prompt on standard input. With standard input not a
 /// terminal, Pi reads all of it as the prompt, so no prompt can be read as an option. The
-/// agent works in the directory it is started in.
+/// agent works in the directory it is started in. A resumed run adds `--session ID` (PI15).
 ///
 /// Pi's parser takes the value of its own options only as the next word (`--model=M` would
 /// be an unknown flag, passed to extensions), and it takes that word whatever it starts with,
@@ -23,7 +23,19 @@ pub const LAUNCH: Launch = Launch::new(
     "PI_BIN",
     "npm install -g @mariozechner/pi-coding-agent",
 )
-.leading(&["--mode", "json"]);
+.leading(&["--mode", "json"])
+.resume_flag("--session");
+
+/// How a Pi session is started (PR1): `pi --mode rpc`, the same options as a run (the
+/// request's arguments are built by [`args`] with this launch's leading words), the prompts
+/// and commands on standard input.
+pub const SESSION_LAUNCH: Launch = Launch::new(
+    "pi",
+    "PI_BIN",
+    "npm install -g @mariozechner/pi-coding-agent",
+)
+.leading(&["--mode", "rpc"])
+.resume_flag("--session");
 
 /// Pi's tools that only read: `plan` and `default` allow these alone (PI15).
 const READ_ONLY: &str = "read,grep,find,ls";
@@ -51,12 +63,16 @@ pub(crate) fn permission_args(mode: &str) -> Vec<String> {
     vec!["--tools".to_string(), tools(mode).to_string()]
 }
 
-/// Pi's arguments for `request`, never the prompt: [`LAUNCH`]'s leading ones, `--model
-/// MODEL`, the permission mode's `--tools LIST`, then the request's extra arguments.
-pub(crate) fn args(request: &RunRequest) -> Vec<String> {
-    let mut args: Vec<String> = LAUNCH.leading.iter().map(|a| a.to_string()).collect();
+/// Pi's arguments for `request`, never the prompt: `launch`'s leading ones, `--model
+/// MODEL`, `--session ID` when it resumes, the permission mode's `--tools LIST`, then the
+/// request's extra arguments. Every value is the next word (Pi reads no `--name=value`).
+pub(crate) fn args(launch: &Launch, request: &RunRequest) -> Vec<String> {
+    let mut args: Vec<String> = launch.leading.iter().map(|a| a.to_string()).collect();
     if let Some(model) = &request.model {
         args.extend(["--model".to_string(), model.clone()]);
+    }
+    if let Some(id) = &request.resume {
+        args.extend(["--session".to_string(), id.clone()]);
     }
     if let Some(mode) = &request.permission_mode {
         args.extend(permission_args(mode));
@@ -75,20 +91,28 @@ mod tests {
         request.model = Some("-m".into());
         request.permission_mode = Some("plan".into());
         request.extra_args = vec!["--thinking".into(), "high".into()];
+        request.resume = Some("-019b".into());
         assert_eq!(
-            args(&request),
+            args(&LAUNCH, &request),
             [
                 "--mode",
                 "json",
                 "--model",
                 "-m",
+                "--session",
+                "-019b",
                 "--tools",
                 "read,grep,find,ls",
                 "--thinking",
                 "high"
             ]
         );
-        assert_eq!(args(&RunRequest::new("x")), ["--mode", "json"]);
+        assert_eq!(args(&LAUNCH, &RunRequest::new("x")), ["--mode", "json"]);
+        assert_eq!(
+            args(&SESSION_LAUNCH, &RunRequest::new("x")),
+            ["--mode", "rpc"]
+        );
+        assert!(LAUNCH.resumes() && SESSION_LAUNCH.resumes());
         assert_eq!(tools("bypassPermissions"), ALL);
         assert_eq!(tools("acceptEdits"), EDITS);
         assert_eq!(tools("default"), READ_ONLY);

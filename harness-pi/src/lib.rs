@@ -73,14 +73,17 @@ mod decoder;
 #[cfg(feature = "sessions")]
 mod history;
 mod launch;
+mod session;
 mod tools;
 mod wire;
 
 use std::path::Path;
 
+use harness_agents_core::process::{SessionSpec, session_spec, spawn_session};
+use harness_agents_core::session::Session;
 use harness_agents_core::{
-    Backend, Capabilities, Launch, Normalizer, NormalizerConfig, OrchestrationSource, RunRequest,
-    Versions,
+    Backend, Capabilities, Launch, Normalizer, NormalizerConfig, OrchestrationSource, RunError,
+    RunRequest, Versions,
 };
 use serde_json::Value;
 
@@ -88,7 +91,7 @@ pub use decoder::{PiDecoder, PiNormalizer};
 #[cfg(feature = "sessions")]
 #[cfg_attr(docsrs, doc(cfg(feature = "sessions")))]
 pub use history::PiHistory;
-pub use launch::{LAUNCH, VERSIONS};
+pub use launch::{LAUNCH, SESSION_LAUNCH, VERSIONS};
 
 /// The Pi backend, registered as `"pi"`.
 ///
@@ -107,7 +110,12 @@ pub use launch::{LAUNCH, VERSIONS};
 /// | `bypassPermissions` | `--tools read,bash,edit,write,grep,find,ls` |
 /// | anything else, e.g. `read,bash` | `--tools VALUE` |
 ///
-/// Without one, Pi has its default tools (`read`, `bash`, `edit`, `write`).
+/// Without one, Pi has its default tools (`read`, `bash`, `edit`, `write`). `resume` adds
+/// `--session ID`, which continues a stored session.
+///
+/// [`Backend::session`] starts `pi --mode rpc` with the same options and sends each prompt
+/// as a `prompt` command, `abort` as the interrupt (PR1-PR6 of `docs/pi.md`). Pi asks no
+/// permissions, so a session has no `permission` events.
 ///
 /// ```
 /// use harness_agents_core::{Backend, OrchestrationSource};
@@ -120,6 +128,7 @@ pub use launch::{LAUNCH, VERSIONS};
 #[derive(Debug, Clone, Copy, Default)]
 pub struct PiHarness;
 
+#[harness_agents_core::backend::async_trait]
 impl Backend for PiHarness {
     fn name(&self) -> &'static str {
         "pi"
@@ -152,8 +161,36 @@ impl Backend for PiHarness {
 
     /// Pi's values go as the next word, not `--name=value` (see [`LAUNCH`]).
     fn args(&self, request: &RunRequest, _dir: &Path) -> Vec<String> {
-        launch::args(request)
+        launch::args(&LAUNCH, request)
     }
+
+    /// PR1: `pi --mode rpc` with the run's options; [`session::PiSession`] is the transport.
+    async fn session(&self, request: RunRequest) -> Result<Session, RunError> {
+        let limits = SessionSpec::new(request.timeout, request.idle_timeout);
+        let args = session_args(&request);
+        let (mut spec, config) = session_spec(self, SESSION_LAUNCH, request)?;
+        // Pi reads an option's value only as the next word (PI15), not `--name=value`.
+        spec.args = args;
+        spawn_session(
+            spec,
+            self.normalizer(config),
+            Box::<session::PiSession>::default(),
+            limits,
+        )
+    }
+}
+
+/// The arguments a session's `pi` starts with for `request` (PR1): `--mode rpc`, then the
+/// run's options ([`PiHarness`]'s `Backend::args` with `rpc` for `json`), `--session ID` when it
+/// resumes.
+///
+/// ```
+/// let mut request = harness_agents_core::RunRequest::new("");
+/// request.resume = Some("019b".into());
+/// assert_eq!(harness_agents_pi::session_args(&request), ["--mode", "rpc", "--session", "019b"]);
+/// ```
+pub fn session_args(request: &RunRequest) -> Vec<String> {
+    launch::args(&SESSION_LAUNCH, request)
 }
 
 /// The lines only Pi prints: its `session` header (with a number `version` and a string

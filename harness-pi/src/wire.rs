@@ -33,7 +33,7 @@ harness_agents_core::json_view! {
     pub(crate) struct LineView<'a> {
         /// `type`.
         kind: "type",
-        /// `id` of the `session` header (PI2).
+        /// `id` of the `session` header (PI2), and of a `response` (PI16).
         id: "id",
         /// `cwd` of the `session` header (PI2, PI10).
         cwd: "cwd",
@@ -58,8 +58,12 @@ harness_agents_core::json_view! {
         delay_ms: "delayMs",
         /// `errorMessage` of `auto_retry_start` and `compaction_end` (PI12, PI13).
         error_message: "errorMessage",
-        /// `success` of `auto_retry_end` (PI12).
+        /// `success` of `auto_retry_end` (PI12) and of a `response` (PI16).
         success: "success",
+        /// `command` of a `response` (PI16).
+        command: "command",
+        /// `error` of a failed `response` (PI16).
+        error: "error",
         /// `finalError` of `auto_retry_end` (PI12).
         final_error: "finalError",
     }

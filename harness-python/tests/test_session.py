@@ -325,12 +325,24 @@ def test_cancelling_an_async_session_kills_the_agent(tmp_path: Path) -> None:
     asyncio.run(main())
 
 
+def test_a_pi_session_runs_its_prompts_through_pi_rpc(tmp_path: Path) -> None:
+    """PR1, PR2: Pi's sessions go through `pi --mode rpc` (the fake `pi-rpc`)."""
+    env = {"FAKE_PID": str(tmp_path / "pid")}
+    with hn.session("pi", binary=FAKE_AGENT / "pi-rpc", cwd=tmp_path, timeout=TURN_LIMIT, env=env) as session:
+        session.prompt("plain")
+        session.end_input()
+        items = [item.to_dict() for item in session]
+    assert items[0] == {"kind": "agent", "text": "plain 1", "line": 5}
+    assert len(items) == 2
+    assert session.end is not None
+    assert session.end.outcome.session_id == "019b0000-0000-7000-8000-000000000001"
+    assert gone(agent_pid(tmp_path))
+
+
 def test_a_session_that_cannot_start_is_a_run_error(tmp_path: Path) -> None:
     missing = tmp_path / "claude"
     with pytest.raises(hn.RunError, match=f"^{missing} does not exist$"):
         hn.session(binary=missing)
-    with pytest.raises(hn.RunError, match="has no sessions"):
-        hn.session("pi", binary=FAKE_AGENT / "pi")
     with pytest.raises(ValueError, match="idle_timeout must be a finite number of seconds"):
         hn.session(binary=AGENT, idle_timeout=-1)
     with pytest.raises(ValueError, match="unknown backend"):

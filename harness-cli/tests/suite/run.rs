@@ -204,19 +204,18 @@ fn i5_resume_is_the_one_turn_form_through_the_agents_own_flag() {
 }
 
 #[test]
-fn i5_a_backend_that_cannot_resume_refuses_before_starting_anything() {
-    let fake = Fake::new("noresume");
+fn i5_pi_resumes_with_its_session_flag_as_the_next_word() {
+    let fake = Fake::new("piresume");
     let argv = fake.path("argv");
     let output = fake.run(
-        &["--backend", "pi", "--resume", "abc", "hi"],
+        &["--backend", "pi", "--resume=-abc", "hi"],
         &[("FAKE_ARGV", &argv)],
     );
-    assert_eq!(output.status.code(), Some(2));
+    let argv = std::fs::read_to_string(&argv).unwrap_or_else(|e| panic!("{e}: {output:?}"));
     assert_eq!(
-        String::from_utf8_lossy(&output.stderr),
-        "harness: the pi backend cannot resume a session\n"
+        argv.lines().collect::<Vec<_>>(),
+        ["--mode", "json", "--session", "-abc"]
     );
-    assert!(!argv.exists(), "nothing was started");
 }
 
 #[test]

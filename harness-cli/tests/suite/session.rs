@@ -133,16 +133,60 @@ fn i1_a_session_closed_before_any_prompt_ends_quietly() {
 }
 
 #[test]
-fn i5_a_backend_without_sessions_is_a_usage_error() {
+fn pr1_a_pi_session_runs_its_turns_through_pi_rpc() {
     let dir = tempfile::tempdir().unwrap();
-    let output = command(dir.path(), &["--backend", "pi"])
-        .stdin(Stdio::null())
-        .output()
+    let mut cmd = harness();
+    cmd.arg("session")
+        .arg("--backend")
+        .arg("pi")
+        .arg("--binary")
+        .arg(fixtures::root().join("fake-agent").join("pi-rpc"))
+        .arg("--cwd")
+        .arg(dir.path())
+        .env_remove("PI_BIN")
+        .env_remove("NO_COLOR")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(
+            b"{\"type\":\"prompt\",\"text\":\"plain\"}\n{\"type\":\"prompt\",\"text\":\"plain\"}\n",
+        )
         .unwrap();
-    assert_eq!(output.status.code(), Some(2));
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    let output = rx
+        .recv_timeout(Duration::from_secs(60))
+        .expect("hang guard")
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    // PR2: the session id from Pi's state; PI11's sums, cumulative over the session.
+    let outcome = |turn: u32, n: u64| {
+        json!({
+            "kind": "outcome", "session_id": "019b0000-0000-7000-8000-000000000001",
+            "status": "success", "final_output": format!("plain {turn}"),
+            "metrics": {
+                "input_tokens": 10 * n, "output_tokens": 5 * n, "cache_read_input_tokens": 0,
+                "cache_creation_input_tokens": 0, "total_cost_usd": 0.001 * n as f64,
+                "num_turns": n, "cumulative": true,
+            },
+            "counts": {"agent": 1}, "turn": turn,
+        })
+    };
     assert_eq!(
-        String::from_utf8_lossy(&output.stderr),
-        "harness: the pi backend has no sessions\n"
+        lines(&output),
+        [
+            json!({"kind": "agent", "text": "plain 1", "line": 5}),
+            outcome(1, 1),
+            json!({"kind": "agent", "text": "plain 2", "line": 11}),
+            outcome(2, 2),
+        ]
     );
 }
 

@@ -14,3 +14,12 @@ pub const RECORDINGS: usize = 31;
 fn every_pi_recording_gives_its_expected_events() {
     assert_golden("pi", RECORDINGS, &PiHarness, &config());
 }
+
+/// PR1-PR6, PI16: every session recorded from the real `pi --mode rpc` (0.73.1) through
+/// `PiHarness::session` gives exactly its expected events, read as a session's stream.
+#[test]
+fn every_pi_session_recording_gives_its_expected_events() {
+    let mut config = config();
+    config.session = true;
+    assert_golden("pi-session", 5, &PiHarness, &config);
+}

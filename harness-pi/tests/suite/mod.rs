@@ -4,6 +4,7 @@ mod alloc;
 mod golden;
 mod kit;
 mod live;
+mod live_session;
 mod properties;
 mod rules;
 

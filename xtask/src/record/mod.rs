@@ -54,7 +54,8 @@
 //! scenarios in `fixtures/pi/scenarios/`, recordings in `fixtures/pi/`; `--claude PATH` then
 //! names a `pi` binary, `--version` the `@mariozechner/pi-coding-agent` version (default
 //! [`pi::PI_VERSION`]), `--rg PATH` the ripgrep (and `$RECORD_FD` the fd) its `grep` and
-//! `find` run.
+//! `find` run. `--backend pi-session` records Pi sessions through `pi --mode rpc` the same
+//! way (see [`pi_session`]): scenarios and recordings in `fixtures/pi-session/`.
 //!
 //! `--backend qwen` records Qwen Code's `--output-format stream-json` (see [`qwen`]) through the
 //! chat-completions stand-in [`chat`]: scenarios in `fixtures/qwen/scenarios/`, recordings in
@@ -76,6 +77,7 @@ pub mod openai;
 pub mod opencode;
 pub mod opencode_session;
 pub mod pi;
+pub mod pi_session;
 pub mod procs;
 pub mod qwen;
 pub mod scenario;
@@ -114,6 +116,9 @@ pub enum Backend {
     Pi,
     /// Qwen Code (`fixtures/qwen/`).
     Qwen,
+    /// Pi sessions through `pi --mode rpc` (`fixtures/pi-session/`), driven through
+    /// `Backend::session` by a scripted caller.
+    PiSession,
 }
 
 /// The arguments of `cargo xtask record`.
@@ -228,6 +233,7 @@ pub fn record(args: Args) -> Result<()> {
             Backend::AcpSession => acp_session::record(&options),
             Backend::Pi => pi::record(&options),
             Backend::Qwen => qwen::record(&options),
+            Backend::PiSession => pi_session::record(&options),
         };
     }
     if matches!(backend, Some(Backend::Acp | Backend::AcpSession)) {
@@ -267,7 +273,8 @@ pub fn record(args: Args) -> Result<()> {
             | Backend::AcpSession
             | Backend::CodexSession
             | Backend::ClaudeSession
-            | Backend::OpencodeSessions => continue,
+            | Backend::OpencodeSessions
+            | Backend::PiSession => continue,
         };
         let newest = newest_version(package)?;
         println!("{package}: newest {newest}, fixtures recorded with {current}");
@@ -282,7 +289,8 @@ pub fn record(args: Args) -> Result<()> {
             | Backend::AcpSession
             | Backend::CodexSession
             | Backend::ClaudeSession
-            | Backend::OpencodeSessions => continue,
+            | Backend::OpencodeSessions
+            | Backend::PiSession => continue,
         };
         options.binary = Some(binary);
         let result = match backend {
@@ -296,7 +304,8 @@ pub fn record(args: Args) -> Result<()> {
             | Backend::AcpSession
             | Backend::CodexSession
             | Backend::ClaudeSession
-            | Backend::OpencodeSessions => continue,
+            | Backend::OpencodeSessions
+            | Backend::PiSession => continue,
         };
         if let Err(e) = result {
             println!("{package}@{newest}: {e:#}");

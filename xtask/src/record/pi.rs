@@ -56,12 +56,12 @@ use super::{Options, drift, read, scenario_names, shared};
 pub const PI_VERSION: &str = harness_agents_pi::VERSIONS.recorded;
 /// The npm package.
 pub const PACKAGE: &str = "@mariozechner/pi-coding-agent";
-const HOME: &str = "/home/pi";
-const PROJECT: &str = "/home/pi/project";
+pub(super) const HOME: &str = "/home/pi";
+pub(super) const PROJECT: &str = "/home/pi/project";
 const RUN_LIMIT: Duration = Duration::from_secs(120);
 /// The model every run asks for: a built-in Anthropic model (with prices), its base URL the
 /// stand-in's.
-const MODEL: &str = "anthropic/claude-sonnet-4-5";
+pub(super) const MODEL: &str = "anthropic/claude-sonnet-4-5";
 
 /// One scripted `pi --mode json` run.
 ///
@@ -165,7 +165,7 @@ pub fn install(cache: &Path, version: &str) -> Result<PathBuf> {
 }
 
 /// The `fd` (or Debian's `fdfind`) to wrap: `$RECORD_FD`, else the first on `PATH`.
-fn fd() -> Result<PathBuf> {
+pub(super) fn fd() -> Result<PathBuf> {
     if let Some(path) = std::env::var_os("RECORD_FD") {
         return Ok(PathBuf::from(path));
     }
@@ -180,20 +180,20 @@ fn fd() -> Result<PathBuf> {
 }
 
 /// The tools Pi's `grep` and `find` run.
-struct SearchTools {
-    rg: PathBuf,
-    fd: PathBuf,
+pub(super) struct SearchTools {
+    pub(super) rg: PathBuf,
+    pub(super) fd: PathBuf,
 }
 
 /// A fresh project, HOME and stand-in for one run of a scenario.
-struct Setup {
-    server: Server,
-    api: Arc<Mutex<Anthropic>>,
-    env: BTreeMap<String, String>,
+pub(super) struct Setup {
+    pub(super) server: Server,
+    pub(super) api: Arc<Mutex<Anthropic>>,
+    pub(super) env: BTreeMap<String, String>,
 }
 
 /// Makes `/home/pi` anew (the project, Pi's settings, `rg` and `fd`) and starts the stand-in.
-fn prepare(
+pub(super) fn prepare(
     name: &str,
     scenario: &Scenario,
     tools: &SearchTools,
