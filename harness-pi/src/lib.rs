@@ -164,6 +164,11 @@ impl Backend for PiHarness {
         launch::args(&LAUNCH, request)
     }
 
+    /// It has sessions ([`Backend::session`] below).
+    fn has_sessions(&self) -> bool {
+        true
+    }
+
     /// PR1: `pi --mode rpc` with the run's options; [`session::PiSession`] is the transport.
     async fn session(&self, request: RunRequest) -> Result<Session, RunError> {
         let limits = SessionSpec::new(request.timeout, request.idle_timeout);

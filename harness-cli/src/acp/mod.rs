@@ -55,11 +55,17 @@ const INTERNAL_ERROR: i64 = -32603;
 /// A backend without sessions is refused with exit status 2 before anything is read (AA17).
 pub fn run(backend: &dyn Backend, base: RunRequest) -> ExitCode {
     if !backend.has_sessions() {
+        let registry = harness_agents::registry();
+        let with: Vec<&str> = registry
+            .names()
+            .filter(|n| registry.get(n).is_some_and(|b| b.has_sessions()))
+            .collect();
         eprintln!(
             "harness: the {name} backend has no sessions, and `harness acp` serves a backend's \
-             sessions: use a backend that has them (claude, codex, opencode, gemini, acp), or \
-             `harness run --backend {name}` for one prompt",
-            name = backend.name()
+             sessions: use a backend that has them ({with}), or `harness run --backend {name}` \
+             for one prompt",
+            name = backend.name(),
+            with = with.join(", ")
         );
         return ExitCode::from(2);
     }

@@ -897,7 +897,7 @@ fn acpx_drives(acpx: &std::ffi::OsStr, backend: &AcpxBackend) {
 #[test]
 fn aa17_a_backend_without_sessions_is_refused() {
     let out = harness()
-        .args(["acp", "--backend", "pi"])
+        .args(["acp", "--backend", "qwen"])
         .stdin(Stdio::null())
         .output()
         .unwrap();
@@ -905,8 +905,8 @@ fn aa17_a_backend_without_sessions_is_refused() {
     assert_eq!(String::from_utf8_lossy(&out.stdout), "");
     assert_eq!(
         String::from_utf8_lossy(&out.stderr),
-        "harness: the pi backend has no sessions, and `harness acp` serves a backend's \
-         sessions: use a backend that has them (claude, codex, opencode, gemini, acp), or \
-         `harness run --backend pi` for one prompt\n"
+        "harness: the qwen backend has no sessions, and `harness acp` serves a backend's \
+         sessions: use a backend that has them (claude, codex, opencode, gemini, pi, acp), or \
+         `harness run --backend qwen` for one prompt\n"
     );
 }
