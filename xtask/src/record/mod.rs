@@ -26,7 +26,8 @@
 //!   drift report of a new release in one command.
 //!
 //! The parts: [`claude`] and [`codex`] run each binary; [`anthropic`] and [`openai`] are the
-//! stand-ins, on the loopback HTTP server [`server`], which knows nothing of either API;
+//! stand-ins, on the loopback HTTP server [`server`], which knows nothing of either API
+//! ([`chat`] is the OpenAI chat-completions one, for agents that speak that API);
 //! [`scenario`] is the Claude scenario format; [`drift`] the comparison; [`shared`] what every
 //! backend's recorder does alike (the throwaway HOME, the scenario's files, the stand-in behind
 //! its server and its notes, the `.cmd` file, the offline environment, a live run's events, the
@@ -58,6 +59,9 @@
 pub mod acp;
 pub mod acp_session;
 pub mod anthropic;
+// Until a recorder plays it, only its tests do.
+#[allow(dead_code)]
+pub mod chat;
 pub mod claude;
 pub mod claude_session;
 pub mod codex;
