@@ -44,3 +44,11 @@ const KEYS: &[&str] = &[
 ];
 
 harness_agents_core::conformance_kit!(CopilotHarness, config(), types: TYPES, keys: KEYS);
+
+#[test]
+fn every_recording_passes_the_kit() {
+    for config in [config(), harness_agents_core::NormalizerConfig::default()] {
+        let checked = fixtures::check_kit_on_recordings(&CopilotHarness, &config, &["copilot"]);
+        assert_eq!(checked, super::golden::RECORDINGS);
+    }
+}

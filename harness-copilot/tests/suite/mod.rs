@@ -1,6 +1,8 @@
 //! Tests grouped by topic, and the helpers they share.
 
+mod golden;
 mod kit;
+mod live;
 mod rules;
 
 use harness_agents_copilot::CopilotNormalizer;

@@ -66,6 +66,7 @@ pub mod claude;
 pub mod claude_session;
 pub mod codex;
 pub mod codex_session;
+pub mod copilot;
 pub mod drift;
 pub mod gemini;
 pub mod gemini_api;
@@ -107,6 +108,8 @@ pub enum Backend {
     AcpSession,
     /// Pi (`fixtures/pi/`).
     Pi,
+    /// GitHub Copilot CLI (`fixtures/copilot/`).
+    Copilot,
 }
 
 /// The arguments of `cargo xtask record`.
@@ -216,6 +219,7 @@ pub fn record(args: Args) -> Result<()> {
             Backend::Acp => acp::record(&options),
             Backend::AcpSession => acp_session::record(&options),
             Backend::Pi => pi::record(&options),
+            Backend::Copilot => copilot::record(&options),
         };
     }
     if matches!(backend, Some(Backend::Acp | Backend::AcpSession)) {
@@ -235,6 +239,7 @@ pub fn record(args: Args) -> Result<()> {
             Backend::Opencode,
             Backend::Gemini,
             Backend::Pi,
+            Backend::Copilot,
         ],
     };
     let cache = tempfile::Builder::new()
@@ -249,6 +254,7 @@ pub fn record(args: Args) -> Result<()> {
             Backend::Opencode => (opencode::PACKAGE, opencode::OPENCODE_VERSION),
             Backend::Gemini => (gemini::PACKAGE, gemini::GEMINI_VERSION),
             Backend::Pi => (pi::PACKAGE, pi::PI_VERSION),
+            Backend::Copilot => (copilot::PACKAGE, copilot::COPILOT_VERSION),
             Backend::Acp
             | Backend::AcpSession
             | Backend::CodexSession
@@ -263,6 +269,7 @@ pub fn record(args: Args) -> Result<()> {
             Backend::Opencode => opencode::install(cache.path(), &newest)?,
             Backend::Gemini => gemini::install(cache.path(), &newest)?,
             Backend::Pi => pi::install(cache.path(), &newest)?,
+            Backend::Copilot => copilot::install(cache.path(), &newest)?,
             Backend::Acp
             | Backend::AcpSession
             | Backend::CodexSession
@@ -276,6 +283,7 @@ pub fn record(args: Args) -> Result<()> {
             Backend::Opencode => opencode::record(&options),
             Backend::Gemini => gemini::record(&options),
             Backend::Pi => pi::record(&options),
+            Backend::Copilot => copilot::record(&options),
             Backend::Acp
             | Backend::AcpSession
             | Backend::CodexSession
