@@ -1,6 +1,6 @@
 //! Every coding-agent backend of `harness` behind one dependency.
 //!
-//! Coding-agent CLIs (Claude Code, Codex, Gemini CLI, Pi) print very different streams; each backend turns its
+//! Coding-agent CLIs (Claude Code, Codex, Gemini CLI, Pi, GitHub Copilot CLI) print very different streams; each backend turns its
 //! agent's stream into the same [`Event`]s (the agent said this, read that file, ran this
 //! command) and, at the end, an [`Outcome`]. An orchestrator picks the backend by name at run
 //! time and consumes the same events from every one.
@@ -49,7 +49,7 @@
 //! # }
 //! ```
 //!
-//! Cargo features: one per backend (`claude`, `codex`, `opencode`, `gemini`, `pi`, `acp`; all on by
+//! Cargo features: one per backend (`claude`, `codex`, `opencode`, `gemini`, `pi`, `copilot`, `acp`; all on by
 //! default), `sessions` (on by default: stored Claude Code and Codex sessions, [`sessions`]) and
 //! `schema` (the JSON Schema of the output lines). Writing a backend is the business of
 //! `harness_agents_core::backend` (the `harness-agents-core` crate).
@@ -108,11 +108,11 @@ macro_rules! backends {
         )*
 
         /// A registry of every backend this build enables, in a fixed order (`claude`,
-        /// `codex`, `opencode`, `gemini`, `pi`, `acp`).
+        /// `codex`, `opencode`, `gemini`, `pi`, `copilot`, `acp`).
         ///
         /// ```
         /// let names: Vec<&str> = harness_agents::registry().names().collect();
-        /// assert_eq!(names, ["claude", "codex", "opencode", "gemini", "pi", "acp"]);
+        /// assert_eq!(names, ["claude", "codex", "opencode", "gemini", "pi", "copilot", "acp"]);
         /// ```
         pub fn registry() -> Registry {
             // Not mutated in a build without any backend feature.
@@ -133,6 +133,7 @@ backends! {
     "opencode" => harness_agents_opencode::OpencodeHarness,
     "gemini" => harness_agents_gemini::GeminiHarness,
     "pi" => harness_agents_pi::PiHarness,
+    "copilot" => harness_agents_copilot::CopilotHarness,
     "acp" => harness_agents_acp::AcpHarness,
 }
 

@@ -9,7 +9,7 @@
 //!   that same binary;
 //! - `wheels/harness_agents-VERSION-cp310-abi3-manylinux2014_x86_64.manylinux_2_17_x86_64.whl`
 //!   (maturin, one abi3 wheel for CPython 3.10 and later);
-//! - `crates/harness-agents*-VERSION.crate`, the nine library crates as `cargo package` makes
+//! - `crates/harness-agents*-VERSION.crate`, the ten library crates as `cargo package` makes
 //!   them;
 //! - `SHA256SUMS` of every file above.
 //!
@@ -35,7 +35,7 @@ const TARGET: &str = "x86_64-unknown-linux-gnu";
 const NPM_PLATFORM: &str = "linux-x64";
 
 /// The library crates, in the order `cargo package` takes them.
-const CRATES: [&str; 9] = [
+const CRATES: [&str; 10] = [
     "harness-agents-codex-shell",
     "harness-agents-core",
     "harness-agents-claude",
@@ -44,6 +44,7 @@ const CRATES: [&str; 9] = [
     "harness-agents-acp",
     "harness-agents-gemini",
     "harness-agents-pi",
+    "harness-agents-copilot",
     "harness-agents",
 ];
 

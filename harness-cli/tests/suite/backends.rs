@@ -97,7 +97,9 @@ fn backends_reports_presence_path_version_and_coverage() {
     let names: Vec<_> = rows.iter().map(|r| r["name"].as_str().unwrap()).collect();
     assert_eq!(
         names,
-        ["claude", "codex", "opencode", "gemini", "pi", "acp"]
+        [
+            "claude", "codex", "opencode", "gemini", "pi", "copilot", "acp"
+        ]
     );
 
     let claude_row = row(&rows, "claude");
@@ -162,7 +164,7 @@ fn backends_reports_presence_path_version_and_coverage() {
 fn a_missing_agent_is_a_row_not_an_error() {
     let agents = Agents::new("none");
     let rows = rows(&agents.backends(&[], &[]));
-    assert_eq!(rows.len(), 6);
+    assert_eq!(rows.len(), 7);
     for row in &rows {
         assert_eq!(row["status"], "missing", "{row}");
     }
@@ -205,7 +207,7 @@ fn the_human_table_has_a_row_per_backend_and_known_agent() {
     let output = agents.backends(&["--format", "human"], &[]);
     let text = String::from_utf8(output.stdout).unwrap();
     let lines: Vec<&str> = text.lines().collect();
-    assert_eq!(lines.len(), 1 + 6 + 5, "{text}");
+    assert_eq!(lines.len(), 1 + 7 + 5, "{text}");
     assert!(lines[0].starts_with("BACKEND"), "{text}");
     assert!(
         lines[1].starts_with("claude") && lines[1].contains("2.1.197 (older recorded)"),
@@ -231,6 +233,7 @@ fn version_names_the_recorded_agent_versions() {
         ("codex", harness_agents::CodexHarness.versions()),
         ("gemini", harness_agents::GeminiHarness.versions()),
         ("pi", harness_agents::PiHarness.versions()),
+        ("copilot", harness_agents::CopilotHarness.versions()),
     ] {
         let versions = versions.unwrap();
         let listed: Vec<_> = versions.all().collect();

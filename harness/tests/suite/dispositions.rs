@@ -52,6 +52,7 @@ fn s8_every_line_of_every_disposition_table_is_accounted_for_as_it_says() {
         "codex",
         "codex-rollout",
         "pi",
+        "copilot",
     ] {
         assert!(names.iter().any(|name| name == table), "{table}: {names:?}");
     }
