@@ -55,6 +55,12 @@
 //! names a `pi` binary, `--version` the `@mariozechner/pi-coding-agent` version (default
 //! [`pi::PI_VERSION`]), `--rg PATH` the ripgrep (and `$RECORD_FD` the fd) its `grep` and
 //! `find` run.
+//!
+//! `--backend copilot` records `copilot -p --output-format json` (see [`copilot`]) offline
+//! through the chat-completions stand-in ([`chat`]): scenarios in
+//! `fixtures/copilot/scenarios/`, recordings in `fixtures/copilot/`; `--claude PATH` then
+//! names a `copilot` binary, `--version` the `@github/copilot` version (default
+//! [`copilot::COPILOT_VERSION`]).
 
 pub mod acp;
 pub mod acp_session;
