@@ -353,7 +353,21 @@ fn without_varying(events: &str, raw: &str) -> String {
 fn event_drift((old, old_raw): (&str, &str), (new, new_raw): (&str, &str)) -> Vec<String> {
     let old = steady(&shared::without_stderr(&without_varying(old, old_raw)));
     let new = steady(&shared::without_stderr(&without_varying(new, new_raw)));
-    drift::event_drift(&old, old_raw, &new, new_raw)
+    drift::event_drift(&old, &steady_raw(old_raw), &new, &steady_raw(new_raw))
+}
+
+/// `raw` without the [`VARYING`] lines: ids are numbered in the order they appear in the raw
+/// stream, and each of those lines has an id of its own.
+fn steady_raw(raw: &str) -> String {
+    raw.lines()
+        .filter(|line| {
+            let kind = serde_json::from_str::<Value>(line)
+                .ok()
+                .and_then(|v| v.get("type").and_then(Value::as_str).map(str::to_string));
+            !kind.is_some_and(|k| VARYING.contains(&k.as_str()))
+        })
+        .map(|line| format!("{line}\n"))
+        .collect()
 }
 
 /// Event lines with the two figures that differ between runs of one scenario made equal:
@@ -625,6 +639,23 @@ mod tests {
         let (one, three) = (raw(1), raw(3));
         assert_eq!(
             event_drift((&events(3), &one), (&events(5), &three)),
+            Vec::<String>::new()
+        );
+        // Each varying line has an id of its own, which must not shift the numbering of the
+        // ids after it.
+        let with_ids = |shells: usize| {
+            let mut raw = String::new();
+            for n in 0..shells {
+                raw.push_str(&format!(
+                    "{{\"type\":\"session.background_tasks_changed\",\"data\":{{}},\"id\":\"b-{n}\"}}\n"
+                ));
+            }
+            raw.push_str("{\"type\":\"result\",\"sessionId\":\"s-1\"}\n");
+            raw
+        };
+        let outcome = "{\"kind\":\"outcome\",\"session_id\":\"s-1\"}\n";
+        assert_eq!(
+            event_drift((outcome, &with_ids(1)), (outcome, &with_ids(3))),
             Vec::<String>::new()
         );
         assert_eq!(
