@@ -65,8 +65,6 @@
 pub mod acp;
 pub mod acp_session;
 pub mod anthropic;
-// Until a recorder plays it, only its tests do.
-#[allow(dead_code)]
 pub mod chat;
 pub mod claude;
 pub mod claude_session;
