@@ -244,7 +244,7 @@ def test_classify_a_script_and_an_argv() -> None:
 
 
 def test_the_backends_of_this_build() -> None:
-    assert hn.backends() == ["claude", "codex", "opencode", "gemini", "pi", "qwen", "acp"]
+    assert hn.backends() == ["claude", "codex", "opencode", "gemini", "pi", "qwen", "copilot", "acp"]
 
 
 def test_the_generated_module_matches_the_schema() -> None:

@@ -1,6 +1,6 @@
 //! Every coding-agent backend of `harness` behind one dependency.
 //!
-//! Coding-agent CLIs (Claude Code, Codex, Gemini CLI, Pi) print very different streams; each backend turns its
+//! Coding-agent CLIs (Claude Code, Codex, Gemini CLI, Pi, GitHub Copilot CLI) print very different streams; each backend turns its
 //! agent's stream into the same [`Event`]s (the agent said this, read that file, ran this
 //! command) and, at the end, an [`Outcome`]. An orchestrator picks the backend by name at run
 //! time and consumes the same events from every one.
@@ -49,9 +49,9 @@
 //! # }
 //! ```
 //!
-//! Cargo features: one per backend (`claude`, `codex`, `opencode`, `gemini`, `pi`, `qwen`, `acp`; all on by
-//! default), `sessions` (on by default: the sessions Claude Code, Codex, opencode, Gemini CLI
-//! and Pi stored, [`sessions`]) and
+//! Cargo features: one per backend (`claude`, `codex`, `opencode`, `gemini`, `pi`, `qwen`,
+//! `copilot`, `acp`; all on by default), `sessions` (on by default: the sessions Claude Code,
+//! Codex, opencode, Gemini CLI and Pi stored, [`sessions`]) and
 //! `schema` (the JSON Schema of the output lines). Writing a backend is the business of
 //! `harness_agents_core::backend` (the `harness-agents-core` crate).
 #![cfg_attr(docsrs, feature(doc_cfg))]
@@ -109,11 +109,11 @@ macro_rules! backends {
         )*
 
         /// A registry of every backend this build enables, in a fixed order (`claude`,
-        /// `codex`, `opencode`, `gemini`, `pi`, `qwen`, `acp`).
+        /// `codex`, `opencode`, `gemini`, `pi`, `qwen`, `copilot`, `acp`).
         ///
         /// ```
         /// let names: Vec<&str> = harness_agents::registry().names().collect();
-        /// assert_eq!(names, ["claude", "codex", "opencode", "gemini", "pi", "qwen", "acp"]);
+        /// assert_eq!(names, ["claude", "codex", "opencode", "gemini", "pi", "qwen", "copilot", "acp"]);
         /// ```
         pub fn registry() -> Registry {
             // Not mutated in a build without any backend feature.
@@ -135,6 +135,7 @@ backends! {
     "gemini" => harness_agents_gemini::GeminiHarness,
     "pi" => harness_agents_pi::PiHarness,
     "qwen" => harness_agents_qwen::QwenHarness,
+    "copilot" => harness_agents_copilot::CopilotHarness,
     "acp" => harness_agents_acp::AcpHarness,
 }
 

@@ -1,6 +1,6 @@
 //! Every backend's live command line, side by side: what `harness run` starts for a request
 //! (Claude Code: `docs/cli.md`, "Running a live agent"; Codex: the `CodexHarness` docs;
-//! opencode: P14; Gemini CLI: G12; Pi: PI15). The prompt is never among the arguments, and
+//! opencode: P14; Gemini CLI: G12; Pi: PI15; Copilot: CP14). The prompt is never among the arguments, and
 //! every value that may start with `-` goes as one `--name=value` word, or, for Pi, whose
 //! parser takes no such word, as the word after its flag, which Pi never reads as an option.
 
@@ -218,12 +218,14 @@ fn permission_modes_map_to_each_backends_setting() {
 }
 
 #[test]
-fn only_opencode_takes_its_prompt_as_an_argument() {
+fn only_opencode_and_copilot_take_their_prompt_as_an_argument() {
     let registry = harness_agents::registry();
     for name in registry.names() {
         let prompt = registry.get(name).unwrap().launch().map(|l| l.prompt);
         let expected = match name {
             "opencode" => Some(PromptInput::AfterDoubleDash),
+            // One `--prompt=PROMPT` word: Copilot reads no prompt from standard input (CP14).
+            "copilot" => Some(PromptInput::Flag("--prompt")),
             // `acp` has no fixed command line: it runs the caller's agent command and sends
             // the prompt in a `session/prompt` request (A12).
             "acp" => None,
@@ -267,5 +269,40 @@ fn pi_takes_its_values_as_the_next_word_and_its_tools_from_the_permission_mode()
         ("-x", "-x"),
     ] {
         assert_eq!(pi.permission_args(mode), ["--tools", tools], "{mode}");
+    }
+}
+
+/// CP14: Copilot's values are `--name=value` words, the prompt the last one, and the
+/// permission mode its tool rules.
+#[cfg(feature = "copilot")]
+#[test]
+fn copilot_takes_one_word_values_and_its_tool_rules_from_the_permission_mode() {
+    let mut request = RunRequest::new("--allow-all-tools");
+    request.model = Some("-m".into());
+    request.resume = Some("-s".into());
+    request.permission_mode = Some("acceptEdits".into());
+    request.extra_args = vec!["--silent".into()];
+    assert_eq!(
+        args("copilot", &request),
+        [
+            "--output-format",
+            "json",
+            "--no-auto-update",
+            "--model=-m",
+            "--resume=-s",
+            "--allow-tool=write",
+            "--silent"
+        ]
+    );
+    let registry = harness_agents::registry();
+    let copilot = registry.get("copilot").unwrap();
+    for (mode, flags) in [
+        ("default", &[][..]),
+        ("plan", &["--deny-tool=write", "--deny-tool=shell"][..]),
+        ("acceptEdits", &["--allow-tool=write"][..]),
+        ("bypassPermissions", &["--allow-all-tools"][..]),
+        ("shell(git:*)", &["--allow-tool=shell(git:*)"][..]),
+    ] {
+        assert_eq!(copilot.permission_args(mode), flags, "{mode}");
     }
 }

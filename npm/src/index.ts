@@ -21,7 +21,7 @@ export { harnessBinary, platformPackage, PLATFORMS, type Platform } from "./bina
 export type Line = HarnessOutputLine;
 
 /** The backends this version knows; `harness backends` lists them. */
-export type Backend = "claude" | "codex" | "opencode" | "gemini" | "pi" | "qwen" | "acp";
+export type Backend = "claude" | "codex" | "opencode" | "gemini" | "pi" | "qwen" | "copilot" | "acp";
 
 /** What {@link run} starts. Only `prompt` is required. */
 export interface RunOptions extends AgentOptions {

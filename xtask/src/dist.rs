@@ -45,6 +45,7 @@ const CRATES: [&str; 10] = [
     "harness-agents-gemini",
     "harness-agents-pi",
     "harness-agents-qwen",
+    "harness-agents-copilot",
     "harness-agents",
 ];
 

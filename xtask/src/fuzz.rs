@@ -1,8 +1,9 @@
 //! `cargo xtask fuzz TARGET [--time SECS] [-- LIBFUZZER_ARGS...]`: runs a cargo-fuzz (libFuzzer) target from `fuzz/`,
 //! seeded from `fixtures/`, and prints its figures (executions, coverage, crashes).
 //!
-//! Targets: `claude_normalizer` and `codex_normalizer` (bytes → lines → the normalizer, then
-//! `finish`; seeded from `fixtures/claude*` and `fixtures/codex*`) and `classifier` (bytes → a
+//! Targets: `claude_normalizer`, `codex_normalizer` and `copilot_normalizer` (bytes → lines →
+//! the normalizer, then `finish`; seeded from `fixtures/claude*`, `fixtures/codex*` and
+//! `fixtures/copilot`) and `classifier` (bytes → a
 //! script and an argv → the shell classifier; seeded from `fixtures/shell/cases.jsonl`).
 //! cargo-fuzz needs nightly flags: on a stable toolchain this sets `RUSTC_BOOTSTRAP=1`.
 //!
@@ -23,7 +24,12 @@ use serde_json::Value;
 use crate::root;
 
 /// The fuzz targets.
-const TARGETS: [&str; 3] = ["claude_normalizer", "codex_normalizer", "classifier"];
+const TARGETS: [&str; 4] = [
+    "claude_normalizer",
+    "codex_normalizer",
+    "copilot_normalizer",
+    "classifier",
+];
 
 /// What to run when `cargo fuzz` is missing.
 const INSTALL: &str = "cargo install cargo-fuzz";
@@ -41,10 +47,11 @@ fn seeds(target: &str) -> Result<PathBuf> {
     let normalizer_folders: &[&str] = match target {
         "claude_normalizer" => &["claude", "claude-edges"],
         "codex_normalizer" => &["codex", "codex-edges"],
+        "copilot_normalizer" => &["copilot"],
         _ => &[],
     };
     match target {
-        "claude_normalizer" | "codex_normalizer" => {
+        "claude_normalizer" | "codex_normalizer" | "copilot_normalizer" => {
             for folder in normalizer_folders {
                 for path in crate::recorded_streams(&root().join("fixtures").join(folder))? {
                     let bytes = std::fs::read(&path)?;

@@ -97,7 +97,9 @@ fn backends_reports_presence_path_version_and_coverage() {
     let names: Vec<_> = rows.iter().map(|r| r["name"].as_str().unwrap()).collect();
     assert_eq!(
         names,
-        ["claude", "codex", "opencode", "gemini", "pi", "qwen", "acp"]
+        [
+            "claude", "codex", "opencode", "gemini", "pi", "qwen", "copilot", "acp"
+        ]
     );
 
     let claude_row = row(&rows, "claude");
@@ -232,6 +234,7 @@ fn version_names_the_recorded_agent_versions() {
         ("gemini", harness_agents::GeminiHarness.versions()),
         ("pi", harness_agents::PiHarness.versions()),
         ("qwen", harness_agents::QwenHarness.versions()),
+        ("copilot", harness_agents::CopilotHarness.versions()),
     ] {
         let versions = versions.unwrap();
         let listed: Vec<_> = versions.all().collect();

@@ -66,7 +66,7 @@ _PathLike = Union[str, "os.PathLike[str]"]
 
 
 def backends() -> list[str]:
-    """The names of the backends this build has (`["claude", "codex", "opencode", "gemini", "pi", "qwen", "acp"]`)."""
+    """The names of the backends this build has (`["claude", "codex", "opencode", "gemini", "pi", "qwen", "copilot", "acp"]`)."""
     return _native.backends()
 
 

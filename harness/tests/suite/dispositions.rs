@@ -53,6 +53,7 @@ fn s8_every_line_of_every_disposition_table_is_accounted_for_as_it_says() {
         "codex-rollout",
         "pi",
         "qwen",
+        "copilot",
     ] {
         assert!(names.iter().any(|name| name == table), "{table}: {names:?}");
     }

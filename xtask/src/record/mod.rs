@@ -61,6 +61,12 @@
 //! chat-completions stand-in [`chat`]: scenarios in `fixtures/qwen/scenarios/`, recordings in
 //! `fixtures/qwen/`; `--claude PATH` then names a `qwen` binary, `--version` the
 //! `@qwen-code/qwen-code` version (default [`qwen::QWEN_VERSION`]).
+//!
+//! `--backend copilot` records `copilot -p --output-format json` (see [`copilot`]) offline
+//! through the chat-completions stand-in ([`chat`]): scenarios in
+//! `fixtures/copilot/scenarios/`, recordings in `fixtures/copilot/`; `--claude PATH` then
+//! names a `copilot` binary, `--version` the `@github/copilot` version (default
+//! [`copilot::COPILOT_VERSION`]).
 
 pub mod acp;
 pub mod acp_session;
@@ -70,6 +76,7 @@ pub mod claude;
 pub mod claude_session;
 pub mod codex;
 pub mod codex_session;
+pub mod copilot;
 pub mod drift;
 pub mod gemini;
 pub mod gemini_api;
@@ -119,6 +126,8 @@ pub enum Backend {
     /// Pi sessions through `pi --mode rpc` (`fixtures/pi-session/`), driven through
     /// `Backend::session` by a scripted caller.
     PiSession,
+    /// GitHub Copilot CLI (`fixtures/copilot/`).
+    Copilot,
 }
 
 /// The arguments of `cargo xtask record`.
@@ -234,6 +243,7 @@ pub fn record(args: Args) -> Result<()> {
             Backend::Pi => pi::record(&options),
             Backend::Qwen => qwen::record(&options),
             Backend::PiSession => pi_session::record(&options),
+            Backend::Copilot => copilot::record(&options),
         };
     }
     if matches!(backend, Some(Backend::Acp | Backend::AcpSession)) {
@@ -254,6 +264,7 @@ pub fn record(args: Args) -> Result<()> {
             Backend::Gemini,
             Backend::Pi,
             Backend::Qwen,
+            Backend::Copilot,
         ],
     };
     let cache = tempfile::Builder::new()
@@ -269,6 +280,7 @@ pub fn record(args: Args) -> Result<()> {
             Backend::Gemini => (gemini::PACKAGE, gemini::GEMINI_VERSION),
             Backend::Pi => (pi::PACKAGE, pi::PI_VERSION),
             Backend::Qwen => (qwen::PACKAGE, qwen::QWEN_VERSION),
+            Backend::Copilot => (copilot::PACKAGE, copilot::COPILOT_VERSION),
             Backend::Acp
             | Backend::AcpSession
             | Backend::CodexSession
@@ -285,6 +297,7 @@ pub fn record(args: Args) -> Result<()> {
             Backend::Gemini => gemini::install(cache.path(), &newest)?,
             Backend::Pi => pi::install(cache.path(), &newest)?,
             Backend::Qwen => qwen::install(cache.path(), &newest)?,
+            Backend::Copilot => copilot::install(cache.path(), &newest)?,
             Backend::Acp
             | Backend::AcpSession
             | Backend::CodexSession
@@ -300,6 +313,7 @@ pub fn record(args: Args) -> Result<()> {
             Backend::Gemini => gemini::record(&options),
             Backend::Pi => pi::record(&options),
             Backend::Qwen => qwen::record(&options),
+            Backend::Copilot => copilot::record(&options),
             Backend::Acp
             | Backend::AcpSession
             | Backend::CodexSession
