@@ -35,7 +35,7 @@ const TARGET: &str = "x86_64-unknown-linux-gnu";
 const NPM_PLATFORM: &str = "linux-x64";
 
 /// The library crates, in the order `cargo package` takes them.
-const CRATES: [&str; 10] = [
+const CRATES: [&str; 11] = [
     "harness-agents-codex-shell",
     "harness-agents-core",
     "harness-agents-claude",
