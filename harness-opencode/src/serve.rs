@@ -492,7 +492,8 @@ enum First<'a> {
 struct Feed {
     session: String,
     inbox: mpsc::Sender<Inbound>,
-    /// Parts forwarded whole (PS15), by id: the catch-up sends none of them again.
+    /// Parts of the current turn forwarded whole (PS15), by id: the catch-up sends none of
+    /// them again.
     seen: HashSet<String>,
     /// Parts the catch-up forwarded: the new stream sends none of them again.
     caught: HashSet<String>,
@@ -569,6 +570,19 @@ impl Feed {
                     == Some("busy")
                 {
                     self.idle_sent = false;
+                }
+                true
+            }
+            Some("message.updated") => {
+                // A user message opens a turn: the catch-up reads only the parts after the
+                // last one, so the ids kept so far are no longer needed.
+                if event
+                    .pointer("/properties/info/role")
+                    .and_then(Value::as_str)
+                    == Some("user")
+                {
+                    self.seen.clear();
+                    self.caught.clear();
                 }
                 true
             }
