@@ -27,7 +27,7 @@ pub const LAUNCH: Launch = Launch::new(
 .resume_flag("--session");
 
 /// How a Pi session is started (PR1): `pi --mode rpc`, the same options as a run (the
-/// request's arguments are built by [`args`] with this launch's leading words), the prompts
+/// request's arguments are built as a run's are, with this launch's leading words), the prompts
 /// and commands on standard input.
 pub const SESSION_LAUNCH: Launch = Launch::new(
     "pi",

@@ -169,7 +169,8 @@ impl Backend for PiHarness {
         true
     }
 
-    /// PR1: `pi --mode rpc` with the run's options; [`session::PiSession`] is the transport.
+    /// PR1: `pi --mode rpc` with the run's options; `session.rs`'s `PiSession` is the
+    /// transport.
     async fn session(&self, request: RunRequest) -> Result<Session, RunError> {
         let limits = SessionSpec::new(request.timeout, request.idle_timeout);
         let args = session_args(&request);
