@@ -164,7 +164,7 @@ fn backends_reports_presence_path_version_and_coverage() {
 fn a_missing_agent_is_a_row_not_an_error() {
     let agents = Agents::new("none");
     let rows = rows(&agents.backends(&[], &[]));
-    assert_eq!(rows.len(), 7);
+    assert_eq!(rows.len(), 8);
     for row in &rows {
         assert_eq!(row["status"], "missing", "{row}");
     }
@@ -207,7 +207,7 @@ fn the_human_table_has_a_row_per_backend_and_known_agent() {
     let output = agents.backends(&["--format", "human"], &[]);
     let text = String::from_utf8(output.stdout).unwrap();
     let lines: Vec<&str> = text.lines().collect();
-    assert_eq!(lines.len(), 1 + 7 + 5, "{text}");
+    assert_eq!(lines.len(), 1 + 8 + 5, "{text}");
     assert!(lines[0].starts_with("BACKEND"), "{text}");
     assert!(
         lines[1].starts_with("claude") && lines[1].contains("2.1.197 (older recorded)"),
