@@ -200,7 +200,7 @@ fn every_message_harness_acp_writes_parses_with_the_official_types() {
 fn every_recorded_session_message_parses_with_the_official_types() {
     let dir = fixtures().join("../acp-session");
     let paths = transcripts(&dir).unwrap();
-    assert_eq!(paths.len(), 13, "{paths:#?}");
+    assert_eq!(paths.len(), 15, "{paths:#?}");
     let mut reopened = 0;
     for path in &paths {
         let checked = check(path);
