@@ -201,7 +201,7 @@ test("a pi session runs its prompts through pi --mode rpc", { timeout: 60_000 },
   const lines = await collect(chat);
   assert.deepEqual(lines[0], { kind: "agent", text: "plain 1", line: 5 });
   assert.equal(lines.length, 2);
-  assert.equal(lines[1].kind, "outcome");
+  assert.equal(lines[1]?.kind, "outcome");
   assert.equal(chat.exitCode, 0);
   assert.ok(await gone([readFileSync(join(dir, "pid"), "utf8").trim()]));
 });
