@@ -1,6 +1,7 @@
 //! The tool map (CP8, CP9): what one finished Copilot tool use becomes. Pure functions of the
 //! tool name, its `arguments` and its status.
 
+use harness_agents_core::backend::args::{field, required};
 use harness_agents_core::backend::paths::resolve;
 use harness_agents_core::backend::reclassify::{ShellInput, shell_events};
 use harness_agents_core::{EventBody, LineRange, ToolRef, ToolStatus};
@@ -26,19 +27,6 @@ pub(crate) struct Done {
     pub(crate) directory: bool,
     /// `shellExecution.exitCode`.
     pub(crate) exit_code: Option<Number>,
-}
-
-/// A field of the arguments; `null` counts as absent.
-fn field<'v>(args: &'v Map<String, Value>, key: &str) -> Option<&'v Value> {
-    args.get(key).filter(|v| !v.is_null())
-}
-
-/// A required non-empty string.
-fn required<'v>(args: &'v Map<String, Value>, key: &str) -> Result<&'v str, ()> {
-    field(args, key)
-        .and_then(Value::as_str)
-        .filter(|s| !s.is_empty())
-        .ok_or(())
 }
 
 /// CP8 `view`: `view_range` is `[start, end]`, 1-based and inclusive, `end` -1 meaning the

@@ -1,6 +1,7 @@
 //! The tool map (PI8, PI9): what one finished Pi tool use becomes. Pure functions of the tool
 //! name, its `args` and its status.
 
+use harness_agents_core::backend::args::{count, optional, required};
 use harness_agents_core::backend::paths::resolve;
 use harness_agents_core::backend::reclassify::{ShellInput, shell_events};
 use harness_agents_core::{EventBody, LineRange, ToolRef, ToolStatus};
@@ -16,39 +17,6 @@ pub(crate) enum Mapping {
     /// `args` not an object, or a field the mapping reads missing or of the wrong type:
     /// `unknown` with reason `malformed_tool_use` (PI8).
     Malformed,
-}
-
-/// A field of the arguments; `null` counts as absent.
-fn field<'v>(args: &'v Map<String, Value>, key: &str) -> Option<&'v Value> {
-    args.get(key).filter(|v| !v.is_null())
-}
-
-/// A required non-empty string.
-fn required<'v>(args: &'v Map<String, Value>, key: &str) -> Result<&'v str, ()> {
-    field(args, key)
-        .and_then(Value::as_str)
-        .filter(|s| !s.is_empty())
-        .ok_or(())
-}
-
-/// An optional string: `Ok(None)` when absent or empty, `Err` when of another type.
-fn optional<'v>(args: &'v Map<String, Value>, key: &str) -> Result<Option<&'v str>, ()> {
-    match field(args, key) {
-        None => Ok(None),
-        Some(Value::String(s)) => Ok((!s.is_empty()).then_some(s.as_str())),
-        Some(_) => Err(()),
-    }
-}
-
-/// An optional line count or number: an integer from 0 to 2^32-1.
-fn count(args: &Map<String, Value>, key: &str) -> Result<Option<u64>, ()> {
-    match field(args, key) {
-        None => Ok(None),
-        Some(v) => match v.as_u64() {
-            Some(n) if n <= u64::from(u32::MAX) => Ok(Some(n)),
-            _ => Err(()),
-        },
-    }
 }
 
 /// PI8 `read`: `offset` is the first line, 1-based (absent or 0: line 1); `limit` the number

@@ -8,6 +8,7 @@
 //! [`reclassify`] (shell commands through the shared classifier, C15, X4), [`text`].
 //! The live side is declarative: see `Launch` (with the `process` feature).
 
+pub mod args;
 mod driver;
 pub mod json;
 mod ledger;
