@@ -118,7 +118,7 @@ impl History for TranscriptHistory {
         index: usize,
         sink: &mut dyn FnMut(Event),
     ) -> io::Result<(Outcome, Accounting)> {
-        let (path, thread) = files.file(index).ok_or_else(no_file)?;
+        let (path, thread) = files.file(index).ok_or_else(stored::no_such_file)?;
         let config = NormalizerConfig::default();
         let decoder = TranscriptDecoder::for_subagent(&config, thread.map(str::to_string));
         let mut normalizer: TranscriptNormalizer = Driver::with_decoder(decoder, config);
@@ -133,17 +133,13 @@ impl History for TranscriptHistory {
         index: usize,
         buf: &mut Vec<u8>,
     ) -> io::Result<(Option<String>, Accounting)> {
-        let (path, thread) = files.file(index).ok_or_else(no_file)?;
+        let (path, thread) = files.file(index).ok_or_else(stored::no_such_file)?;
         let tally = match index {
             0 => TranscriptTally::new(),
             _ => TranscriptTally::for_subagent(thread),
         };
         stored::tally_file(path, tally, buf)
     }
-}
-
-fn no_file() -> io::Error {
-    io::Error::new(io::ErrorKind::NotFound, "no such file in the session")
 }
 
 /// The sub-agent transcripts in `dir`, each with the `toolUseId` of its `.meta.json` (T8).

@@ -79,7 +79,7 @@ impl History for RolloutHistory {
         index: usize,
         sink: &mut dyn FnMut(Event),
     ) -> io::Result<(Outcome, Accounting)> {
-        let (path, _) = files.file(index).ok_or_else(no_file)?;
+        let (path, _) = files.file(index).ok_or_else(stored::no_such_file)?;
         let mut normalizer = RolloutNormalizer::new(NormalizerConfig::default());
         stored::feed(path, &mut normalizer, sink)?;
         let outcome = normalizer.finish_each(sink);
@@ -92,11 +92,7 @@ impl History for RolloutHistory {
         index: usize,
         buf: &mut Vec<u8>,
     ) -> io::Result<(Option<String>, Accounting)> {
-        let (path, _) = files.file(index).ok_or_else(no_file)?;
+        let (path, _) = files.file(index).ok_or_else(stored::no_such_file)?;
         stored::tally_file(path, RolloutTally::new(), buf)
     }
-}
-
-fn no_file() -> io::Error {
-    io::Error::new(io::ErrorKind::NotFound, "no such file in the session")
 }

@@ -295,6 +295,12 @@ pub trait History: Send + Sync {
     }
 }
 
+/// The error of [`History::decode`] and [`History::tally`] for a file index the session does
+/// not have.
+pub fn no_such_file() -> io::Error {
+    io::Error::new(io::ErrorKind::NotFound, "no such file in the session")
+}
+
 /// The files of one stored session.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SessionFiles {

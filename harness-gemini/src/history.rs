@@ -7,7 +7,7 @@ use std::fs::File;
 use std::io::{self, BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
-use harness_agents_core::stored::{Accounting, History, SessionFiles, Tokens};
+use harness_agents_core::stored::{self, Accounting, History, SessionFiles, Tokens};
 use harness_agents_core::{Event, Normalizer, NormalizerConfig, Outcome};
 use serde_json::{Map, Value, json};
 
@@ -102,7 +102,7 @@ impl History for ChatHistory {
         sink: &mut dyn FnMut(Event),
     ) -> io::Result<(Outcome, Accounting)> {
         if index > 0 {
-            return Err(no_file());
+            return Err(stored::no_such_file());
         }
         // GS1: relative paths are the project's (G8), which the chat's folder names.
         let mut config = NormalizerConfig::default();
@@ -126,14 +126,10 @@ impl History for ChatHistory {
         _buf: &mut Vec<u8>,
     ) -> io::Result<(Option<String>, Accounting)> {
         if index > 0 {
-            return Err(no_file());
+            return Err(stored::no_such_file());
         }
         read_chat(&files.main, &mut |_| {})
     }
-}
-
-fn no_file() -> io::Error {
-    io::Error::new(io::ErrorKind::NotFound, "no such file in the session")
 }
 
 /// The `sessionId` of a chat's first line, when it has one.

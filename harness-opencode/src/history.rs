@@ -116,7 +116,7 @@ impl History for OpencodeHistory {
         sink: &mut dyn FnMut(Event),
     ) -> io::Result<(Outcome, Accounting)> {
         if index > 0 {
-            return Err(no_file());
+            return Err(stored::no_such_file());
         }
         let stored = read_session(&files.main, &files.id)?;
         // OS1: relative paths are the session's directory's (P6).
@@ -141,7 +141,7 @@ impl History for OpencodeHistory {
         _buf: &mut Vec<u8>,
     ) -> io::Result<(Option<String>, Accounting)> {
         if index > 0 {
-            return Err(no_file());
+            return Err(stored::no_such_file());
         }
         let stored = read_session(&files.main, &files.id)?;
         Ok((stored.session_id, stored.accounting))
@@ -166,10 +166,6 @@ impl History for OpencodeHistory {
 fn is_database_name(path: &Path) -> bool {
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
     name.is_some_and(|n| n.starts_with("opencode") && n.ends_with(".db"))
-}
-
-fn no_file() -> io::Error {
-    io::Error::new(io::ErrorKind::NotFound, "no such file in the session")
 }
 
 fn sql(e: rusqlite::Error) -> io::Error {

@@ -6,7 +6,7 @@ use std::fs::File;
 use std::io::{self, BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
-use harness_agents_core::stored::{Accounting, History, SessionFiles, Tokens};
+use harness_agents_core::stored::{self, Accounting, History, SessionFiles, Tokens};
 use harness_agents_core::{Event, Normalizer, NormalizerConfig, Outcome};
 use serde_json::{Map, Value, json};
 
@@ -98,7 +98,7 @@ impl History for PiHistory {
         sink: &mut dyn FnMut(Event),
     ) -> io::Result<(Outcome, Accounting)> {
         if index > 0 {
-            return Err(no_file());
+            return Err(stored::no_such_file());
         }
         let mut normalizer = PiNormalizer::new(NormalizerConfig::default());
         let mut events = Vec::new();
@@ -119,14 +119,10 @@ impl History for PiHistory {
         _buf: &mut Vec<u8>,
     ) -> io::Result<(Option<String>, Accounting)> {
         if index > 0 {
-            return Err(no_file());
+            return Err(stored::no_such_file());
         }
         read_session(&files.main, &mut |_| {})
     }
-}
-
-fn no_file() -> io::Error {
-    io::Error::new(io::ErrorKind::NotFound, "no such file in the session")
 }
 
 /// The `id` of a session file's header line, when it has one.
