@@ -329,6 +329,27 @@ impl SessionFiles {
     }
 }
 
+/// Reads `path` a line at a time into `line`, each without the `\n` and `\r` that end it;
+/// lines of nothing but ASCII whitespace are skipped. Memory holds one line, never the file:
+/// the reading a history does when it turns its agent's records into live lines.
+pub fn each_line(path: &Path, line: &mut dyn FnMut(&[u8])) -> io::Result<()> {
+    let mut reader = BufReader::with_capacity(1 << 16, File::open(path)?);
+    let mut bytes = Vec::new();
+    loop {
+        bytes.clear();
+        if reader.read_until(b'\n', &mut bytes)? == 0 {
+            return Ok(());
+        }
+        let mut text = bytes.as_slice();
+        while let [rest @ .., b'\n' | b'\r'] = text {
+            text = rest;
+        }
+        if !text.iter().all(u8::is_ascii_whitespace) {
+            line(text);
+        }
+    }
+}
+
 /// Reads `path` line by line into `normalizer`; events are handed to `sink` as they come.
 /// Memory holds one line and what the decoder keeps pending, never the file.
 pub fn feed(

@@ -160,23 +160,8 @@ struct Chat {
 
 /// GS2-GS7: reads a chat line by line; each line the live decoder is to read goes to `out`.
 fn read_chat(path: &Path, out: &mut dyn FnMut(&[u8])) -> io::Result<(Option<String>, Accounting)> {
-    let mut reader = BufReader::with_capacity(1 << 16, File::open(path)?);
     let mut chat = Chat::default();
-    let mut bytes = Vec::new();
-    loop {
-        bytes.clear();
-        if reader.read_until(b'\n', &mut bytes)? == 0 {
-            break;
-        }
-        let mut line = bytes.as_slice();
-        while let [rest @ .., b'\n' | b'\r'] = line {
-            line = rest;
-        }
-        if line.iter().all(u8::is_ascii_whitespace) {
-            continue;
-        }
-        chat.line(line, out);
-    }
+    stored::each_line(path, &mut |line| chat.line(line, out))?;
     chat.flush(out);
     // GS6: a chat that ends after a model message ends its turn.
     if chat.answered {

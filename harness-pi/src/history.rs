@@ -157,21 +157,15 @@ fn read_session(
     path: &Path,
     out: &mut dyn FnMut(&str),
 ) -> io::Result<(Option<String>, Accounting)> {
-    let mut reader = BufReader::with_capacity(1 << 16, File::open(path)?);
     let mut stored = Stored::default();
-    let mut bytes = Vec::new();
-    loop {
-        bytes.clear();
-        if reader.read_until(b'\n', &mut bytes)? == 0 {
-            break;
+    // The lossy text: a line that is not UTF-8 still reaches the decoder, marked where it
+    // breaks; one of other whitespace only is blank too.
+    stored::each_line(path, &mut |bytes| {
+        let text = String::from_utf8_lossy(bytes);
+        if !text.trim().is_empty() {
+            stored.line(&text, out);
         }
-        let text = String::from_utf8_lossy(&bytes);
-        let line = text.trim_end_matches(['\n', '\r']);
-        if line.trim().is_empty() {
-            continue;
-        }
-        stored.line(line, out);
-    }
+    })?;
     stored.end_run(out);
     stored.accounting.reported_cost = stored.cost;
     Ok((stored.session_id, stored.accounting))
