@@ -20,6 +20,16 @@ pub const LAUNCH: Launch = Launch::new("qwen", "QWEN_BIN", "npm install -g @qwen
     .model_flag("--model")
     .resume_flag("--resume");
 
+/// How Qwen Code is started for a session (QW13): its ACP mode, `--acp [--model=MODEL]
+/// [--approval-mode=MODE] [extra args]`, the same binary as [`LAUNCH`]. Prompts, answers,
+/// interrupts and resume go through ACP (`harness_agents_acp::open_session`): Qwen's
+/// `--resume` flag belongs to its headless mode, and a stored session is continued with
+/// `session/resume`, which Qwen advertises.
+pub const SESSION_LAUNCH: Launch =
+    Launch::new("qwen", "QWEN_BIN", "npm install -g @qwen-code/qwen-code")
+        .leading(&["--acp"])
+        .model_flag("--model");
+
 /// Qwen's `--approval-mode` for a permission mode (QW12): Claude Code's names translated
 /// (`acceptEdits` is `auto-edit`, `bypassPermissions` is `yolo`; `default` and `plan` are
 /// Qwen's own names too); any other value is passed as one of Qwen's (`auto`, `yolo`, ...).
@@ -65,5 +75,22 @@ mod tests {
         assert_eq!(approval_mode("plan"), "plan");
         assert_eq!(approval_mode("default"), "default");
         assert_eq!(permission_args("auto"), ["--approval-mode=auto"]);
+    }
+
+    #[test]
+    fn qw13_a_session_is_qwen_acp_and_never_its_resume_flag() {
+        let mut request = RunRequest::new("--yolo");
+        request.model = Some("qwen3-coder-plus".into());
+        request.resume = Some("0b0e6c52-1111-4222-8333-444455556666".into());
+        request.extra_args = vec!["--debug".into()];
+        assert_eq!(
+            SESSION_LAUNCH.args(&request, Path::new("/p"), permission_args("plan")),
+            [
+                "--acp",
+                "--model=qwen3-coder-plus",
+                "--approval-mode=plan",
+                "--debug"
+            ]
+        );
     }
 }

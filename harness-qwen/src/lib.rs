@@ -46,7 +46,9 @@
 //! assert_eq!(outcome.final_output.as_deref(), Some("Lines 2 and 3."));
 //! ```
 //!
-//! [`QwenHarness`] also runs Qwen Code live, through the [`Backend`] trait.
+//! [`QwenHarness`] also runs Qwen Code live, through the [`Backend`] trait, and holds
+//! sessions (SPEC section 8) through Qwen's ACP mode, `qwen --acp` (QW13-QW16): follow-up
+//! prompts, permission requests the caller answers, interrupts, resume.
 //!
 //! [`Backend`]: harness_agents_core::Backend
 
@@ -54,13 +56,17 @@ mod decoder;
 mod launch;
 mod tools;
 
+use harness_agents_acp::{AgentCommand, open_session};
+use harness_agents_core::backend::async_trait;
+use harness_agents_core::session::Session;
 use harness_agents_core::{
-    Backend, Capabilities, Launch, Normalizer, NormalizerConfig, OrchestrationSource, Versions,
+    Backend, Capabilities, Launch, Normalizer, NormalizerConfig, OrchestrationSource, RunError,
+    RunRequest, Versions,
 };
 use serde_json::Value;
 
 pub use decoder::{QwenDecoder, QwenNormalizer};
-pub use launch::{LAUNCH, VERSIONS, approval_mode};
+pub use launch::{LAUNCH, SESSION_LAUNCH, VERSIONS, approval_mode};
 
 /// The Qwen Code backend, registered as `"qwen"`.
 ///
@@ -78,16 +84,21 @@ pub use launch::{LAUNCH, VERSIONS, approval_mode};
 /// | `bypassPermissions` | `--approval-mode=yolo` |
 /// | anything else, e.g. `auto` | `--approval-mode=VALUE` |
 ///
+/// [`Backend::session`] runs `qwen --acp` instead ([`SESSION_LAUNCH`], QW13), with the same
+/// approval mode.
+///
 /// ```
 /// use harness_agents_core::Backend;
 ///
 /// let qwen = harness_agents_qwen::QwenHarness;
 /// assert_eq!(qwen.name(), "qwen");
 /// assert!(qwen.capabilities().exit_codes);
+/// assert!(qwen.has_sessions());
 /// ```
 #[derive(Debug, Clone, Copy, Default)]
 pub struct QwenHarness;
 
+#[async_trait]
 impl Backend for QwenHarness {
     fn name(&self) -> &'static str {
         "qwen"
@@ -116,6 +127,24 @@ impl Backend for QwenHarness {
 
     fn permission_args(&self, mode: &str) -> Vec<String> {
         launch::permission_args(mode)
+    }
+
+    /// It has sessions ([`Backend::session`] below).
+    fn has_sessions(&self) -> bool {
+        true
+    }
+
+    /// Qwen Code's session runs through its ACP mode ([`SESSION_LAUNCH`], QW13): the ACP
+    /// session of `harness-agents-acp` (A16-A22 of `docs/acp.md`), its events those of the A
+    /// rules (tool names are ACP's kinds); `resume` continues a stored session through
+    /// `session/resume` (QW15).
+    async fn session(&self, request: RunRequest) -> Result<Session, RunError> {
+        let permission = match &request.permission_mode {
+            Some(mode) => launch::permission_args(mode),
+            None => Vec::new(),
+        };
+        let command = AgentCommand::Launch(&SESSION_LAUNCH, permission);
+        open_session(self.name(), command, request).await
     }
 }
 

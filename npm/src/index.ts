@@ -202,8 +202,8 @@ export interface Session extends AsyncIterable<Line> {
 }
 
 /**
- * Opens a session with an agent (`harness session`; only Claude Code has them so far). Nothing
- * is asked of the agent before the first {@link Session.prompt}. Commands never wait; after
+ * Opens a session with an agent (`harness session`; the backends with sessions are `claude`,
+ * `codex`, `opencode`, `gemini`, `pi`, `qwen` and `acp`). Nothing is asked of the agent before the first {@link Session.prompt}. Commands never wait; after
  * {@link Session.end} or {@link Session.close}, `prompt`, `interrupt` and `answer` throw, since
  * `harness` reads no more, and once `harness` has exited they do nothing.
  *

@@ -433,6 +433,7 @@ fn aa16_a_client_gone_mid_turn_stops_every_backends_agent() {
         ("codex", "--binary", fake("codex-app-server"), "hang"),
         ("opencode", "--binary", fake("opencode-serve"), "hang"),
         ("gemini", "--binary", fake("acp-session"), "hang"),
+        ("qwen", "--binary", fake("acp-session"), "hang"),
         ("acp", "--agent", fake("acp-session"), "hang"),
     ];
     for (name, flag, agent, prompt) in cases {
@@ -771,6 +772,14 @@ fn acpx_backends() -> Vec<AcpxBackend> {
             died: acp_died,
         },
         AcpxBackend {
+            name: "qwen",
+            agent: format!("--binary {}", fake("acp-session").display()),
+            approved: "[tool] Run touch made.txt (completed)\n  kind: execute\n  input: touch made.txt\nmade it\n\n[done] end_turn\n",
+            denied: (5, "  output:\n    rejected\ndenied\n"),
+            cancelled: "working\n\n[done] cancelled\n",
+            died: acp_died,
+        },
+        AcpxBackend {
             name: "acp",
             agent: format!("--agent {}", fake("acp-session").display()),
             approved: "[tool] Run touch made.txt (completed)\n  kind: execute\n  input: touch made.txt\nmade it\n\n[done] end_turn\n",
@@ -892,12 +901,12 @@ fn acpx_drives(acpx: &std::ffi::OsStr, backend: &AcpxBackend) {
     );
 }
 
-/// AA17: a backend without sessions (Pi) is refused up front with exit status 2 and a message
+/// AA17: a backend without sessions (Copilot CLI) is refused up front with exit status 2 and a message
 /// that names the backends served; nothing is read or written on standard output.
 #[test]
 fn aa17_a_backend_without_sessions_is_refused() {
     let out = harness()
-        .args(["acp", "--backend", "qwen"])
+        .args(["acp", "--backend", "copilot"])
         .stdin(Stdio::null())
         .output()
         .unwrap();
@@ -905,8 +914,8 @@ fn aa17_a_backend_without_sessions_is_refused() {
     assert_eq!(String::from_utf8_lossy(&out.stdout), "");
     assert_eq!(
         String::from_utf8_lossy(&out.stderr),
-        "harness: the qwen backend has no sessions, and `harness acp` serves a backend's \
-         sessions: use a backend that has them (claude, codex, opencode, gemini, pi, acp), or \
-         `harness run --backend qwen` for one prompt\n"
+        "harness: the copilot backend has no sessions, and `harness acp` serves a backend's \
+         sessions: use a backend that has them (claude, codex, opencode, gemini, pi, qwen, acp), \
+         or `harness run --backend copilot` for one prompt\n"
     );
 }

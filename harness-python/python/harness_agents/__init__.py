@@ -518,7 +518,7 @@ def session(
     turn's silence (no line from the agent); past either, an `ErrorEvent` says so and the
     session closes (reason `timed_out`). `resume` continues a stored session through the
     agent's own resume. Raises `RunError` when the agent cannot be started or the backend has
-    no sessions (so far, `claude` has them), `ValueError` for an unknown backend or a negative
+    no sessions (`claude`, `codex`, `opencode`, `gemini`, `pi`, `qwen` and `acp` have them), `ValueError` for an unknown backend or a negative
     time.
     """
     return Session(
