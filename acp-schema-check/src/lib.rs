@@ -6,8 +6,9 @@
 //! `harness-acp` reads and writes the protocol's JSON with its own small types (the official
 //! crate turns on serde_json's `preserve_order` for every binary that links it); this crate,
 //! outside the main workspace, keeps those types honest: its tests parse every recorded
-//! transcript under `fixtures/acp/` and the file of every message the client writes
-//! (`fixtures/acp/client/messages.jsonl`, kept current by a `harness-acp` test).
+//! transcript under `fixtures/acp/` and `fixtures/qwen-session/`, and the file of every
+//! message the client writes (`fixtures/acp/client/messages.jsonl`, kept current by a
+//! `harness-acp` test).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -42,6 +43,18 @@ impl Checked {
     pub fn total(&self) -> usize {
         self.counts.values().sum()
     }
+}
+
+/// The methods an agent was measured sending that the protocol does not define (nor mark as
+/// an extension with a leading `_`): Qwen Code's request `craft/drainMidTurnQueue` and its
+/// notification `qwen/notify/session/mode-update` (QW16 in `docs/qwen.md`). Their JSON-RPC
+/// shape is checked, and they are counted apart (kinds `vendor_request`,
+/// `vendor_notification`), so that a transcript holding anything else off the protocol still
+/// fails.
+pub const VENDOR_METHODS: &[&str] = &["craft/drainMidTurnQueue", "qwen/notify/session/mode-update"];
+
+fn is_vendor(side: &str, method: &str) -> bool {
+    side == "agent" && VENDOR_METHODS.contains(&method)
 }
 
 fn parse<T: DeserializeOwned>(message: &Value) -> Result<T, String> {
@@ -102,6 +115,14 @@ fn check_line(
     let key = match (id, method) {
         (Some(id), Some(method)) => {
             parse::<JsonRpcMessage<Request<Value>>>(message)?;
+            if is_vendor(side, method) {
+                pending.insert((side, id.to_string()), method.to_string());
+                return Ok(Some((
+                    side.to_string(),
+                    "vendor_request",
+                    method.to_string(),
+                )));
+            }
             let dispatched = if side == "client" {
                 ClientRequest::from_method_and_params(method, &params).map(drop)
             } else {
@@ -113,6 +134,13 @@ fn check_line(
         }
         (None, Some(method)) => {
             parse::<JsonRpcMessage<Notification<Value>>>(message)?;
+            if is_vendor(side, method) {
+                return Ok(Some((
+                    side.to_string(),
+                    "vendor_notification",
+                    method.to_string(),
+                )));
+            }
             let dispatched = if side == "client" {
                 ClientNotification::from_method_and_params(method, &params).map(drop)
             } else {

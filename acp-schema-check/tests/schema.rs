@@ -18,8 +18,8 @@ fn check(path: &std::path::Path) -> Checked {
 #[test]
 fn every_recorded_message_parses_with_the_official_types() {
     let paths = transcripts(&fixtures()).unwrap();
-    // The 24 recordings (Gemini CLI and opencode) and the client's messages.
-    assert_eq!(paths.len(), 25, "{paths:#?}");
+    // The 30 recordings (Gemini CLI, opencode and Qwen Code) and the client's messages.
+    assert_eq!(paths.len(), 31, "{paths:#?}");
     let mut failures = Vec::new();
     let mut total = 0;
     let mut messages = 0;
@@ -50,7 +50,7 @@ fn every_recorded_message_parses_with_the_official_types() {
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
     // Every message was checked (only the agent's non-JSON lines are skipped).
     assert_eq!(total, messages);
-    assert_eq!(total, 279);
+    assert_eq!(total, 367);
 }
 
 #[test]
@@ -209,4 +209,34 @@ fn every_recorded_session_message_parses_with_the_official_types() {
             + checked.count("client", "request", "session/resume");
     }
     assert_eq!(reopened, 2);
+}
+
+/// QW13-QW16: every message of every recorded Qwen Code session (`fixtures/qwen-session/`:
+/// `qwen --acp` over several prompts, its vendor request and notification, `session/resume`)
+/// parses with the official types.
+#[test]
+fn every_recorded_qwen_session_message_parses_with_the_official_types() {
+    let dir = fixtures().join("../qwen-session");
+    let paths = transcripts(&dir).unwrap();
+    assert_eq!(paths.len(), 7, "{paths:#?}");
+    let (mut resumed, mut drains, mut modes) = (0, 0, 0);
+    for path in &paths {
+        let checked = check(path);
+        assert_eq!(checked.count("client", "request", "initialize"), 1);
+        resumed += checked.count("client", "request", "session/resume");
+        drains += checked.count("agent", "vendor_request", "craft/drainMidTurnQueue");
+        modes += checked.count(
+            "agent",
+            "vendor_notification",
+            "qwen/notify/session/mode-update",
+        );
+        // A14: every vendor request is answered with an error.
+        assert_eq!(
+            checked.count("client", "error", "craft/drainMidTurnQueue"),
+            checked.count("agent", "vendor_request", "craft/drainMidTurnQueue"),
+            "{}",
+            path.display()
+        );
+    }
+    assert_eq!((resumed, drains, modes), (1, 2, 1));
 }

@@ -2,7 +2,8 @@
 //! by `harness run --backend acp`'s own code path (`AcpHarness::run`) against a loopback
 //! stand-in: Gemini CLI (`gemini --acp --skip-trust`) against the Gemini API stand-in
 //! ([`super::gemini_api`]), opencode (`opencode acp --pure --cwd PROJECT`) against the
-//! Anthropic one ([`super::anthropic`]).
+//! Anthropic one ([`super::anthropic`]), Qwen Code (`qwen --acp`) against the chat-completions
+//! one ([`super::chat`], set up by [`super::qwen_session`]).
 //!
 //! Scenarios live in `fixtures/acp/scenarios/NAME.json` ([`Scenario`]): the agent, the
 //! scenario of that agent's own corpus whose prompt, files and model turns are reused
@@ -39,6 +40,7 @@ use super::gemini;
 use super::opencode;
 use super::shared::without_stderr;
 use super::{Options, drift, read, scenario_names, shared};
+use super::{qwen, qwen_session};
 
 /// Which ACP agent a scenario drives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -48,6 +50,8 @@ pub enum Agent {
     Gemini,
     /// opencode, `opencode acp --pure --cwd PROJECT`.
     Opencode,
+    /// Qwen Code, `qwen --acp`.
+    Qwen,
 }
 
 /// One recorded ACP run.
@@ -72,6 +76,10 @@ pub struct Scenario {
     /// The permission mode the client answers permission requests with (A13).
     #[serde(default)]
     pub permission_mode: Option<String>,
+    /// The model's turns, replacing the `from` scenario's (Qwen's scenarios only: its turns
+    /// are plain JSON the ACP run may need fewer of, e.g. none after a rejected call).
+    #[serde(default)]
+    pub turns: Option<Value>,
 }
 
 impl Scenario {
@@ -86,6 +94,7 @@ impl Scenario {
         let fixed: &[&str] = match self.agent {
             Agent::Gemini => &["--acp", "--skip-trust"],
             Agent::Opencode => &["acp", "--pure", "--cwd", opencode::PROJECT],
+            Agent::Qwen => &qwen_session::COMMAND,
         };
         fixed
             .iter()
@@ -98,6 +107,7 @@ impl Scenario {
         match self.agent {
             Agent::Gemini => gemini::PROJECT,
             Agent::Opencode => opencode::PROJECT,
+            Agent::Qwen => qwen::PROJECT,
         }
     }
 }
@@ -107,6 +117,7 @@ impl Scenario {
 struct Binaries {
     gemini: Option<PathBuf>,
     opencode: Option<PathBuf>,
+    qwen: Option<PathBuf>,
     rg: Option<PathBuf>,
 }
 
@@ -126,13 +137,20 @@ impl Binaries {
         }
         self.opencode.clone().context("no opencode")
     }
+
+    fn qwen(&mut self) -> Result<PathBuf> {
+        if self.qwen.is_none() {
+            self.qwen = Some(qwen_session::binary()?);
+        }
+        self.qwen.clone().context("no qwen")
+    }
 }
 
 /// Entry point of `cargo xtask record --backend acp`.
 pub(super) fn record(options: &Options) -> Result<()> {
     if options.binary.is_some() || options.version.is_some() {
         bail!(
-            "--backend acp records the gemini and opencode corpora's versions; it takes no binary or --version"
+            "--backend acp records the gemini, opencode and qwen corpora's versions; it takes no binary or --version"
         );
     }
     let dir = fixtures::root().join("acp");
@@ -147,6 +165,7 @@ pub(super) fn record(options: &Options) -> Result<()> {
         let old_raw = read(&dir.join(format!("{name}.jsonl")));
         let (binary, rg) = match scenario.agent {
             Agent::Gemini => (binaries.gemini()?, None),
+            Agent::Qwen => (binaries.qwen()?, None),
             Agent::Opencode => {
                 if binaries.rg.is_none() {
                     binaries.rg = Some(opencode::ripgrep(options)?);
@@ -239,6 +258,16 @@ fn run(
             let env = opencode::environment(&inner, &config);
             (env, Box::new(move || shared::stop(server, &api)))
         }
+        Agent::Qwen => {
+            let path = fixtures::root().join(format!("qwen/scenarios/{}.json", scenario.from));
+            let text = std::fs::read_to_string(&path)
+                .with_context(|| format!("reading {}", path.display()))?;
+            let mut corpus: Value = serde_json::from_str(&text)?;
+            if let Some(turns) = &scenario.turns {
+                corpus["turns"] = turns.clone();
+            }
+            qwen_session::prepare(corpus)?
+        }
     };
     let prompt = match scenario.agent {
         Agent::Gemini => {
@@ -248,6 +277,10 @@ fn run(
         Agent::Opencode => {
             let base = fixtures::root().join("opencode/scenarios");
             opencode::Scenario::load(&base.join(format!("{}.json", scenario.from)))?.prompt
+        }
+        Agent::Qwen => {
+            let base = fixtures::root().join("qwen/scenarios");
+            qwen::Scenario::load(&base.join(format!("{}.json", scenario.from)))?.prompt
         }
     };
     shared::clean_env_wrapper(&wrapper_path, binary, &env, Some(&stderr))?;
@@ -271,11 +304,13 @@ fn run(
     shared::clean(match scenario.agent {
         Agent::Gemini => gemini::HOME,
         Agent::Opencode => opencode::HOME,
+        Agent::Qwen => qwen::HOME,
     })?;
     std::fs::remove_file(&wrapper_path)?;
     let binary_name = match scenario.agent {
         Agent::Gemini => "gemini",
         Agent::Opencode => "opencode",
+        Agent::Qwen => "qwen",
     };
     let mut argv = vec![binary_name.to_string()];
     argv.extend(scenario.command());
@@ -316,6 +351,7 @@ mod tests {
             let corpus = match scenario.agent {
                 Agent::Gemini => "gemini",
                 Agent::Opencode => "opencode",
+                Agent::Qwen => "qwen",
             };
             let from = fixtures::root().join(format!("{corpus}/scenarios/{}.json", scenario.from));
             assert!(from.exists(), "{}", from.display());
@@ -334,6 +370,7 @@ mod tests {
             from: "a".into(),
             args: vec!["--yolo".into()],
             permission_mode: None,
+            turns: None,
         };
         assert_eq!(scenario.command(), ["--acp", "--skip-trust", "--yolo"]);
         scenario.agent = Agent::Opencode;

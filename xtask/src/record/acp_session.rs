@@ -1,7 +1,8 @@
 //! `cargo xtask record --backend acp-session`: ACP sessions of real agents (A16-A22, G13),
 //! each driven through the library's own `Backend::session` (Gemini CLI through
-//! `GeminiHarness`, `gemini --acp`; opencode through `AcpHarness`, `opencode acp`) by a
-//! scripted caller, against the same loopback stand-ins as `--backend acp`.
+//! `GeminiHarness`, `gemini --acp`; opencode through `AcpHarness`, `opencode acp`; Qwen Code
+//! through `QwenHarness`, `qwen --acp`, for `--backend qwen-session`, [`super::qwen_session`])
+//! by a scripted caller, against the same loopback stand-ins as `--backend acp`.
 //!
 //! Scenarios live in `fixtures/acp-session/scenarios/NAME.json` ([`Scenario`]): the agent, the
 //! scenario of its own corpus whose files, settings and environment are reused (`from`), the
@@ -32,13 +33,14 @@ use harness_agents_acp::{AcpHarness, AcpNormalizer};
 use harness_agents_core::session::{Session, SessionItem};
 use harness_agents_core::{Backend, Decision, EventBody, NormalizerConfig, RunRequest};
 use harness_agents_gemini::GeminiHarness;
+use harness_agents_qwen::QwenHarness;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::acp::Agent;
 use super::procs::{self, Processes};
 use super::shared::without_stderr;
-use super::{Options, drift, gemini, opencode, read, scenario_names, shared};
+use super::{Options, drift, gemini, opencode, qwen, qwen_session, read, scenario_names, shared};
 
 /// The agent's process: our child (the wrapper execs the agent).
 fn agent_pid() -> Option<i32> {
@@ -117,6 +119,7 @@ impl Scenario {
         let corpus = match self.agent {
             Agent::Gemini => "gemini",
             Agent::Opencode => "opencode",
+            Agent::Qwen => "qwen",
         };
         let path = fixtures::root().join(format!("{corpus}/scenarios/{}.json", self.from));
         let text = std::fs::read_to_string(&path)
@@ -131,10 +134,16 @@ impl Scenario {
 
 /// Entry point of `cargo xtask record --backend acp-session`.
 pub(super) fn record(options: &Options) -> Result<()> {
+    record_in(options, "acp-session")
+}
+
+/// Records the session scenarios of `fixtures/FOLDER/` (`acp-session`, or an agent's own
+/// folder such as `qwen-session`): each names its agent.
+pub(super) fn record_in(options: &Options, folder: &str) -> Result<()> {
     if options.binary.is_some() || options.version.is_some() {
-        bail!("--backend acp-session records the gemini and opencode corpora's versions");
+        bail!("--backend {folder} records the agents' corpora's versions");
     }
-    let dir = fixtures::root().join("acp-session");
+    let dir = fixtures::root().join(folder);
     let names = scenario_names(&options.names, &dir.join("scenarios"))?;
     let output = super::Output::new(options, &dir)?;
     let out = output.path();
@@ -146,10 +155,11 @@ pub(super) fn record(options: &Options) -> Result<()> {
         let binary = match scenario.agent {
             Agent::Gemini => gemini::install(&cache, gemini::GEMINI_VERSION)?,
             Agent::Opencode => opencode::install(&cache, opencode::OPENCODE_VERSION)?,
+            Agent::Qwen => qwen_session::binary()?,
         };
         let rg = match scenario.agent {
             Agent::Opencode => Some(opencode::ripgrep(options)?),
-            Agent::Gemini => None,
+            Agent::Gemini | Agent::Qwen => None,
         };
         let (live, mut problems) = run(name, &scenario, &binary, rg.as_deref(), out)
             .with_context(|| format!("recording {name}"))?;
@@ -250,6 +260,10 @@ fn run(
                 let stop: Stop = Box::new(move || shared::stop(server, &api));
                 (env, stop, opencode::PROJECT, opencode::HOME)
             }
+            Agent::Qwen => {
+                let (env, stop) = qwen_session::prepare(corpus)?;
+                (env, stop, qwen::PROJECT, qwen::HOME)
+            }
         };
     shared::clean_env_wrapper(&wrapper, binary, &env, Some(&stderr))?;
     let transcript = out.join(format!("{name}.transcript"));
@@ -299,6 +313,7 @@ fn run(
         match scenario.agent {
             Agent::Gemini => "gemini",
             Agent::Opencode => "opencode",
+            Agent::Qwen => "qwen",
         }
         .to_string(),
     ];
@@ -323,6 +338,7 @@ fn command(agent: Agent) -> Vec<String> {
     let args: &[&str] = match agent {
         Agent::Gemini => &["--acp", "--skip-trust"],
         Agent::Opencode => &["acp", "--pure", "--cwd", opencode::PROJECT],
+        Agent::Qwen => &qwen_session::COMMAND,
     };
     args.iter().map(|a| a.to_string()).collect()
 }
@@ -348,7 +364,7 @@ fn session(
     request.transcript = Some(transcript.to_path_buf());
     request.resume = resume;
     match scenario.agent {
-        Agent::Gemini => request.binary = Some(wrapper.to_path_buf()),
+        Agent::Gemini | Agent::Qwen => request.binary = Some(wrapper.to_path_buf()),
         Agent::Opencode => {
             let mut agent = vec![wrapper.display().to_string()];
             agent.extend(command(Agent::Opencode));
@@ -362,6 +378,7 @@ fn session(
         let session: Session = match scenario.agent {
             Agent::Gemini => GeminiHarness.session(request).await?,
             Agent::Opencode => AcpHarness.session(request).await?,
+            Agent::Qwen => QwenHarness.session(request).await?,
         };
         let mut prompts = prompts.iter();
         if let Some(first) = prompts.next() {

@@ -60,7 +60,9 @@
 //! `--backend qwen` records Qwen Code's `--output-format stream-json` (see [`qwen`]) through the
 //! chat-completions stand-in [`chat`]: scenarios in `fixtures/qwen/scenarios/`, recordings in
 //! `fixtures/qwen/`; `--claude PATH` then names a `qwen` binary, `--version` the
-//! `@qwen-code/qwen-code` version (default [`qwen::QWEN_VERSION`]).
+//! `@qwen-code/qwen-code` version (default [`qwen::QWEN_VERSION`]). `--backend qwen-session`
+//! records Qwen Code sessions through `qwen --acp` (see [`qwen_session`]): scenarios and
+//! recordings in `fixtures/qwen-session/`.
 //!
 //! `--backend copilot` records `copilot -p --output-format json` (see [`copilot`]) offline
 //! through the chat-completions stand-in ([`chat`]): scenarios in
@@ -87,6 +89,7 @@ pub mod pi;
 pub mod pi_session;
 pub mod procs;
 pub mod qwen;
+pub mod qwen_session;
 pub mod scenario;
 pub mod server;
 pub mod shared;
@@ -123,6 +126,9 @@ pub enum Backend {
     Pi,
     /// Qwen Code (`fixtures/qwen/`).
     Qwen,
+    /// Qwen Code sessions through `qwen --acp` (`fixtures/qwen-session/`), driven through
+    /// `Backend::session` by a scripted caller.
+    QwenSession,
     /// Pi sessions through `pi --mode rpc` (`fixtures/pi-session/`), driven through
     /// `Backend::session` by a scripted caller.
     PiSession,
@@ -242,11 +248,15 @@ pub fn record(args: Args) -> Result<()> {
             Backend::AcpSession => acp_session::record(&options),
             Backend::Pi => pi::record(&options),
             Backend::Qwen => qwen::record(&options),
+            Backend::QwenSession => qwen_session::record(&options),
             Backend::PiSession => pi_session::record(&options),
             Backend::Copilot => copilot::record(&options),
         };
     }
-    if matches!(backend, Some(Backend::Acp | Backend::AcpSession)) {
+    if matches!(
+        backend,
+        Some(Backend::Acp | Backend::AcpSession | Backend::QwenSession)
+    ) {
         bail!("--latest: the acp corpus records the gemini and opencode corpora's versions");
     }
     if backend == Some(Backend::CodexSession) {
@@ -286,7 +296,8 @@ pub fn record(args: Args) -> Result<()> {
             | Backend::CodexSession
             | Backend::ClaudeSession
             | Backend::OpencodeSessions
-            | Backend::PiSession => continue,
+            | Backend::PiSession
+            | Backend::QwenSession => continue,
         };
         let newest = newest_version(package)?;
         println!("{package}: newest {newest}, fixtures recorded with {current}");
@@ -303,7 +314,8 @@ pub fn record(args: Args) -> Result<()> {
             | Backend::CodexSession
             | Backend::ClaudeSession
             | Backend::OpencodeSessions
-            | Backend::PiSession => continue,
+            | Backend::PiSession
+            | Backend::QwenSession => continue,
         };
         options.binary = Some(binary);
         let result = match backend {
@@ -319,7 +331,8 @@ pub fn record(args: Args) -> Result<()> {
             | Backend::CodexSession
             | Backend::ClaudeSession
             | Backend::OpencodeSessions
-            | Backend::PiSession => continue,
+            | Backend::PiSession
+            | Backend::QwenSession => continue,
         };
         if let Err(e) = result {
             println!("{package}@{newest}: {e:#}");

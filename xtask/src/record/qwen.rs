@@ -48,8 +48,10 @@ use super::{Options, drift, read, scenario_names, shared};
 pub const QWEN_VERSION: &str = harness_agents_qwen::VERSIONS.recorded;
 /// The npm package.
 pub const PACKAGE: &str = "@qwen-code/qwen-code";
-const HOME: &str = "/home/qwen";
-const PROJECT: &str = "/home/qwen/project";
+/// The HOME every run gets, made anew for it.
+pub const HOME: &str = "/home/qwen";
+/// The project every run works in.
+pub const PROJECT: &str = "/home/qwen/project";
 const RUN_LIMIT: Duration = Duration::from_secs(120);
 /// The model every run names (any name does: the stand-in answers them all).
 const MODEL: &str = "qwen3-coder-plus";
@@ -104,7 +106,8 @@ fn every_tool() -> Option<String> {
 }
 
 impl Scenario {
-    fn load(path: &Path) -> Result<Scenario> {
+    /// Reads a scenario file and checks its file names.
+    pub fn load(path: &Path) -> Result<Scenario> {
         let text =
             std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
         let scenario: Scenario =
@@ -166,14 +169,17 @@ pub fn install(cache: &Path, version: &str) -> Result<PathBuf> {
 }
 
 /// A fresh project, HOME and stand-in for one run of a scenario.
-struct Setup {
-    server: Server,
-    api: Arc<Mutex<Chat>>,
-    env: BTreeMap<String, String>,
+pub struct Setup {
+    /// The stand-in's server.
+    pub server: Server,
+    /// The stand-in.
+    pub api: Arc<Mutex<Chat>>,
+    /// The agent's whole environment.
+    pub env: BTreeMap<String, String>,
 }
 
 /// Makes `/home/qwen` anew (the project, Qwen's settings) and starts the stand-in.
-fn prepare(scenario: &Scenario, dump: Option<PathBuf>) -> Result<Setup> {
+pub fn prepare(scenario: &Scenario, dump: Option<PathBuf>) -> Result<Setup> {
     shared::fresh_home(HOME, PROJECT)?;
     let home = Path::new(HOME);
     for sub in ["tmp", ".qwen"] {
