@@ -108,7 +108,8 @@ impl Backend for AcpHarness {
         recognizes(line)
     }
 
-    /// ACP reports no exit codes; `plan` updates are the orchestration source (A4).
+    /// ACP reports no exit codes in a common form (only the agents that state one in their own
+    /// `rawOutput`, A7a); `plan` updates are the orchestration source (A4).
     fn capabilities(&self) -> Capabilities {
         Capabilities::new(false, OrchestrationSource::Plan)
     }

@@ -4,7 +4,7 @@ use harness_agents_core::backend::paths::resolve;
 use harness_agents_core::backend::reclassify::{ShellInput, shell_events};
 use harness_agents_core::backend::text::truncate_chars;
 use harness_agents_core::{EventBody, ToolRef, ToolStatus, UnknownReason};
-use serde_json::{Map, Value};
+use serde_json::{Map, Number, Value};
 
 use crate::wire::{ContentBlock, ToolCallContent, ToolCallLocation, ToolCallStatus, ToolKind};
 
@@ -75,6 +75,37 @@ fn status(fields: &Map<String, Value>, outcome: ToolCallStatus) -> ToolStatus {
             .filter(|e| !e.is_empty())
             .map(|e| truncate_chars(&e, MAX_ERROR).to_string()),
     }
+}
+
+/// A7a: the exit code a shell call's own `rawOutput` reports (Qwen Code's `{"type":
+/// "shell_result", "exitCode": N, "signal": S, "output": ...}`): `exitCode` when it is an
+/// integer and no `signal` ended the command (a killed command's `exitCode` is not its
+/// status). With a non-zero one, a call the agent calls `completed` is a failure, its `error`
+/// the `rawOutput`'s `output` (P6c's reading of opencode's exit codes).
+fn shell_exit(fields: &Map<String, Value>, status: &ToolStatus) -> (Option<Number>, ToolStatus) {
+    let output = fields.get("rawOutput").and_then(Value::as_object);
+    let code = output
+        .filter(|o| o.get("signal").is_none_or(Value::is_null))
+        .and_then(|o| match o.get("exitCode") {
+            Some(Value::Number(n)) if n.is_i64() || n.is_u64() => Some(n.clone()),
+            _ => None,
+        });
+    let failed = code.as_ref().is_some_and(|n| n.as_i64() != Some(0));
+    if !(failed && status.success) {
+        return (code, status.clone());
+    }
+    let error = output
+        .and_then(|o| o.get("output"))
+        .and_then(Value::as_str)
+        .filter(|e| !e.is_empty())
+        .map(|e| truncate_chars(e, MAX_ERROR).to_string());
+    (
+        code,
+        ToolStatus {
+            success: false,
+            error,
+        },
+    )
 }
 
 /// The paths a call names: its `locations`, else the path of its `rawInput` (A7).
@@ -183,11 +214,12 @@ pub(crate) fn events(
                 .get("rawInput")
                 .and_then(|i| i.get("command"))
                 .or(title);
+            let (exit_code, status) = shell_exit(fields, &status);
             match command {
                 Some(Value::String(script)) if !script.is_empty() => shell_events(
                     ShellInput::Script(script),
                     script,
-                    None,
+                    exit_code,
                     cwd,
                     &status,
                     &tool,
@@ -199,7 +231,14 @@ pub(crate) fn events(
                         .collect::<Option<_>>()
                         .ok_or_else(malformed)?;
                     let text = argv.join(" ");
-                    shell_events(ShellInput::Argv(&argv), &text, None, cwd, &status, &tool)
+                    shell_events(
+                        ShellInput::Argv(&argv),
+                        &text,
+                        exit_code,
+                        cwd,
+                        &status,
+                        &tool,
+                    )
                 }
                 _ => return Err(malformed()),
             }

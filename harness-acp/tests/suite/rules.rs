@@ -379,6 +379,74 @@ fn a7_a_failed_call_carries_its_error_and_a_call_without_what_it_needs_is_malfor
 }
 
 #[test]
+fn a7a_a_shell_calls_structured_exit_code_is_its_exit_code() {
+    let shell = |code: Value, signal: Value| json!({"type": "shell_result", "output": "oops", "exitCode": code, "signal": signal});
+    let run = run(&with(vec![
+        // Qwen Code: a command exiting 1 is `failed`, its exit code in `rawOutput`.
+        call(
+            "a",
+            "execute",
+            "failed",
+            json!({"rawInput": {"command": "exit 1"}, "rawOutput": shell(json!(1), Value::Null),
+            "content": [{"type": "content", "content": {"type": "text", "text": "Exit Code: 1"}}]}),
+        ),
+        // A non-zero exit code fails a call its agent called `completed`.
+        call(
+            "b",
+            "execute",
+            "completed",
+            json!({"rawInput": {"command": "false"}, "rawOutput": shell(json!(2), Value::Null)}),
+        ),
+        call(
+            "c",
+            "execute",
+            "completed",
+            json!({"rawInput": {"command": "true"}, "rawOutput": shell(json!(0), Value::Null)}),
+        ),
+        // A command ended by a signal has no exit code; nor has a code that is no integer.
+        call(
+            "d",
+            "execute",
+            "failed",
+            json!({"rawInput": {"command": "sleep 9"}, "rawOutput": shell(json!(0), json!(15))}),
+        ),
+        call(
+            "e",
+            "execute",
+            "completed",
+            json!({"rawInput": {"command": "true"}, "rawOutput": shell(json!(1.5), Value::Null)}),
+        ),
+    ]));
+    let command = |id: &str, command: &str, line: u64| {
+        json!({"kind": "command", "command": command, "tool": "execute", "tool_use_id": id,
+            "line": line})
+    };
+    let mut expected = vec![
+        command("a", "exit 1", 4),
+        command("b", "false", 5),
+        command("c", "true", 6),
+        command("d", "sleep 9", 7),
+        command("e", "true", 8),
+    ];
+    for (event, (success, error, code)) in expected.iter_mut().zip([
+        (false, Some("Exit Code: 1"), Some(1)),
+        (false, Some("oops"), Some(2)),
+        (true, None, Some(0)),
+        (false, None, None),
+        (true, None, None),
+    ]) {
+        event["success"] = json!(success);
+        if let Some(error) = error {
+            event["error"] = json!(error);
+        }
+        if let Some(code) = code {
+            event["exit_code"] = json!(code);
+        }
+    }
+    assert_eq!(run.events, expected);
+}
+
+#[test]
 fn a9_a_permission_request_records_the_call_and_other_requests_are_unknown() {
     let ask = agent(
         json!({"jsonrpc": "2.0", "id": 0, "method": "session/request_permission", "params": {
