@@ -185,15 +185,24 @@ pub(super) fn record(options: &Options) -> Result<()> {
                 "the transcript normalizes to other events than the live run's:\n{offline}\nlive:\n{live}"
             ));
         }
-        problems.extend(shared::against_expected(
-            &dir,
-            out,
-            name,
-            options.check,
-            &old_raw,
-            (&events, &raw),
-            &mut report.unreviewed,
-        )?);
+        problems.extend(match scenario.agent {
+            Agent::Qwen => qwen_session::against_expected(
+                (&dir, out, name),
+                options.check,
+                &old_raw,
+                (&events, &raw),
+                &mut report.unreviewed,
+            )?,
+            Agent::Gemini | Agent::Opencode => shared::against_expected(
+                &dir,
+                out,
+                name,
+                options.check,
+                &old_raw,
+                (&events, &raw),
+                &mut report.unreviewed,
+            )?,
+        });
         report.add(name, &scenario.about, problems);
     }
     report.finish("ACP", out)

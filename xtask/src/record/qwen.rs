@@ -328,7 +328,7 @@ fn neutral(raw: &str) -> Vec<String> {
 const PGID: &str = "Process Group PGID: ";
 
 /// `text` with the number after each [`PGID`] replaced by `N`.
-fn without_pgid(text: &str) -> String {
+pub(super) fn without_pgid(text: &str) -> String {
     let mut out = String::new();
     let mut rest = text;
     while let Some(at) = rest.find(PGID) {

@@ -13,7 +13,7 @@
 //! transcripts of `qwen --acp` (`fixtures/acp/q*`).
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 use serde_json::{Value, json};
@@ -55,6 +55,78 @@ pub(super) fn prepare(mut corpus: Value) -> Result<Prepared> {
     Ok((setup.env, Box::new(move || shared::stop(server, &api))))
 }
 
+/// Whether a transcript line is Qwen's `available_commands_update`, which it sends whenever its
+/// command list is ready, at no fixed place among the turn's messages.
+fn is_commands_update(line: &str) -> bool {
+    line.contains(r#""sessionUpdate":"available_commands_update""#)
+}
+
+/// `events` (JSON lines normalized from the transcript `raw`) with each `line` counted
+/// without the `available_commands_update` lines before it. Those are session state (A8, no
+/// event), and where Qwen sends them varies from run to run, shifting every later line
+/// number; counted without them, two runs of a scenario compare line for line.
+pub(super) fn steady_lines(events: &str, raw: &str) -> String {
+    let mut skipped = Vec::new();
+    let mut count = 0;
+    for line in raw.lines() {
+        if is_commands_update(line) {
+            count += 1;
+        }
+        skipped.push(count);
+    }
+    events
+        .lines()
+        .map(|text| {
+            let Ok(mut event) = serde_json::from_str::<Value>(text) else {
+                return format!(
+                    "{text}
+"
+                );
+            };
+            // Standard error's lines are counted apart (J2).
+            let stderr = event.get("stream").is_some();
+            if let Some(n) = event.get("line").and_then(Value::as_u64)
+                && !stderr
+                && n >= 1
+            {
+                let before = skipped.get(n as usize - 1).copied().unwrap_or(count);
+                event["line"] = json!(n - before);
+            }
+            format!("{event}\n")
+        })
+        .collect()
+}
+
+/// [`super::shared::against_expected`] for Qwen's transcripts: with `check` or an expected
+/// file, the events are compared with it with their lines counted steadily
+/// ([`steady_lines`]) and the process group numbers of failed shell commands' reports
+/// neutralized ([`qwen::without_pgid`]: they differ in every run); otherwise the events are
+/// written to `NAME.unreviewed.jsonl`.
+pub(super) fn against_expected(
+    (dir, out, name): (&Path, &Path, &str),
+    check: bool,
+    old_raw: &str,
+    (events, raw): (&str, &str),
+    unreviewed: &mut usize,
+) -> Result<Vec<String>> {
+    let expected_path = dir.join(format!("{name}.expected.jsonl"));
+    if !expected_path.exists() {
+        let events = (events, raw);
+        return shared::against_expected(dir, out, name, check, old_raw, events, unreviewed);
+    }
+    let expected = shared::without_stderr(&qwen::without_pgid(&super::read(&expected_path)));
+    let events = shared::without_stderr(&qwen::without_pgid(events));
+    Ok(super::drift::event_drift(
+        &steady_lines(&expected, old_raw),
+        old_raw,
+        &steady_lines(&events, raw),
+        raw,
+    )
+    .into_iter()
+    .map(|p| format!("expected: {p}"))
+    .collect())
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -76,5 +148,21 @@ mod tests {
                 assert!(path.exists(), "{}", path.display());
             }
         }
+    }
+
+    #[test]
+    fn lines_are_counted_without_the_command_list_updates() {
+        let update = r#"{"from":"agent","message":{"params":{"update":{"sessionUpdate":"available_commands_update"}}}}"#;
+        let early = format!("a\n{update}\nb\nc\n");
+        let late = format!("a\nb\n{update}\nc\n");
+        let events = |line: u64| {
+            format!(
+                "{{\"kind\":\"agent\",\"text\":\"x\",\"line\":{line}}}\n{{\"kind\":\"warning\",\"line\":1,\"stream\":\"stderr\"}}\n"
+            )
+        };
+        let steady = "{\"kind\":\"agent\",\"line\":3,\"text\":\"x\"}\n{\"kind\":\"warning\",\"line\":1,\"stream\":\"stderr\"}\n";
+        assert_eq!(steady_lines(&events(4), &early), steady);
+        assert_eq!(steady_lines(&events(4), &late), steady);
+        assert_ne!(steady_lines(&events(3), &late), steady);
     }
 }
