@@ -379,6 +379,44 @@ fn a7_a_failed_call_carries_its_error_and_a_call_without_what_it_needs_is_malfor
 }
 
 #[test]
+fn a7a_a_shell_exit_in_raw_output_gives_the_exit_code_and_a_non_zero_one_fails() {
+    let exit = |code: Value| {
+        json!({"content": [{"type": "content", "content": {"type": "text", "text": "out\n<shellId: 0 completed with exit code 3>"}}],
+               "rawOutput": {"content": "out", "contents": [
+                   {"type": "shell_output", "exitCode": 9},
+                   {"type": "shell_exit", "shellId": "0", "exitCode": code, "cwd": "/p"}]}})
+    };
+    let mut three = exit(json!(3));
+    three["rawInput"] = json!({"command": "echo out; exit 3"});
+    let mut zero = exit(json!(0));
+    zero["rawInput"] = json!({"command": "true"});
+    let mut odd = exit(json!("3"));
+    odd["rawInput"] = json!({"command": "false"});
+    let mut failed = exit(json!(2));
+    failed["rawInput"] = json!({"command": "cat nope"});
+    let run = run(&with(vec![
+        call("x3", "execute", "completed", three),
+        call("x0", "execute", "completed", zero),
+        call("xs", "execute", "completed", odd),
+        call("xr", "execute", "failed", failed),
+    ]));
+    let error = "out\n<shellId: 0 completed with exit code 3>";
+    assert_eq!(
+        run.events,
+        [
+            json!({"kind": "command", "command": "echo out; exit 3", "success": false,
+                   "exit_code": 3, "error": error, "tool": "execute", "tool_use_id": "x3", "line": 4}),
+            json!({"kind": "command", "command": "true", "success": true, "exit_code": 0,
+                   "tool": "execute", "tool_use_id": "x0", "line": 5}),
+            json!({"kind": "command", "command": "false", "success": true,
+                   "tool": "execute", "tool_use_id": "xs", "line": 6}),
+            json!({"kind": "read", "path": "/home/acp/project/nope", "command": "cat nope",
+                   "success": false, "error": error, "tool": "execute", "tool_use_id": "xr", "line": 7}),
+        ]
+    );
+}
+
+#[test]
 fn a9_a_permission_request_records_the_call_and_other_requests_are_unknown() {
     let ask = agent(
         json!({"jsonrpc": "2.0", "id": 0, "method": "session/request_permission", "params": {
