@@ -466,6 +466,39 @@ fn a10_the_stop_reason_gives_the_status_and_usage_the_metrics() {
 }
 
 #[test]
+fn a10a_copilots_usage_is_the_sessions_so_far_and_replaces_instead_of_adding() {
+    let usage = |n: u64| json!({"stopReason": "end_turn", "usage": {"inputTokens": n, "outputTokens": n / 4}});
+    let prompt = |id: u64| {
+        request(
+            id,
+            "session/prompt",
+            json!({"sessionId": "s1", "prompt": [{"type": "text", "text": "hi"}]}),
+        )
+    };
+    let session = |name: &str| {
+        let mut lines = vec![
+            request(0, "initialize", json!({"protocolVersion": 1})),
+            answer(
+                0,
+                json!({"protocolVersion": 1, "agentInfo": {"name": name, "version": "1"}}),
+            ),
+        ];
+        lines.extend(start());
+        lines.extend([answer(2, usage(240)), prompt(3), answer(3, usage(360))]);
+        run(&lines).outcome["metrics"].clone()
+    };
+    assert_eq!(
+        session("Copilot"),
+        json!({"input_tokens": 360, "output_tokens": 90, "num_turns": 2})
+    );
+    // Any other agent's answers carry the prompt's own usage: they add up.
+    assert_eq!(
+        session("copilot-like"),
+        json!({"input_tokens": 600, "output_tokens": 150, "num_turns": 2})
+    );
+}
+
+#[test]
 fn l1_a_call_is_announced_when_first_seen() {
     let mut config = NormalizerConfig::default();
     config.cwd = Some("/w".into());
