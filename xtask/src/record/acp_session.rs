@@ -29,6 +29,7 @@ use std::time::Instant;
 use anyhow::{Context, Result, bail};
 use futures::StreamExt;
 use harness_agents_acp::{AcpHarness, AcpNormalizer};
+use harness_agents_copilot::CopilotHarness;
 use harness_agents_core::session::{Session, SessionItem};
 use harness_agents_core::{Backend, Decision, EventBody, NormalizerConfig, RunRequest};
 use harness_agents_gemini::GeminiHarness;
@@ -38,7 +39,9 @@ use serde_json::{Value, json};
 use super::acp::Agent;
 use super::procs::{self, Processes};
 use super::shared::without_stderr;
-use super::{Options, drift, gemini, opencode, read, scenario_names, shared};
+use super::{
+    Options, copilot, copilot_session, drift, gemini, opencode, read, scenario_names, shared,
+};
 
 /// The agent's process: our child (the wrapper execs the agent).
 fn agent_pid() -> Option<i32> {
@@ -117,6 +120,7 @@ impl Scenario {
         let corpus = match self.agent {
             Agent::Gemini => "gemini",
             Agent::Opencode => "opencode",
+            Agent::Copilot => "copilot",
         };
         let path = fixtures::root().join(format!("{corpus}/scenarios/{}.json", self.from));
         let text = std::fs::read_to_string(&path)
@@ -131,10 +135,15 @@ impl Scenario {
 
 /// Entry point of `cargo xtask record --backend acp-session`.
 pub(super) fn record(options: &Options) -> Result<()> {
+    record_in(options, "acp-session")
+}
+
+/// Records the session scenarios of `fixtures/FOLDER/` (`acp-session`, `copilot-session`).
+pub(super) fn record_in(options: &Options, folder: &str) -> Result<()> {
     if options.binary.is_some() || options.version.is_some() {
-        bail!("--backend acp-session records the gemini and opencode corpora's versions");
+        bail!("--backend {folder} records its agents' corpora's versions");
     }
-    let dir = fixtures::root().join("acp-session");
+    let dir = fixtures::root().join(folder);
     let names = scenario_names(&options.names, &dir.join("scenarios"))?;
     let output = super::Output::new(options, &dir)?;
     let out = output.path();
@@ -146,10 +155,11 @@ pub(super) fn record(options: &Options) -> Result<()> {
         let binary = match scenario.agent {
             Agent::Gemini => gemini::install(&cache, gemini::GEMINI_VERSION)?,
             Agent::Opencode => opencode::install(&cache, opencode::OPENCODE_VERSION)?,
+            Agent::Copilot => copilot_session::binary()?,
         };
         let rg = match scenario.agent {
             Agent::Opencode => Some(opencode::ripgrep(options)?),
-            Agent::Gemini => None,
+            Agent::Gemini | Agent::Copilot => None,
         };
         let (live, mut problems) = run(name, &scenario, &binary, rg.as_deref(), out)
             .with_context(|| format!("recording {name}"))?;
@@ -250,6 +260,10 @@ fn run(
                 let stop: Stop = Box::new(move || shared::stop(server, &api));
                 (env, stop, opencode::PROJECT, opencode::HOME)
             }
+            Agent::Copilot => {
+                let (env, stop) = copilot_session::prepare(corpus, binary)?;
+                (env, stop, copilot::PROJECT, copilot::HOME)
+            }
         };
     shared::clean_env_wrapper(&wrapper, binary, &env, Some(&stderr))?;
     let transcript = out.join(format!("{name}.transcript"));
@@ -299,6 +313,7 @@ fn run(
         match scenario.agent {
             Agent::Gemini => "gemini",
             Agent::Opencode => "opencode",
+            Agent::Copilot => "copilot",
         }
         .to_string(),
     ];
@@ -323,6 +338,7 @@ fn command(agent: Agent) -> Vec<String> {
     let args: &[&str] = match agent {
         Agent::Gemini => &["--acp", "--skip-trust"],
         Agent::Opencode => &["acp", "--pure", "--cwd", opencode::PROJECT],
+        Agent::Copilot => &copilot_session::COMMAND,
     };
     args.iter().map(|a| a.to_string()).collect()
 }
@@ -348,7 +364,7 @@ fn session(
     request.transcript = Some(transcript.to_path_buf());
     request.resume = resume;
     match scenario.agent {
-        Agent::Gemini => request.binary = Some(wrapper.to_path_buf()),
+        Agent::Gemini | Agent::Copilot => request.binary = Some(wrapper.to_path_buf()),
         Agent::Opencode => {
             let mut agent = vec![wrapper.display().to_string()];
             agent.extend(command(Agent::Opencode));
@@ -362,6 +378,7 @@ fn session(
         let session: Session = match scenario.agent {
             Agent::Gemini => GeminiHarness.session(request).await?,
             Agent::Opencode => AcpHarness.session(request).await?,
+            Agent::Copilot => CopilotHarness.session(request).await?,
         };
         let mut prompts = prompts.iter();
         if let Some(first) = prompts.next() {
@@ -457,7 +474,13 @@ mod tests {
 
     #[test]
     fn every_committed_session_scenario_loads_and_has_its_recording() {
-        let dir = fixtures::root().join("acp-session");
+        for folder in ["acp-session", "copilot-session"] {
+            every_scenario_loads_and_has_its_recording(folder);
+        }
+    }
+
+    fn every_scenario_loads_and_has_its_recording(folder: &str) {
+        let dir = fixtures::root().join(folder);
         let names = super::scenario_names(&[], &dir.join("scenarios")).unwrap();
         assert!(!names.is_empty());
         for name in &names {
