@@ -130,6 +130,33 @@ fn a4_unknown_updates_are_unknown_and_session_state_is_consumed() {
     assert_eq!(run.events[0]["raw"]["params"]["update"], notice);
 }
 
+/// A4, measured with the GitHub Copilot CLI: an update of the new session arrives before the
+/// answer to `session/new`; it names the session the answer then names, and says nothing else.
+#[test]
+fn a4_an_update_before_session_news_answer_names_the_session() {
+    let lines = [
+        request(1, "session/new", json!({"cwd": CWD, "mcpServers": []})),
+        update(json!({"sessionUpdate": "available_commands_update", "availableCommands": []})),
+        answer(1, json!({"sessionId": "s1"})),
+        request(
+            2,
+            "session/prompt",
+            json!({"sessionId": "s1", "prompt": [{"type": "text", "text": "hi"}]}),
+        ),
+        update(
+            json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "hello"}}),
+        ),
+        end_turn(),
+    ];
+    let run = run(&lines);
+    assert_eq!(
+        run.events,
+        [json!({"kind": "agent", "text": "hello", "line": 5})]
+    );
+    assert_eq!(run.outcome["session_id"], "s1");
+    assert_eq!(run.outcome["status"], "success");
+}
+
 #[test]
 fn a4_plan_entries_become_a_plan() {
     let run = run(&with(vec![update(
