@@ -818,7 +818,7 @@ mod tests {
                 .collect();
             assert_same(&lines);
         }
-        assert_eq!(recordings.len(), 24);
+        assert_eq!(recordings.len(), 28);
     }
 
     /// S2: lines the fast reader is unsure of (a tab before them, an escaped key) are read

@@ -41,8 +41,8 @@ fn raw_string<'a>(fields: &'a Map<String, Value>, keys: &[&str]) -> Option<&'a s
 }
 
 /// A7: success from the status; on failure the error is the content's text, else
-/// `rawOutput.error`, else `rawOutput` when a string (cut to 1,000 characters; absent when
-/// empty).
+/// `rawOutput.error`, else `rawOutput.message`, else `rawOutput` when a string (cut to 1,000
+/// characters; absent when empty).
 fn status(fields: &Map<String, Value>, outcome: ToolCallStatus) -> ToolStatus {
     if outcome == ToolCallStatus::Completed {
         return ToolStatus {
@@ -64,7 +64,10 @@ fn status(fields: &Map<String, Value>, outcome: ToolCallStatus) -> ToolStatus {
     let output = fields.get("rawOutput");
     let error = if texts.is_empty() {
         output
-            .and_then(|o| o.get("error").and_then(Value::as_str).or(o.as_str()))
+            .and_then(|o| {
+                let field = |key: &str| o.get(key).and_then(Value::as_str);
+                field("error").or(field("message")).or(o.as_str())
+            })
             .map(str::to_string)
     } else {
         Some(texts.join("\n\n"))

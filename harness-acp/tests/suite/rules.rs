@@ -395,6 +395,12 @@ fn a7_a_failed_call_carries_its_error_and_a_call_without_what_it_needs_is_malfor
         ),
         call("q", "read", "completed", json!({})),
         call("t", "think", "completed", json!({})),
+        call(
+            "y",
+            "execute",
+            "failed",
+            json!({"rawInput": {"command": "touch b"}, "rawOutput": {"message": "denied by rule", "code": "denied"}}),
+        ),
     ]));
     assert_eq!(run.events[0]["error"], "File not found");
     assert_eq!(run.events[0]["success"], false);
@@ -402,7 +408,9 @@ fn a7_a_failed_call_carries_its_error_and_a_call_without_what_it_needs_is_malfor
     assert_eq!(run.events[2]["reason"], "malformed_tool_use");
     assert_eq!(run.events[2]["tool_use_id"], "q");
     assert_eq!(run.events[3]["reason"], "unknown_tool");
-    assert_eq!(run.events.len(), 4);
+    assert_eq!(run.events[4]["error"], "denied by rule");
+    assert_eq!(run.events[4]["success"], false);
+    assert_eq!(run.events.len(), 5);
 }
 
 #[test]

@@ -16,7 +16,7 @@ fn every_copilot_recording_gives_its_expected_events() {
 }
 
 /// How many session recordings `fixtures/copilot-session` holds.
-pub const SESSION_RECORDINGS: usize = 10;
+pub const SESSION_RECORDINGS: usize = 11;
 
 /// I7, CP15-CP18: every recorded session under `fixtures/copilot-session` (`copilot --acp`
 /// driven through `CopilotHarness::session`, recorded by `cargo xtask record --backend
