@@ -2,7 +2,9 @@
 //! by `harness run --backend acp`'s own code path (`AcpHarness::run`) against a loopback
 //! stand-in: Gemini CLI (`gemini --acp --skip-trust`) against the Gemini API stand-in
 //! ([`super::gemini_api`]), opencode (`opencode acp --pure --cwd PROJECT`) against the
-//! Anthropic one ([`super::anthropic`]).
+//! Anthropic one ([`super::anthropic`]), the GitHub Copilot CLI (`copilot --acp
+//! --no-auto-update`) against the chat-completions one ([`super::chat`]), set up as
+//! [`super::copilot`] sets it up.
 //!
 //! Scenarios live in `fixtures/acp/scenarios/NAME.json` ([`Scenario`]): the agent, the
 //! scenario of that agent's own corpus whose prompt, files and model turns are reused

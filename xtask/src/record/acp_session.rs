@@ -1,7 +1,9 @@
 //! `cargo xtask record --backend acp-session`: ACP sessions of real agents (A16-A22, G13),
 //! each driven through the library's own `Backend::session` (Gemini CLI through
 //! `GeminiHarness`, `gemini --acp`; opencode through `AcpHarness`, `opencode acp`) by a
-//! scripted caller, against the same loopback stand-ins as `--backend acp`.
+//! scripted caller, against the same loopback stand-ins as `--backend acp`. The same caller
+//! records the GitHub Copilot CLI's sessions (`CopilotHarness`, `copilot --acp`) into
+//! `fixtures/copilot-session/` for `--backend copilot-session` ([`super::copilot_session`]).
 //!
 //! Scenarios live in `fixtures/acp-session/scenarios/NAME.json` ([`Scenario`]): the agent, the
 //! scenario of its own corpus whose files, settings and environment are reused (`from`), the
@@ -9,8 +11,8 @@
 //! the previous turn has ended), the caller's answers to the permission requests in order
 //! (`allow`, `allow_always`, `deny`, or `interrupt`, `close`, `end_input`: interrupt the
 //! turn, close the session, or end the caller's input while the request waits;
-//! `allow_then_kill`, `allow_then_interrupt`: allow, then SIGKILL the agent or interrupt the
-//! turn while the command runs), and optionally
+//! `allow_then_kill`, `allow_then_interrupt`, `allow_then_close`: allow, then SIGKILL the
+//! agent, interrupt the turn or close the session while the command runs), and optionally
 //! the prompts of a second session that resumes the first
 //! (`--resume`): only that second session is then kept.
 //!
@@ -74,6 +76,9 @@ pub enum Answer {
     /// Allow it once, then interrupt the turn [`KILL_AFTER`] later, while the allowed command
     /// runs; the next prompt follows the turn's end.
     AllowThenInterrupt,
+    /// Allow it once, then close the session [`KILL_AFTER`] later, while the allowed command
+    /// runs (A20).
+    AllowThenClose,
 }
 
 /// How long after allowing the command the agent is killed or the turn interrupted, for
@@ -416,6 +421,12 @@ fn session(
                                         Some(pid) => procs::kill(pid),
                                         None => notes.push("kill: no agent process found".into()),
                                     }
+                                }
+                                Some(Answer::AllowThenClose) => {
+                                    input_over = true;
+                                    session.answer(id.clone(), Decision::Allow, None)?;
+                                    tokio::time::sleep(KILL_AFTER).await;
+                                    session.close()?
                                 }
                                 Some(Answer::AllowThenInterrupt) => {
                                     session.answer(id.clone(), Decision::Allow, None)?;
