@@ -18,8 +18,8 @@ fn check(path: &std::path::Path) -> Checked {
 #[test]
 fn every_recorded_message_parses_with_the_official_types() {
     let paths = transcripts(&fixtures()).unwrap();
-    // The 24 recordings (Gemini CLI and opencode) and the client's messages.
-    assert_eq!(paths.len(), 25, "{paths:#?}");
+    // The 28 recordings (Gemini CLI, opencode and the Copilot CLI) and the client's messages.
+    assert_eq!(paths.len(), 29, "{paths:#?}");
     let mut failures = Vec::new();
     let mut total = 0;
     let mut messages = 0;
@@ -50,7 +50,7 @@ fn every_recorded_message_parses_with_the_official_types() {
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
     // Every message was checked (only the agent's non-JSON lines are skipped).
     assert_eq!(total, messages);
-    assert_eq!(total, 279);
+    assert_eq!(total, 339);
 }
 
 #[test]

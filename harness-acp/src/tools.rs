@@ -4,7 +4,7 @@ use harness_agents_core::backend::paths::resolve;
 use harness_agents_core::backend::reclassify::{ShellInput, shell_events};
 use harness_agents_core::backend::text::truncate_chars;
 use harness_agents_core::{EventBody, ToolRef, ToolStatus, UnknownReason};
-use serde_json::{Map, Value};
+use serde_json::{Map, Number, Value};
 
 use crate::wire::{ContentBlock, ToolCallContent, ToolCallLocation, ToolCallStatus, ToolKind};
 
@@ -41,8 +41,8 @@ fn raw_string<'a>(fields: &'a Map<String, Value>, keys: &[&str]) -> Option<&'a s
 }
 
 /// A7: success from the status; on failure the error is the content's text, else
-/// `rawOutput.error`, else `rawOutput` when a string (cut to 1,000 characters; absent when
-/// empty).
+/// `rawOutput.error`, else `rawOutput.message`, else `rawOutput` when a string (cut to 1,000
+/// characters; absent when empty).
 fn status(fields: &Map<String, Value>, outcome: ToolCallStatus) -> ToolStatus {
     if outcome == ToolCallStatus::Completed {
         return ToolStatus {
@@ -64,7 +64,10 @@ fn status(fields: &Map<String, Value>, outcome: ToolCallStatus) -> ToolStatus {
     let output = fields.get("rawOutput");
     let error = if texts.is_empty() {
         output
-            .and_then(|o| o.get("error").and_then(Value::as_str).or(o.as_str()))
+            .and_then(|o| {
+                let field = |key: &str| o.get(key).and_then(Value::as_str);
+                field("error").or(field("message")).or(o.as_str())
+            })
             .map(str::to_string)
     } else {
         Some(texts.join("\n\n"))
@@ -74,6 +77,36 @@ fn status(fields: &Map<String, Value>, outcome: ToolCallStatus) -> ToolStatus {
         error: error
             .filter(|e| !e.is_empty())
             .map(|e| truncate_chars(&e, MAX_ERROR).to_string()),
+    }
+}
+
+/// A7a: the exit code an `execute` call's `rawOutput` names: the integer `exitCode` of the
+/// first entry of its `contents` list whose `type` is `shell_exit` (the GitHub Copilot CLI's
+/// shape, measured), when it is an integer as serde_json keeps one (i64 or u64).
+fn exit_code(fields: &Map<String, Value>) -> Option<Number> {
+    let contents = fields.get("rawOutput")?.get("contents")?.as_array()?;
+    let code = contents
+        .iter()
+        .find(|entry| entry.get("type").and_then(Value::as_str) == Some("shell_exit"))?
+        .get("exitCode")?;
+    match code {
+        Value::Number(n) if n.is_i64() || n.is_u64() => Some(n.clone()),
+        _ => None,
+    }
+}
+
+/// A7a: a command that exited non-zero failed, though the agent ended its call `completed`;
+/// its `error` is the text of its content blocks, as a `failed` call's (J6).
+fn exit_status(
+    fields: &Map<String, Value>,
+    outcome: ToolCallStatus,
+    code: Option<&Number>,
+) -> ToolStatus {
+    match code {
+        Some(code) if code.as_u64() != Some(0) && outcome == ToolCallStatus::Completed => {
+            status(fields, ToolCallStatus::Failed)
+        }
+        _ => status(fields, outcome),
     }
 }
 
@@ -183,11 +216,13 @@ pub(crate) fn events(
                 .get("rawInput")
                 .and_then(|i| i.get("command"))
                 .or(title);
+            let code = exit_code(fields);
+            let status = exit_status(fields, outcome, code.as_ref());
             match command {
                 Some(Value::String(script)) if !script.is_empty() => shell_events(
                     ShellInput::Script(script),
                     script,
-                    None,
+                    code.clone(),
                     cwd,
                     &status,
                     &tool,
@@ -199,7 +234,7 @@ pub(crate) fn events(
                         .collect::<Option<_>>()
                         .ok_or_else(malformed)?;
                     let text = argv.join(" ");
-                    shell_events(ShellInput::Argv(&argv), &text, None, cwd, &status, &tool)
+                    shell_events(ShellInput::Argv(&argv), &text, code, cwd, &status, &tool)
                 }
                 _ => return Err(malformed()),
             }

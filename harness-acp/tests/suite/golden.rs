@@ -1,7 +1,7 @@
-//! Golden tests: every ACP transcript under `fixtures/acp` (Gemini CLI `--acp` and opencode
-//! `acp`, recorded by `cargo xtask record --backend acp`), normalized with default settings
-//! (a transcript names its directory, A2), gives exactly its hand-reviewed expected events and
-//! outcome; and every one passes the conformance kit.
+//! Golden tests: every ACP transcript under `fixtures/acp` (Gemini CLI `--acp`, opencode
+//! `acp` and the GitHub Copilot CLI `--acp`, recorded by `cargo xtask record --backend acp`),
+//! normalized with default settings (a transcript names its directory, A2), gives exactly its
+//! hand-reviewed expected events and outcome; and every one passes the conformance kit.
 
 use fixtures::check_folder;
 use harness_agents_acp::{AcpHarness, AcpNormalizer};
@@ -15,7 +15,7 @@ fn acp() -> Box<dyn Normalizer> {
 
 #[test]
 fn every_acp_recording_gives_its_expected_events() {
-    if let Err(failures) = check_folder("acp", 24, acp) {
+    if let Err(failures) = check_folder("acp", 28, acp) {
         panic!("{failures}");
     }
 }
@@ -23,7 +23,7 @@ fn every_acp_recording_gives_its_expected_events() {
 #[test]
 fn every_acp_recording_passes_the_kit() {
     let fixtures = fixtures::streams("acp").unwrap();
-    assert_eq!(fixtures.len(), 24);
+    assert_eq!(fixtures.len(), 28);
     for fixture in fixtures {
         let stdout = std::fs::read(&fixture.stream).unwrap();
         let stderr = fixture

@@ -433,6 +433,7 @@ fn aa16_a_client_gone_mid_turn_stops_every_backends_agent() {
         ("codex", "--binary", fake("codex-app-server"), "hang"),
         ("opencode", "--binary", fake("opencode-serve"), "hang"),
         ("gemini", "--binary", fake("acp-session"), "hang"),
+        ("copilot", "--binary", fake("acp-session"), "hang"),
         ("acp", "--agent", fake("acp-session"), "hang"),
     ];
     for (name, flag, agent, prompt) in cases {
@@ -621,6 +622,7 @@ fn the_acp_backend_through_harness_acp_gives_the_backends_own_events() {
         ("codex", fake("codex-app-server"), made("cmd-1", "made it")),
         ("opencode", fake("opencode-serve"), made("call_1", "done 1")),
         ("gemini", fake("acp-session"), made("c1", "made it")),
+        ("copilot", fake("acp-session"), made("c1", "made it")),
         ("acp", fake("acp-session"), made("c1", "made it")),
     ];
     for (name, binary, expected) in cases {
@@ -906,7 +908,7 @@ fn aa17_a_backend_without_sessions_is_refused() {
     assert_eq!(
         String::from_utf8_lossy(&out.stderr),
         "harness: the qwen backend has no sessions, and `harness acp` serves a backend's \
-         sessions: use a backend that has them (claude, codex, opencode, gemini, pi, acp), or \
-         `harness run --backend qwen` for one prompt\n"
+         sessions: use a backend that has them (claude, codex, opencode, gemini, pi, copilot, \
+         acp), or `harness run --backend qwen` for one prompt\n"
     );
 }

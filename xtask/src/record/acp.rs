@@ -2,7 +2,9 @@
 //! by `harness run --backend acp`'s own code path (`AcpHarness::run`) against a loopback
 //! stand-in: Gemini CLI (`gemini --acp --skip-trust`) against the Gemini API stand-in
 //! ([`super::gemini_api`]), opencode (`opencode acp --pure --cwd PROJECT`) against the
-//! Anthropic one ([`super::anthropic`]).
+//! Anthropic one ([`super::anthropic`]), the GitHub Copilot CLI (`copilot --acp
+//! --no-auto-update`) against the chat-completions one ([`super::chat`]), set up as
+//! [`super::copilot`] sets it up.
 //!
 //! Scenarios live in `fixtures/acp/scenarios/NAME.json` ([`Scenario`]): the agent, the
 //! scenario of that agent's own corpus whose prompt, files and model turns are reused
@@ -39,6 +41,7 @@ use super::gemini;
 use super::opencode;
 use super::shared::without_stderr;
 use super::{Options, drift, read, scenario_names, shared};
+use super::{copilot, copilot_session};
 
 /// Which ACP agent a scenario drives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -48,6 +51,8 @@ pub enum Agent {
     Gemini,
     /// opencode, `opencode acp --pure --cwd PROJECT`.
     Opencode,
+    /// The GitHub Copilot CLI, `copilot --acp --no-auto-update`.
+    Copilot,
 }
 
 /// One recorded ACP run.
@@ -86,6 +91,7 @@ impl Scenario {
         let fixed: &[&str] = match self.agent {
             Agent::Gemini => &["--acp", "--skip-trust"],
             Agent::Opencode => &["acp", "--pure", "--cwd", opencode::PROJECT],
+            Agent::Copilot => &copilot_session::COMMAND,
         };
         fixed
             .iter()
@@ -98,6 +104,7 @@ impl Scenario {
         match self.agent {
             Agent::Gemini => gemini::PROJECT,
             Agent::Opencode => opencode::PROJECT,
+            Agent::Copilot => copilot::PROJECT,
         }
     }
 }
@@ -153,6 +160,7 @@ pub(super) fn record(options: &Options) -> Result<()> {
                 }
                 (binaries.opencode()?, binaries.rg.clone())
             }
+            Agent::Copilot => (copilot_session::binary()?, None),
         };
         let (live, mut problems) = run(name, &scenario, &binary, rg.as_deref(), out)
             .with_context(|| format!("recording {name}"))?;
@@ -239,6 +247,11 @@ fn run(
             let env = opencode::environment(&inner, &config);
             (env, Box::new(move || shared::stop(server, &api)))
         }
+        Agent::Copilot => {
+            let base = fixtures::root().join("copilot/scenarios");
+            let text = std::fs::read_to_string(base.join(format!("{}.json", scenario.from)))?;
+            copilot_session::prepare(serde_json::from_str(&text)?, binary)?
+        }
     };
     let prompt = match scenario.agent {
         Agent::Gemini => {
@@ -248,6 +261,11 @@ fn run(
         Agent::Opencode => {
             let base = fixtures::root().join("opencode/scenarios");
             opencode::Scenario::load(&base.join(format!("{}.json", scenario.from)))?.prompt
+        }
+        Agent::Copilot => {
+            let base = fixtures::root().join("copilot/scenarios");
+            let text = std::fs::read_to_string(base.join(format!("{}.json", scenario.from)))?;
+            serde_json::from_str::<copilot::Scenario>(&text)?.prompt
         }
     };
     shared::clean_env_wrapper(&wrapper_path, binary, &env, Some(&stderr))?;
@@ -271,11 +289,13 @@ fn run(
     shared::clean(match scenario.agent {
         Agent::Gemini => gemini::HOME,
         Agent::Opencode => opencode::HOME,
+        Agent::Copilot => copilot::HOME,
     })?;
     std::fs::remove_file(&wrapper_path)?;
     let binary_name = match scenario.agent {
         Agent::Gemini => "gemini",
         Agent::Opencode => "opencode",
+        Agent::Copilot => "copilot",
     };
     let mut argv = vec![binary_name.to_string()];
     argv.extend(scenario.command());
@@ -316,6 +336,7 @@ mod tests {
             let corpus = match scenario.agent {
                 Agent::Gemini => "gemini",
                 Agent::Opencode => "opencode",
+                Agent::Copilot => "copilot",
             };
             let from = fixtures::root().join(format!("{corpus}/scenarios/{}.json", scenario.from));
             assert!(from.exists(), "{}", from.display());

@@ -50,8 +50,10 @@ use super::{Options, drift, read, scenario_names, shared};
 pub const COPILOT_VERSION: &str = harness_agents_copilot::VERSIONS.recorded;
 /// The npm package.
 pub const PACKAGE: &str = "@github/copilot";
-const HOME: &str = "/home/copilot";
-const PROJECT: &str = "/home/copilot/project";
+/// The HOME every run is given, made anew for each.
+pub const HOME: &str = "/home/copilot";
+/// The project every run works in.
+pub const PROJECT: &str = "/home/copilot/project";
 const RUN_LIMIT: Duration = Duration::from_secs(120);
 /// The model every run asks for: one Copilot knows, which sets both its catalog entry and the
 /// model named on the wire.
@@ -193,14 +195,14 @@ fn runtime(cache: &Path) -> PathBuf {
 }
 
 /// A fresh project, HOME and stand-in for one run of a scenario.
-struct Setup {
-    server: Server,
-    api: Arc<Mutex<Chat>>,
-    env: BTreeMap<String, String>,
+pub(super) struct Setup {
+    pub(super) server: Server,
+    pub(super) api: Arc<Mutex<Chat>>,
+    pub(super) env: BTreeMap<String, String>,
 }
 
 /// Makes `/home/copilot` anew (the project, the link to the runtime) and starts the stand-in.
-fn prepare(scenario: &Scenario, binary: &Path, dump: Option<PathBuf>) -> Result<Setup> {
+pub(super) fn prepare(scenario: &Scenario, binary: &Path, dump: Option<PathBuf>) -> Result<Setup> {
     shared::fresh_home(HOME, PROJECT)?;
     let home = Path::new(HOME);
     for sub in ["tmp", ".cache/copilot"] {

@@ -66,7 +66,8 @@
 //! through the chat-completions stand-in ([`chat`]): scenarios in
 //! `fixtures/copilot/scenarios/`, recordings in `fixtures/copilot/`; `--claude PATH` then
 //! names a `copilot` binary, `--version` the `@github/copilot` version (default
-//! [`copilot::COPILOT_VERSION`]).
+//! [`copilot::COPILOT_VERSION`]). `--backend copilot-session` records Copilot's sessions
+//! through `copilot --acp` (see [`copilot_session`]) into `fixtures/copilot-session/`.
 
 pub mod acp;
 pub mod acp_session;
@@ -77,6 +78,7 @@ pub mod claude_session;
 pub mod codex;
 pub mod codex_session;
 pub mod copilot;
+pub mod copilot_session;
 pub mod drift;
 pub mod gemini;
 pub mod gemini_api;
@@ -128,6 +130,9 @@ pub enum Backend {
     PiSession,
     /// GitHub Copilot CLI (`fixtures/copilot/`).
     Copilot,
+    /// GitHub Copilot CLI sessions through `copilot --acp` (`fixtures/copilot-session/`),
+    /// driven through `Backend::session` by a scripted caller.
+    CopilotSession,
 }
 
 /// The arguments of `cargo xtask record`.
@@ -244,9 +249,13 @@ pub fn record(args: Args) -> Result<()> {
             Backend::Qwen => qwen::record(&options),
             Backend::PiSession => pi_session::record(&options),
             Backend::Copilot => copilot::record(&options),
+            Backend::CopilotSession => copilot_session::record(&options),
         };
     }
-    if matches!(backend, Some(Backend::Acp | Backend::AcpSession)) {
+    if matches!(
+        backend,
+        Some(Backend::Acp | Backend::AcpSession | Backend::CopilotSession)
+    ) {
         bail!("--latest: the acp corpus records the gemini and opencode corpora's versions");
     }
     if backend == Some(Backend::CodexSession) {
@@ -286,7 +295,8 @@ pub fn record(args: Args) -> Result<()> {
             | Backend::CodexSession
             | Backend::ClaudeSession
             | Backend::OpencodeSessions
-            | Backend::PiSession => continue,
+            | Backend::PiSession
+            | Backend::CopilotSession => continue,
         };
         let newest = newest_version(package)?;
         println!("{package}: newest {newest}, fixtures recorded with {current}");
@@ -303,7 +313,8 @@ pub fn record(args: Args) -> Result<()> {
             | Backend::CodexSession
             | Backend::ClaudeSession
             | Backend::OpencodeSessions
-            | Backend::PiSession => continue,
+            | Backend::PiSession
+            | Backend::CopilotSession => continue,
         };
         options.binary = Some(binary);
         let result = match backend {
@@ -319,7 +330,8 @@ pub fn record(args: Args) -> Result<()> {
             | Backend::CodexSession
             | Backend::ClaudeSession
             | Backend::OpencodeSessions
-            | Backend::PiSession => continue,
+            | Backend::PiSession
+            | Backend::CopilotSession => continue,
         };
         if let Err(e) = result {
             println!("{package}@{newest}: {e:#}");
