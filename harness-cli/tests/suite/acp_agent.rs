@@ -715,14 +715,19 @@ struct AcpxBackend {
     name: &'static str,
     /// The options after `--backend NAME`: the fake agent.
     agent: String,
-    /// The end of `exec ask` under `--approve-all`.
-    approved: &'static str,
+    /// The end of `exec ask` under `--approve-all`, for an agent that asks permissions.
+    approved: Option<&'static str>,
     /// `exec ask` under `--deny-all`: acpx's exit status and a part of its output.
-    denied: (i32, &'static str),
-    /// The end of a cancelled `prompt hang`.
+    denied: Option<(i32, &'static str)>,
+    /// The prompt that runs until it is cancelled.
+    hang: &'static str,
+    /// The end of that prompt, cancelled.
     cancelled: &'static str,
     /// The end of `prompt die`.
     died: &'static str,
+    /// What the `plain` prompt after it says: the turn the session has reached (the Claude
+    /// fake stores only its `plain` turns, the others every turn).
+    after: &'static str,
 }
 
 fn acpx_backends() -> Vec<AcpxBackend> {
@@ -734,49 +739,80 @@ fn acpx_backends() -> Vec<AcpxBackend> {
         AcpxBackend {
             name: "claude",
             agent: format!("--binary {}", fake("claude-session").display()),
-            approved: "[tool] Run touch made.txt (completed)\n  kind: execute\n  input: touch made.txt\nmade it\n\n[done] end_turn\n",
-            denied: (5, "    The user denied this tool use.\ndenied\n"),
+            approved: Some(
+                "[tool] Run touch made.txt (completed)\n  kind: execute\n  input: touch made.txt\nmade it\n\n[done] end_turn\n",
+            ),
+            denied: Some((5, "    The user denied this tool use.\ndenied\n")),
+            hang: "hang",
             cancelled: "working\n\n[done] cancelled\n",
             died: acp_died,
+            after: "plain 3",
         },
         AcpxBackend {
             name: "codex",
             agent: format!("--binary {}", fake("codex-app-server").display()),
-            approved: "[tool] Run touch made.txt (completed)\n  kind: execute\n  input: touch made.txt\nmade it\n\n[done] end_turn\n",
-            denied: (
+            approved: Some(
+                "[tool] Run touch made.txt (completed)\n  kind: execute\n  input: touch made.txt\nmade it\n\n[done] end_turn\n",
+            ),
+            denied: Some((
                 5,
                 "[tool] Run touch made.txt (failed)\n  kind: execute\n  input: touch made.txt\ndeclined\n",
-            ),
+            )),
+            hang: "hang",
             cancelled: "[tool] command_execution (failed)\n  kind: other\n  input: /bin/bash -lc 'sleep 20'\n\n[done] cancelled\n",
             died,
+            after: "plain 5",
         },
         AcpxBackend {
             name: "opencode",
             agent: format!("--binary {}", fake("opencode-serve").display()),
-            approved: "[tool] Run touch made.txt (completed)\n  kind: execute\n  input: touch made.txt\ndone 1\n\n[done] end_turn\n",
+            approved: Some(
+                "[tool] Run touch made.txt (completed)\n  kind: execute\n  input: touch made.txt\ndone 1\n\n[done] end_turn\n",
+            ),
             // opencode ends the turn at a rejected tool without a result: AA7's error.
-            denied: (
+            denied: Some((
                 1,
                 "    The user rejected permission to use this specific tool call.\n\n[error] RUNTIME: the turn ended without its result\n",
-            ),
+            )),
+            hang: "hang",
             cancelled: "    User aborted the command\n    </shell_metadata>\n\n[done] cancelled\n",
             died,
+            after: "plain 5",
         },
         AcpxBackend {
             name: "gemini",
             agent: format!("--binary {}", fake("acp-session").display()),
-            approved: "[tool] Run touch made.txt (completed)\n  kind: execute\n  input: touch made.txt\nmade it\n\n[done] end_turn\n",
-            denied: (5, "  output:\n    rejected\ndenied\n"),
+            approved: Some(
+                "[tool] Run touch made.txt (completed)\n  kind: execute\n  input: touch made.txt\nmade it\n\n[done] end_turn\n",
+            ),
+            denied: Some((5, "  output:\n    rejected\ndenied\n")),
+            hang: "hang",
             cancelled: "working\n\n[done] cancelled\n",
             died: acp_died,
+            after: "plain 5",
         },
         AcpxBackend {
             name: "acp",
             agent: format!("--agent {}", fake("acp-session").display()),
-            approved: "[tool] Run touch made.txt (completed)\n  kind: execute\n  input: touch made.txt\nmade it\n\n[done] end_turn\n",
-            denied: (5, "  output:\n    rejected\ndenied\n"),
+            approved: Some(
+                "[tool] Run touch made.txt (completed)\n  kind: execute\n  input: touch made.txt\nmade it\n\n[done] end_turn\n",
+            ),
+            denied: Some((5, "  output:\n    rejected\ndenied\n")),
+            hang: "hang",
             cancelled: "working\n\n[done] cancelled\n",
             died: acp_died,
+            after: "plain 5",
+        },
+        // Pi asks no permissions (PR6): no `exec ask`.
+        AcpxBackend {
+            name: "pi",
+            agent: format!("--binary {}", fake("pi-rpc").display()),
+            approved: None,
+            denied: None,
+            hang: "tool",
+            cancelled: "[tool] Run sleep 100 (failed)\n  kind: execute\n  input: sleep 100\n  output:\n    Command aborted\n\n[done] cancelled\n",
+            died: acp_died,
+            after: "plain 5",
         },
     ]
 }
@@ -802,6 +838,7 @@ fn acpx_drives(acpx: &std::ffi::OsStr, backend: &AcpxBackend) {
     let name = backend.name;
     let home = tempfile::tempdir().unwrap();
     let project = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
     let agent = format!(
         "{} acp --backend {name} {}",
         env!("CARGO_BIN_EXE_harness"),
@@ -817,6 +854,9 @@ fn acpx_drives(acpx: &std::ffi::OsStr, backend: &AcpxBackend) {
             .args(args)
             .env("HOME", home.path())
             .env("CLAUDE_CONFIG_DIR", home.path().join("claude"))
+            .env("FAKE_STATE", state.path())
+            // The ACP fake loads sessions as Gemini CLI does (`loadSession`).
+            .env("FAKE_CAPS", "load")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -834,30 +874,33 @@ fn acpx_drives(acpx: &std::ffi::OsStr, backend: &AcpxBackend) {
             .unwrap_or_else(|_| panic!("{name}: acpx hung"));
         (child.wait().unwrap().code(), text)
     };
-    let (code, out) = acpx(&["--approve-all", "--format", "text", "exec", "ask"]);
-    assert_eq!(code, Some(0), "{name}: {out}");
-    assert!(out.ends_with(backend.approved), "{name}: {out}");
-    let (code, out) = acpx(&["--deny-all", "--format", "text", "exec", "ask"]);
-    // 5 is acpx's own status for a denied permission.
-    assert_eq!(code, Some(backend.denied.0), "{name}: {out}");
-    assert!(out.contains(backend.denied.1), "{name}: {out}");
+    if let Some(approved) = backend.approved {
+        let (code, out) = acpx(&["--approve-all", "--format", "text", "exec", "ask"]);
+        assert_eq!(code, Some(0), "{name}: {out}");
+        assert!(out.ends_with(approved), "{name}: {out}");
+    }
+    if let Some((status, part)) = backend.denied {
+        let (code, out) = acpx(&["--deny-all", "--format", "text", "exec", "ask"]);
+        // 5 is acpx's own status for a denied permission.
+        assert_eq!(code, Some(status), "{name}: {out}");
+        assert!(out.contains(part), "{name}: {out}");
+    }
 
     let (code, id) = acpx(&["sessions", "new"]);
     assert_eq!(code, Some(0), "{name}: {id}");
-    assert_eq!(id.trim().len(), 36, "{name}: {id}");
-    // Only a backend that takes its session id up front offers `session/load` (AA2); acpx
-    // opens a new session for the others.
-    let opens = if name == "claude" {
-        "[client] session/load (running)"
-    } else {
-        "[client] session/new (running)"
-    };
-    for _ in 0..2 {
+    assert!(!id.trim().is_empty(), "{name}: {id}");
+    // AA2, AA3: every backend's `session/new` answers its own session id, so each `prompt`
+    // (a new `harness acp`) loads the same session, and its conversation goes on: the fake
+    // counts the session's turns across processes (FAKE_STATE).
+    for turn in 1..=2 {
         let (code, out) = acpx(&["--format", "text", "prompt", "plain"]);
         assert_eq!(code, Some(0), "{name}: {out}");
-        assert!(out.contains(opens), "{name}: {out}");
         assert!(
-            out.ends_with("plain 1\n\n[done] end_turn\n"),
+            out.contains("[client] session/load (running)"),
+            "{name}: {out}"
+        );
+        assert!(
+            out.ends_with(&format!("plain {turn}\n\n[done] end_turn\n")),
             "{name}: {out}"
         );
     }
@@ -865,7 +908,7 @@ fn acpx_drives(acpx: &std::ffi::OsStr, backend: &AcpxBackend) {
     let (tx, hung) = mpsc::channel();
     std::thread::scope(|scope| {
         scope.spawn(|| {
-            let _ = tx.send(acpx(&["--format", "text", "prompt", "hang"]));
+            let _ = tx.send(acpx(&["--format", "text", "prompt", backend.hang]));
         });
         std::thread::sleep(Duration::from_secs(3));
         let (code, out) = acpx(&["cancel"]);
@@ -887,7 +930,7 @@ fn acpx_drives(acpx: &std::ffi::OsStr, backend: &AcpxBackend) {
     let (code, out) = acpx(&["--format", "text", "prompt", "plain"]);
     assert_eq!(code, Some(0), "{name}: {out}");
     assert!(
-        out.ends_with("plain 1\n\n[done] end_turn\n"),
+        out.ends_with(&format!("{}\n\n[done] end_turn\n", backend.after)),
         "{name}: {out}"
     );
 }
