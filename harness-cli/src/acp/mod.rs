@@ -156,11 +156,14 @@ async fn open_named(
                 )
             })))
         }
-        Err(_) => Err(NotOpened::Failed(format!(
-            "the {} backend did not name its session within {} seconds",
-            backend.name(),
-            limit.as_secs_f64()
-        ))),
+        Err(_) => {
+            let seconds = limit.as_secs_f64();
+            let unit = if seconds == 1.0 { "second" } else { "seconds" };
+            Err(NotOpened::Failed(format!(
+                "the {} backend did not name its session within {seconds} {unit}",
+                backend.name(),
+            )))
+        }
     }
 }
 

@@ -38,10 +38,18 @@ impl Client {
 
     /// `harness acp` with `args` alone: the backend and its agent.
     fn start_agent(args: &[&str]) -> Client {
+        Client::start_with(args, &[])
+    }
+
+    /// `harness acp` with `args`, its agent given `env` besides the fakes' files in the
+    /// client's folder (`pid`, `argv`, `log`).
+    fn start_with(args: &[&str], env: &[(&str, &std::ffi::OsStr)]) -> Client {
         let dir = tempfile::tempdir().unwrap();
         let mut child = harness()
             .arg("acp")
             .args(args)
+            .envs(env.iter().copied())
+            .env("FAKE_LOG", dir.path().join("log"))
             .env("FAKE_PID", dir.path().join("pid"))
             .env("FAKE_ARGV", dir.path().join("argv"))
             .env("CLAUDE_CONFIG_DIR", dir.path().join("claude"))
@@ -118,12 +126,27 @@ impl Client {
     }
 
     fn new_session(&mut self) -> String {
+        self.initialize();
+        self.new_session_after_initialize()
+    }
+
+    /// `initialize`; its answer's `agentCapabilities`.
+    fn initialize(&mut self) -> Value {
         self.request(
             "initialize",
             json!({"protocolVersion": 1, "clientCapabilities": {}}),
         );
-        self.read();
-        self.new_session_after_initialize()
+        self.read()["result"]["agentCapabilities"].clone()
+    }
+
+    /// The methods of the requests the fake agent read, in order (`answer` for an answer).
+    fn agent_methods(&self) -> Vec<String> {
+        std::fs::read_to_string(self.dir.path().join("log"))
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .map(|m| m["method"].as_str().unwrap_or("answer").to_string())
+            .collect()
     }
 
     fn new_session_after_initialize(&mut self) -> String {
@@ -542,6 +565,210 @@ fn aa4_loading_a_stored_session_replays_it_then_resumes_it() {
         argv.lines().any(|a| a == format!("--resume={id}")),
         "{argv}"
     );
+    client.finish();
+}
+
+/// The backends that name their sessions themselves, each with its fake agent: the name,
+/// the options after it, and the id its fake names for a new session without FAKE_STATE.
+fn naming_backends() -> Vec<(&'static str, Vec<String>, &'static str)> {
+    let fake = |name: &str| {
+        fixtures::root()
+            .join("fake-agent")
+            .join(name)
+            .display()
+            .to_string()
+    };
+    vec![
+        (
+            "codex",
+            vec!["--binary".into(), fake("codex-app-server")],
+            "th-new",
+        ),
+        (
+            "opencode",
+            vec!["--binary".into(), fake("opencode-serve")],
+            "ses_fake",
+        ),
+        ("gemini", vec!["--binary".into(), fake("acp-session")], "s1"),
+        ("acp", vec!["--agent".into(), fake("acp-session")], "s1"),
+        (
+            "pi",
+            vec!["--binary".into(), fake("pi-rpc")],
+            "019b0000-0000-7000-8000-000000000001",
+        ),
+    ]
+}
+
+fn start_backend(name: &str, agent: &[String], env: &[(&str, &std::ffi::OsStr)]) -> Client {
+    let mut args = vec!["--backend", name];
+    args.extend(agent.iter().map(String::as_str));
+    Client::start_with(&args, env)
+}
+
+/// AA2, AA3: every backend that names its sessions itself offers `session/load`, and
+/// `session/new` answers the id its agent named as the session opened, before any prompt.
+#[test]
+fn aa3_session_new_answers_the_id_the_backend_named() {
+    for (name, agent, id) in naming_backends() {
+        let mut client = start_backend(name, &agent, &[]);
+        let capabilities = client.initialize();
+        assert_eq!(capabilities["loadSession"], true, "{name}");
+        assert_eq!(
+            capabilities["sessionCapabilities"],
+            json!({"resume": {}}),
+            "{name}"
+        );
+        assert_eq!(client.new_session_after_initialize(), id, "{name}");
+        // Nothing was prompted; the agent is already running.
+        let pid = read_when_written(&client.dir.path().join("pid"));
+        client.finish();
+        assert_gone(&pid);
+    }
+}
+
+/// AA4: a fresh `harness acp` loads the session another one opened and prompted: the
+/// backend's session resumes that id (the fakes keep a session's turn count in FAKE_STATE,
+/// so its next turn is its second), and the prompt goes to it.
+#[test]
+fn aa4_a_fresh_harness_acp_loads_and_resumes_the_backends_session() {
+    for (name, agent, _) in naming_backends() {
+        let state = tempfile::tempdir().unwrap();
+        let env = [
+            ("FAKE_STATE", state.path().as_os_str()),
+            ("FAKE_CAPS", std::ffi::OsStr::new("load")),
+        ];
+        let mut first = start_backend(name, &agent, &env);
+        let session = first.new_session();
+        let prompt = first.prompt(&session, "plain");
+        let turn = first.until_answer(prompt);
+        assert_eq!(
+            turn.last().unwrap()["result"]["stopReason"],
+            "end_turn",
+            "{name}"
+        );
+        first.finish();
+
+        let mut second = start_backend(name, &agent, &env);
+        second.initialize();
+        let load = second.request(
+            "session/load",
+            json!({"sessionId": session, "cwd": second.dir.path(), "mcpServers": []}),
+        );
+        let answer = second.until_answer(load).pop().unwrap();
+        assert_eq!(
+            answer["result"]["modes"]["currentModeId"], "default",
+            "{name}"
+        );
+        let prompt = second.prompt(&session, "plain");
+        let turn = second.until_answer(prompt);
+        let said: Vec<Value> = updates(&turn)
+            .into_iter()
+            .filter(|u| u["sessionUpdate"] == "agent_message_chunk")
+            .collect();
+        assert_eq!(
+            said,
+            [
+                json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "plain 2"}})
+            ],
+            "{name}"
+        );
+        second.finish();
+    }
+}
+
+/// AA4: an id the backend never stored (minted and never prompted, for a backend that stores
+/// a session at its first turn) opens as new: Codex refuses `thread/resume` of it, and a new
+/// thread carries the ACP session from then on.
+#[test]
+fn aa4_an_id_the_backend_cannot_resume_opens_as_new() {
+    let (name, agent, _) = naming_backends().remove(0);
+    let state = tempfile::tempdir().unwrap();
+    let env = [("FAKE_STATE", state.path().as_os_str())];
+    let mut client = start_backend(name, &agent, &env);
+    client.initialize();
+    let load = client.request(
+        "session/load",
+        json!({"sessionId": "th-never", "cwd": client.dir.path(), "mcpServers": []}),
+    );
+    let answer = client.until_answer(load).pop().unwrap();
+    assert_eq!(answer["result"]["modes"]["currentModeId"], "default");
+    let prompt = client.prompt("th-never", "plain");
+    let turn = client.until_answer(prompt);
+    assert_eq!(turn.last().unwrap()["result"]["stopReason"], "end_turn");
+    assert_eq!(
+        updates(&turn)[0],
+        json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "plain 1"}})
+    );
+    // The refused resume's process, then the new thread's.
+    assert_eq!(
+        client.agent_methods(),
+        [
+            "initialize",
+            "initialized",
+            "thread/resume",
+            "initialize",
+            "initialized",
+            "thread/start",
+            "turn/start"
+        ]
+    );
+    client.finish();
+}
+
+/// AA6, AA17: a mode change reopens a backend that names its sessions itself on the same
+/// backend id: Codex's new process resumes the thread, whose next turn is its second.
+#[test]
+fn aa6_a_mode_change_resumes_the_same_backend_session() {
+    let (name, agent, _) = naming_backends().remove(0);
+    let state = tempfile::tempdir().unwrap();
+    let mut client = start_backend(name, &agent, &[("FAKE_STATE", state.path().as_os_str())]);
+    let session = client.new_session();
+    let prompt = client.prompt(&session, "plain");
+    client.until_answer(prompt);
+    let set = client.request(
+        "session/set_mode",
+        json!({"sessionId": session, "modeId": "acceptEdits"}),
+    );
+    client.until_answer(set);
+    let prompt = client.prompt(&session, "plain");
+    let turn = client.until_answer(prompt);
+    assert_eq!(
+        updates(&turn)[0],
+        json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "plain 2"}})
+    );
+    let log = std::fs::read_to_string(client.dir.path().join("log")).unwrap();
+    let resumed: Vec<Value> = log
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|m| m["method"] == "thread/resume")
+        .map(|m| m["params"]["threadId"].clone())
+        .collect();
+    assert_eq!(resumed, [json!(session)]);
+    client.finish();
+}
+
+/// AA3: a backend that never names its session answers `session/new` with an error once
+/// `--timeout` has passed, and nothing of it is left running.
+#[test]
+fn aa3_a_backend_that_never_names_its_session_is_an_error_in_time() {
+    let (name, agent, _) = naming_backends().remove(0);
+    let mut args = vec!["--backend", name, "--timeout", "1s"];
+    args.extend(agent.iter().map(String::as_str));
+    let mut client = Client::start_with(&args, &[("FAKE_MODE", "never-ready".as_ref())]);
+    client.initialize();
+    let id = client.request(
+        "session/new",
+        json!({"cwd": client.dir.path(), "mcpServers": []}),
+    );
+    let start = Instant::now();
+    assert_eq!(
+        client.read(),
+        json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32603,
+            "message": "the codex backend did not name its session within 1 second"}})
+    );
+    assert!(start.elapsed() < Duration::from_secs(5));
+    let pid = read_when_written(&client.dir.path().join("pid"));
+    assert_gone(&pid);
     client.finish();
 }
 
