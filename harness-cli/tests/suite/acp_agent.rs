@@ -311,7 +311,7 @@ fn aa2_aa3_aa5_aa8_a_session_takes_prompts_and_sends_the_events_as_updates() {
     let (transcript, _dir) = client.finish();
     let text: String = transcript
         .iter()
-        .map(|line| format!("{}\n", scrub(line, &session)))
+        .map(|line| format!("{}\n", scrub(line, Some(&session))))
         .collect();
     let path = fixtures::root()
         .join("acp-agent")
@@ -321,11 +321,14 @@ fn aa2_aa3_aa5_aa8_a_session_takes_prompts_and_sends_the_events_as_updates() {
     }
 }
 
-/// The recorded conversation without what changes from run to run.
-fn scrub(line: &Value, session: &str) -> String {
-    line.to_string()
-        .replace(session, "5e55a0e0-0000-4000-8000-0000000000aa")
-        .replace(&std::env::temp_dir().display().to_string(), "/tmp")
+/// The recorded conversation without what changes from run to run: the session id harness
+/// minted (`session`), the temporary folders.
+fn scrub(line: &Value, session: Option<&str>) -> String {
+    let mut line = line.to_string();
+    if let Some(session) = session {
+        line = line.replace(session, "5e55a0e0-0000-4000-8000-0000000000aa");
+    }
+    line.replace(&std::env::temp_dir().display().to_string(), "/tmp")
         .split("/tmp/.tmp")
         .enumerate()
         .map(|(n, part)| {
@@ -676,33 +679,37 @@ fn aa4_a_fresh_harness_acp_loads_and_resumes_the_backends_session() {
     }
 }
 
-/// AA4: an id the backend never stored (minted and never prompted, for a backend that stores
-/// a session at its first turn) opens as new: Codex refuses `thread/resume` of it, and a new
-/// thread carries the ACP session from then on.
+/// AA3, AA4: Codex's `session/new` answers its thread, and an id it cannot resume (never
+/// stored: minted and never prompted, for a backend that stores a session at its first turn)
+/// opens as new: Codex refuses `thread/resume` of it, and a new thread carries the ACP session
+/// from then on. The conversation is kept in `fixtures/acp-agent/named.jsonl`
+/// (`UPDATE_EXPECT=1` rewrites it), which `acp-schema-check` validates.
 #[test]
 fn aa4_an_id_the_backend_cannot_resume_opens_as_new() {
     let (name, agent, _) = naming_backends().remove(0);
-    let state = tempfile::tempdir().unwrap();
-    let env = [("FAKE_STATE", state.path().as_os_str())];
-    let mut client = start_backend(name, &agent, &env);
+    let mut client = start_backend(name, &agent, &[]);
     client.initialize();
+    assert_eq!(client.new_session_after_initialize(), "th-new");
     let load = client.request(
         "session/load",
-        json!({"sessionId": "th-never", "cwd": client.dir.path(), "mcpServers": []}),
+        json!({"sessionId": "gone", "cwd": client.dir.path(), "mcpServers": []}),
     );
     let answer = client.until_answer(load).pop().unwrap();
     assert_eq!(answer["result"]["modes"]["currentModeId"], "default");
-    let prompt = client.prompt("th-never", "plain");
+    let prompt = client.prompt("gone", "plain");
     let turn = client.until_answer(prompt);
     assert_eq!(turn.last().unwrap()["result"]["stopReason"], "end_turn");
     assert_eq!(
         updates(&turn)[0],
         json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "plain 1"}})
     );
-    // The refused resume's process, then the new thread's.
+    // The new session's process, the refused resume's, then the new thread's.
     assert_eq!(
         client.agent_methods(),
         [
+            "initialize",
+            "initialized",
+            "thread/start",
             "initialize",
             "initialized",
             "thread/resume",
@@ -712,7 +719,15 @@ fn aa4_an_id_the_backend_cannot_resume_opens_as_new() {
             "turn/start"
         ]
     );
-    client.finish();
+    let (transcript, _dir) = client.finish();
+    let text: String = transcript
+        .iter()
+        .map(|line| format!("{}\n", scrub(line, None)))
+        .collect();
+    let path = fixtures::root().join("acp-agent").join("named.jsonl");
+    if let Err(problems) = fixtures::check_expected(&path, &text) {
+        panic!("{}:\n{}", path.display(), problems.join("\n"));
+    }
 }
 
 /// AA6, AA17: a mode change reopens a backend that names its sessions itself on the same
