@@ -730,6 +730,50 @@ fn aa4_an_id_the_backend_cannot_resume_opens_as_new() {
     }
 }
 
+/// AA4: loading a session harness can read (Pi's session file, as `harness sessions` reads
+/// it) replays it before the answer, and Pi's new process resumes it (`--session ID`).
+#[test]
+fn aa4_a_stored_pi_session_is_replayed_then_resumed() {
+    let (name, agent, _) = naming_backends().remove(4);
+    assert_eq!(name, "pi");
+    let id = "01a24b6e-804c-73c3-88af-51b2c02b478f";
+    let recorded = fixtures::root().join("sessions/pi/a_plain_text/sessions/--home-pi-project--");
+    let home = tempfile::tempdir().unwrap();
+    let folder = home.path().join("sessions/--home-pi-project--");
+    std::fs::create_dir_all(&folder).unwrap();
+    for file in std::fs::read_dir(&recorded).unwrap() {
+        let file = file.unwrap().path();
+        std::fs::copy(&file, folder.join(file.file_name().unwrap())).unwrap();
+    }
+    let env = [("PI_CODING_AGENT_DIR", home.path().as_os_str())];
+    let mut client = start_backend(name, &agent, &env);
+    client.initialize();
+    let load = client.request(
+        "session/load",
+        json!({"sessionId": id, "cwd": client.dir.path(), "mcpServers": []}),
+    );
+    let replay = client.until_answer(load);
+    assert_eq!(
+        updates(&replay),
+        [
+            json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "Hello."}})
+        ]
+    );
+    assert_eq!(
+        replay.last().unwrap()["result"]["modes"]["currentModeId"],
+        "default"
+    );
+    let argv = read_when_written(&client.dir.path().join("argv"));
+    assert_eq!(
+        argv.lines().collect::<Vec<_>>(),
+        ["--mode", "rpc", "--session", id]
+    );
+    let prompt = client.prompt(id, "plain");
+    let turn = client.until_answer(prompt);
+    assert_eq!(turn.last().unwrap()["result"]["stopReason"], "end_turn");
+    client.finish();
+}
+
 /// AA6, AA17: a mode change reopens a backend that names its sessions itself on the same
 /// backend id: Codex's new process resumes the thread, whose next turn is its second.
 #[test]
