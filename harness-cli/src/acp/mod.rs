@@ -1,13 +1,15 @@
 //! `harness acp`: any backend as an Agent Client Protocol agent (AA1-AA18 of
 //! `docs/acp-agent.md`). JSON-RPC 2.0 on standard input and output, one message a line; each
-//! ACP session is one of the backend's sessions (SPEC section 8), opened at its first prompt,
-//! its events sent as `session/update`s and its permission requests as
+//! ACP session is one of the backend's sessions (SPEC section 8) under the backend's own id
+//! (AA3: opened at `session/new` and named by its agent, or given to Claude Code and opened at
+//! the first prompt), its events sent as `session/update`s and its permission requests as
 //! `session/request_permission`; a backend without sessions is refused (AA17).
 //!
-//! One task owns every session's state and reads three sources: the client's lines (read on a
+//! One task owns every session's state and reads four sources: the client's lines (read on a
 //! task of their own), the items of every open backend session (each forwarded by a task of its
-//! own, tagged with the session and the generation of its process), and the deadline of a
-//! cancel the backend has not yet honoured. Nothing else blocks it, so a cancel is answered in
+//! own, tagged with the session and the generation of its process), the backend sessions being
+//! opened until their agent names its id (a request or a prompt waits for each), and the
+//! deadline of a cancel the backend has not yet honoured. Nothing else blocks it, so a cancel is answered in
 //! time whatever the backend does (AA14), and the end of input closes every session (AA16).
 
 mod updates;
