@@ -730,8 +730,10 @@ impl<'a> Agent<'a> {
         Ok(Some(json!({ "sessionId": id, "modes": modes })))
     }
 
+    /// A session `id` on the connection; one it replaces (loaded twice at once, or a backend
+    /// that named the same id again) has its process closed.
     fn open(&mut self, id: String, cwd: PathBuf, mode: String, stored: bool) {
-        self.sessions.insert(
+        let old = self.sessions.insert(
             id,
             Conv {
                 cwd,
@@ -743,6 +745,9 @@ impl<'a> Agent<'a> {
                 backend_id: None,
             },
         );
+        if let Some(mut live) = old.and_then(|old| old.live) {
+            live.handle.close();
+        }
     }
 
     /// AA4: `session/load` replays what the backend stored, then the session goes on from it;
