@@ -163,8 +163,8 @@ fn the_official_types_read_harness_acps_edge_cases_the_same_way() {
     }
 }
 
-/// `harness acp`, the other side (`docs/acp-agent.md`): a recorded conversation of an ACP
-/// client with it, and an update of every kind it makes, both kept current by `harness-cli`'s
+/// `harness acp`, the other side (`docs/acp-agent.md`): recorded conversations of an ACP
+/// client with it, and an update of every kind it makes, all kept current by `harness-cli`'s
 /// tests (`acp_agent`, and `acp::updates`). Here `agent` is what harness wrote.
 #[test]
 fn every_message_harness_acp_writes_parses_with_the_official_types() {
@@ -186,6 +186,15 @@ fn every_message_harness_acp_writes_parses_with_the_official_types() {
     );
     assert_eq!(checked.count("client", "notification", "session/cancel"), 1);
     assert_eq!(checked.total(), 29);
+
+    // A backend that names its sessions itself (AA3, AA4): `session/new` answered with its
+    // id, a `session/load` it could not resume opened as new, a turn.
+    let checked = check(&fixtures().join("../acp-agent/named.jsonl"));
+    for method in ["initialize", "session/new", "session/load", "session/prompt"] {
+        assert_eq!(checked.count("agent", "result", method), 1, "{method}");
+    }
+    assert_eq!(checked.count("agent", "notification", "session/update"), 2);
+    assert_eq!(checked.total(), 10);
 
     // Every event kind's update (AA8-AA11) and a usage update (AA10).
     let checked = check(&fixtures().join("../acp-agent/updates.jsonl"));
