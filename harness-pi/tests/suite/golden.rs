@@ -8,7 +8,7 @@ use harness_agents_pi::PiHarness;
 use super::config;
 
 /// How many recordings `fixtures/pi` holds.
-pub const RECORDINGS: usize = 31;
+pub const RECORDINGS: usize = 32;
 
 #[test]
 fn every_pi_recording_gives_its_expected_events() {
