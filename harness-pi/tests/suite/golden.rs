@@ -21,5 +21,5 @@ fn every_pi_recording_gives_its_expected_events() {
 fn every_pi_session_recording_gives_its_expected_events() {
     let mut config = config();
     config.session = true;
-    assert_golden("pi-session", 5, &PiHarness, &config);
+    assert_golden("pi-session", 6, &PiHarness, &config);
 }
