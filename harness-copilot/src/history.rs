@@ -139,6 +139,8 @@ struct Stored {
     /// The session's API time at the last `session.shutdown` (CH5): Copilot's figure is a
     /// running total.
     api_ms: u64,
+    /// A model call's figures, waiting for the message that names its tools (CH4).
+    pending: Option<(String, Tokens)>,
     accounting: Accounting,
 }
 
@@ -154,6 +156,7 @@ fn read_events(path: &Path, out: &mut dyn FnMut(&str)) -> io::Result<(Option<Str
             stored.line(&text, out);
         }
     })?;
+    stored.charge(&[]);
     Ok((stored.session_id, stored.accounting))
 }
 
@@ -205,6 +208,19 @@ impl Stored {
                 self.failed = true;
                 out(line);
             }
+            (Some("assistant.message"), Some(data)) => {
+                // CH4: the message of the call before it: its tools are that call's.
+                let tools: Vec<String> = data
+                    .get("toolRequests")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|r| r.get("name").and_then(Value::as_str))
+                    .map(String::from)
+                    .collect();
+                self.charge(&tools);
+                out(line);
+            }
             // CH3, CH6: every other line is the live line itself, read by its CP rule.
             _ => out(line),
         }
@@ -221,7 +237,7 @@ impl Stored {
         };
         let (cache_read, cache_write) = (n("cacheReadTokens"), n("cacheWriteTokens"));
         let tokens = Tokens {
-            input: n("inputTokens").saturating_sub(cache_read + cache_write),
+            input: n("inputTokens").saturating_sub(cache_read.saturating_add(cache_write)),
             output: n("outputTokens"),
             cache_read,
             cache_write,
@@ -230,25 +246,22 @@ impl Stored {
             .and_then(|u| u.get("model"))
             .and_then(Value::as_str)
             .unwrap_or("unknown");
-        // The tools the call asked for, by name and count.
-        let mut tools = Vec::new();
-        if let Some(counts) = usage
-            .and_then(|u| u.get("toolCounts"))
-            .and_then(Value::as_object)
-        {
-            for (name, count) in counts {
-                for _ in 0..count.as_u64().unwrap_or(0) {
-                    tools.push(name.clone());
-                }
-            }
+        self.charge(&[]);
+        self.pending = Some((model.to_string(), tokens));
+    }
+
+    /// CH4: the waiting call's figures, charged with the tools its message asked for.
+    fn charge(&mut self, tools: &[String]) {
+        if let Some((model, tokens)) = self.pending.take() {
+            self.accounting.message(&model, &tokens, tools);
         }
-        self.accounting.message(model, &tokens, &tools);
     }
 
     /// CH5: the live `result` of the run that ends: the session id, the verdict (1 after a
     /// `session.error`, else 0) and the run's API time (the growth of Copilot's running
     /// total, so the outcome's sum over the runs is the session's).
     fn shutdown(&mut self, data: &Map<String, Value>, out: &mut dyn FnMut(&str)) {
+        self.charge(&[]);
         let exit = if std::mem::take(&mut self.failed) {
             1
         } else {
@@ -314,7 +327,8 @@ mod tests {
                 r#"{"type":"user.message","data":{"content":"Read a.txt"}}"#,
                 "not json",
                 r#"{"type":"session.novelty","data":{}}"#,
-                r#"{"type":"session.usage_record","data":{"usage":{"model":"gpt-4.1","inputTokens":100,"outputTokens":7,"cacheReadTokens":60,"cacheWriteTokens":10,"toolCounts":{"view":1}}}}"#,
+                r#"{"type":"session.usage_record","data":{"usage":{"model":"gpt-4.1","inputTokens":100,"outputTokens":7,"cacheReadTokens":60,"cacheWriteTokens":10}}}"#,
+                r#"{"type":"assistant.message","data":{"content":"","toolRequests":[{"toolCallId":"c1","name":"view"}]}}"#,
                 r#"{"type":"tool.execution_start","data":{"toolCallId":"c1","toolName":"view","arguments":{"path":"a.txt"}}}"#,
                 r#"{"type":"tool.execution_complete","data":{"toolCallId":"c1","success":true,"result":{"content":"a"}}}"#,
                 r#"{"type":"session.error","data":{"message":"gave up"}}"#,

@@ -318,9 +318,9 @@ impl Chat {
                     n("output_token_count"),
                     n("cached_content_token_count"),
                 );
-                self.usage.input += input;
-                self.usage.output += output;
-                self.usage.cached += cached;
+                self.usage.input = self.usage.input.saturating_add(input);
+                self.usage.output = self.usage.output.saturating_add(output);
+                self.usage.cached = self.usage.cached.saturating_add(cached);
                 let tokens = Tokens {
                     input: input.saturating_sub(cached),
                     // The thoughts are counted in the output already (the total is the
