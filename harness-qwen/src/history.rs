@@ -137,8 +137,9 @@ struct Chat {
     started: bool,
     /// Model answers and failed requests since the last prompt (QH7's `num_turns`).
     calls: u64,
-    /// The failure of the run's last model request, when it failed (QH5).
-    failure: Option<String>,
+    /// The failure of the run's last model request, when it failed (QH5): Qwen's report and
+    /// the request's model.
+    failure: Option<(String, String)>,
     usage: Usage,
     /// A model request's figures, waiting for the answer that names its tools (QH7).
     pending: Option<(String, Tokens)>,
@@ -219,7 +220,7 @@ impl Chat {
                 }
             }
             (Some("system"), _) => match text(&record, "subtype") {
-                Some("ui_telemetry") => self.telemetry(&record, out),
+                Some("ui_telemetry") => self.telemetry(&record),
                 // QH6: Qwen's bookkeeping of the prompts for commit attribution.
                 Some("attribution_snapshot") => {}
                 // QH8: any other subtype, for the decoder to report (QW2).
@@ -301,7 +302,7 @@ impl Chat {
     }
 
     /// QH5, QH7: a telemetry record: a model request's figures, or its failure.
-    fn telemetry(&mut self, record: &Map<String, Value>, out: &mut dyn FnMut(&str)) {
+    fn telemetry(&mut self, record: &Map<String, Value>) {
         let Some(event) = record.get("systemPayload").and_then(|p| p.get("uiEvent")) else {
             return;
         };
@@ -332,18 +333,14 @@ impl Chat {
                 self.pending = Some((model.to_string(), tokens));
             }
             Some("qwen-code.api_error") => {
-                // QH5: a request that failed for good: Qwen's `[API Error: ...]` line.
+                // QH5: a failed request; whether Qwen gave up on it or retried it is known
+                // only from what follows (an answer, or the run's end).
                 self.charge(&[]);
-                self.calls += 1;
                 let message = event
                     .get("error_message")
                     .and_then(Value::as_str)
                     .unwrap_or("unknown error");
-                let report = format!("[API Error: {message}]");
-                let message = json!({"type": "message", "role": "assistant", "model": model,
-                    "content": [{"type": "text", "text": report}], "stop_reason": null});
-                out(&json!({"type": "assistant", "message": message}).to_string());
-                self.failure = Some(report);
+                self.failure = Some((format!("[API Error: {message}]"), model.to_string()));
             }
             // QH6: a tool's run and Qwen's other telemetry say nothing the records do not.
             _ => {}
@@ -360,6 +357,14 @@ impl Chat {
     /// QH7: the run on the last prompt ends (the live `result`) where the next prompt or the
     /// file begins, when a model request was answered or failed since that prompt.
     fn end_run(&mut self, out: &mut dyn FnMut(&str)) {
+        let failure = self.failure.take();
+        if let Some((report, model)) = &failure {
+            // QH5: the request failed for good: Qwen's `[API Error: ...]` line (QW5).
+            self.calls += 1;
+            let message = json!({"type": "message", "role": "assistant", "model": model,
+                "content": [{"type": "text", "text": report}], "stop_reason": null});
+            out(&json!({"type": "assistant", "message": message}).to_string());
+        }
         let calls = std::mem::take(&mut self.calls);
         if calls == 0 {
             return;
@@ -367,8 +372,8 @@ impl Chat {
         let usage = json!({"input_tokens": self.usage.input, "output_tokens": self.usage.output,
             "cache_read_input_tokens": self.usage.cached});
         let mut result = json!({"type": "result", "num_turns": calls, "usage": usage});
-        match self.failure.take() {
-            Some(report) => {
+        match failure {
+            Some((report, _)) => {
                 result["subtype"] = json!("error_during_execution");
                 result["is_error"] = json!(true);
                 result["error"] = json!({"message": report});
