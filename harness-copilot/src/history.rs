@@ -194,6 +194,9 @@ impl Stored {
             // CH2: a resumed run starts; the system prompt is the agent's own.
             (Some("session.resume"), Some(_)) => self.failed = false,
             (Some("system.message"), Some(_)) => {}
+            // CH3: a permission asked and its answer, which stdout never prints; the tool's
+            // completion carries a denial as its error (CP8).
+            (Some("permission.requested" | "permission.completed"), Some(_)) => {}
             // CH4: one model call's figures.
             (Some("session.usage_record"), Some(data)) => self.usage(data),
             // CH5: the process ends: the live `result` line.

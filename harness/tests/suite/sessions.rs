@@ -403,7 +403,7 @@ fn copilot_sessions_agree_with_the_live_streams() {
     // ephemeral, never stored; u's file holds both runs of the resumed session, the live
     // stream only the second.
     let exceptions = ["m2_rate_limited_then_ok", "m_api_500", "u_resume"];
-    const AGREE: usize = 9;
+    const AGREE: usize = 11;
     let tally = check("copilot", &exceptions);
     assert_eq!(tally.agree.len(), AGREE, "{:?}", tally.agree);
 }
