@@ -72,6 +72,8 @@
 struct ReadmeExample;
 
 mod decoder;
+#[cfg(feature = "sessions")]
+mod history;
 mod launch;
 mod tools;
 mod wire;
@@ -86,6 +88,8 @@ use harness_agents_core::{
 use serde_json::Value;
 
 pub use decoder::{CopilotDecoder, CopilotNormalizer};
+#[cfg(feature = "sessions")]
+pub use history::CopilotHistory;
 pub use launch::{LAUNCH, SESSION_LAUNCH, VERSIONS};
 
 /// The GitHub Copilot CLI backend, registered as `"copilot"`.

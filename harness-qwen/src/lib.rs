@@ -51,6 +51,8 @@
 //! [`Backend`]: harness_agents_core::Backend
 
 mod decoder;
+#[cfg(feature = "sessions")]
+mod history;
 mod launch;
 mod tools;
 
@@ -60,6 +62,8 @@ use harness_agents_core::{
 use serde_json::Value;
 
 pub use decoder::{QwenDecoder, QwenNormalizer};
+#[cfg(feature = "sessions")]
+pub use history::QwenHistory;
 pub use launch::{LAUNCH, VERSIONS, approval_mode};
 
 /// The Qwen Code backend, registered as `"qwen"`.

@@ -8,7 +8,7 @@ use harness_agents_copilot::CopilotHarness;
 use super::config;
 
 /// How many recordings `fixtures/copilot` holds.
-pub const RECORDINGS: usize = 30;
+pub const RECORDINGS: usize = 31;
 
 #[test]
 fn every_copilot_recording_gives_its_expected_events() {

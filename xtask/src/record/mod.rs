@@ -170,10 +170,11 @@ pub struct Args {
     rg: Option<PathBuf>,
     /// Also keep each run's stored session (Claude Code's `~/.claude/projects/` transcripts,
     /// Codex's `~/.codex/sessions/` rollouts, opencode's database, Gemini CLI's
-    /// `~/.gemini/tmp/` chats, Pi's `~/.pi/agent/sessions/` files) beside its live stream, in
-    /// `fixtures/sessions/BACKEND/` (or `--out DIR`): `NAME.jsonl` and `NAME.stderr` are the
-    /// live stream, `NAME/` the files the binary stored. Claude, Codex, opencode, Gemini CLI
-    /// and Pi only.
+    /// `~/.gemini/tmp/` chats, Pi's `~/.pi/agent/sessions/` files, Qwen Code's
+    /// `~/.qwen/projects/` chats, Copilot's `~/.copilot/session-state/` folders) beside its live
+    /// stream, in `fixtures/sessions/BACKEND/` (or `--out DIR`): `NAME.jsonl` and `NAME.stderr`
+    /// are the live stream, `NAME/` the files the binary stored. Claude, Codex, opencode,
+    /// Gemini CLI, Pi, Qwen Code and Copilot only.
     #[arg(long)]
     sessions: bool,
     /// Only these scenarios (default: all).
@@ -227,11 +228,18 @@ pub fn record(args: Args) -> Result<()> {
     if args.sessions
         && !matches!(
             backend.unwrap_or(Backend::Claude),
-            Backend::Claude | Backend::Codex | Backend::Opencode | Backend::Gemini | Backend::Pi
+            Backend::Claude
+                | Backend::Codex
+                | Backend::Opencode
+                | Backend::Gemini
+                | Backend::Pi
+                | Backend::Qwen
+                | Backend::Copilot
         )
     {
         bail!(
-            "--sessions keeps the stored sessions of claude, codex, opencode, gemini and pi only"
+            "--sessions keeps the stored sessions of claude, codex, opencode, gemini, pi, qwen \
+             and copilot only"
         );
     }
     if !args.latest {
