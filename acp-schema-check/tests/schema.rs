@@ -18,8 +18,9 @@ fn check(path: &std::path::Path) -> Checked {
 #[test]
 fn every_recorded_message_parses_with_the_official_types() {
     let paths = transcripts(&fixtures()).unwrap();
-    // The 30 recordings (Gemini CLI, opencode and Qwen Code) and the client's messages.
-    assert_eq!(paths.len(), 31, "{paths:#?}");
+    // The 34 recordings (Gemini CLI, opencode, the Copilot CLI and Qwen Code) and the client's
+    // messages.
+    assert_eq!(paths.len(), 35, "{paths:#?}");
     let mut failures = Vec::new();
     let mut total = 0;
     let mut messages = 0;
@@ -50,7 +51,7 @@ fn every_recorded_message_parses_with_the_official_types() {
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
     // Every message was checked (only the agent's non-JSON lines are skipped).
     assert_eq!(total, messages);
-    assert_eq!(total, 367);
+    assert_eq!(total, 427);
 }
 
 #[test]
@@ -163,8 +164,8 @@ fn the_official_types_read_harness_acps_edge_cases_the_same_way() {
     }
 }
 
-/// `harness acp`, the other side (`docs/acp-agent.md`): a recorded conversation of an ACP
-/// client with it, and an update of every kind it makes, both kept current by `harness-cli`'s
+/// `harness acp`, the other side (`docs/acp-agent.md`): recorded conversations of an ACP
+/// client with it, and an update of every kind it makes, all kept current by `harness-cli`'s
 /// tests (`acp_agent`, and `acp::updates`). Here `agent` is what harness wrote.
 #[test]
 fn every_message_harness_acp_writes_parses_with_the_official_types() {
@@ -186,6 +187,15 @@ fn every_message_harness_acp_writes_parses_with_the_official_types() {
     );
     assert_eq!(checked.count("client", "notification", "session/cancel"), 1);
     assert_eq!(checked.total(), 29);
+
+    // A backend that names its sessions itself (AA3, AA4): `session/new` answered with its
+    // id, a `session/load` it could not resume opened as new, a turn.
+    let checked = check(&fixtures().join("../acp-agent/named.jsonl"));
+    for method in ["initialize", "session/new", "session/load", "session/prompt"] {
+        assert_eq!(checked.count("agent", "result", method), 1, "{method}");
+    }
+    assert_eq!(checked.count("agent", "notification", "session/update"), 2);
+    assert_eq!(checked.total(), 10);
 
     // Every event kind's update (AA8-AA11) and a usage update (AA10).
     let checked = check(&fixtures().join("../acp-agent/updates.jsonl"));

@@ -1,4 +1,4 @@
-//! What both normalizer targets check, for any backend: bytes → lines (through
+//! What every normalizer target checks, for any backend: bytes → lines (through
 //! `LineSplitter`, in chunks whose size the first byte picks) → the backend's normalizer, then
 //! `finish()`. Besides "no panic" (S8): the outcome's counts equal the events (O1), nothing is
 //! pending after the end (S9), the same bytes read whole give the same events (S6), and
@@ -9,7 +9,7 @@
 
 use std::collections::BTreeMap;
 
-use harness_agents_core::{Event, Backend, Kind, LineSplitter, NormalizerConfig, Outcome};
+use harness_agents_core::{Backend, Event, Kind, LineSplitter, NormalizerConfig, Outcome};
 
 fn normalize(
     harness: &dyn Backend,

@@ -59,7 +59,14 @@ pub struct AcpDecoder {
     /// A `session/load` is under way: the agent's updates replay the stored conversation
     /// (A21).
     loading: bool,
+    /// The agent's prompt answers carry the session's usage so far, not the prompt's
+    /// (A10a: the GitHub Copilot CLI).
+    usage_totals: bool,
 }
+
+/// A10a: the `agentInfo.name` of the agents whose prompt answers carry the session's usage so
+/// far (measured: the GitHub Copilot CLI 1.0.102).
+const USAGE_TOTALS: [&str; 1] = ["Copilot"];
 
 impl AcpDecoder {
     /// A5: a text chunk of the message (`agent_message_chunk`) or of the thought being
@@ -184,6 +191,11 @@ impl AcpDecoder {
                 out.consumed_by("A3");
             }
             "session/prompt" => self.prompt_answer(result, out),
+            "initialize" => {
+                let name = result.pointer("/agentInfo/name").and_then(Value::as_str);
+                self.usage_totals = name.is_some_and(|name| USAGE_TOTALS.contains(&name));
+                out.consumed_by("A3");
+            }
             _ => {
                 if let Some(stored) = reopened {
                     out.session_id(&stored);
@@ -215,9 +227,12 @@ impl AcpDecoder {
         out: &mut Emitter<'_>,
     ) {
         out.terminal();
+        let totals = self.usage_totals;
         let add = |total: &mut Option<Number>, value: Option<Number>| {
             if let Some(value) = value {
                 *total = Some(match total.take() {
+                    // A10a: the session's figures so far replace the earlier ones.
+                    Some(_) if totals => value,
                     Some(total) => add_numbers(&total, &value),
                     None => value,
                 });
@@ -230,7 +245,10 @@ impl AcpDecoder {
         add(&mut m.cache_read_input_tokens, cache_read);
         add(&mut m.cache_creation_input_tokens, cache_write);
         add(&mut m.reasoning_output_tokens, thought);
-        add(&mut m.num_turns, Some(Number::from(1u64)));
+        m.num_turns = Some(match m.num_turns.take() {
+            Some(turns) => add_numbers(&turns, &Number::from(1u64)),
+            None => Number::from(1u64),
+        });
         match stop {
             Some("end_turn") => {}
             Some(reason) => out.error(format!("the agent's turn ended: {reason}")),
@@ -545,7 +563,8 @@ impl AcpDecoder {
                 let Some(method) = self.requests.get(&key).cloned() else {
                     return false;
                 };
-                if self.reopening.is_some() {
+                // A10a: `initialize`'s answer names the agent, which the slow path reads.
+                if self.reopening.is_some() || method == "initialize" {
                     return false;
                 }
                 self.requests.remove(&key);
@@ -799,7 +818,7 @@ mod tests {
                 .collect();
             assert_same(&lines);
         }
-        assert_eq!(recordings.len(), 30);
+        assert_eq!(recordings.len(), 34);
     }
 
     /// S2: lines the fast reader is unsure of (a tab before them, an escaped key) are read

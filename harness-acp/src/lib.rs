@@ -7,7 +7,7 @@
 //! `session/prompt` with the prompt, then the agent's `session/update` notifications until the
 //! prompt's answer; it answers the agent's permission requests from the request's permission
 //! mode and any other request with a JSON-RPC error, and sends `session/cancel` on a timeout or
-//! a stop before the process group is stopped. The rules are in `docs/acp.md` (A1-A15; sessions A16-A22).
+//! a stop before the process group is stopped. The rules are in `docs/acp.md` (A1-A15; sessions A16-A23).
 //!
 //! A run's transcript holds every message of both directions, one per line, wrapped with the
 //! side that sent it (A1); [`AcpNormalizer`] turns such a transcript into the normalized events
@@ -138,7 +138,7 @@ impl Backend for AcpHarness {
 
     /// One agent process for the session ([`open_session`]): `initialize` and `session/new`
     /// (`session/resume` or `session/load` for `resume`) as it opens, a `session/prompt` per
-    /// turn, permission requests answered by the caller (A16-A22 of `docs/acp.md`).
+    /// turn, permission requests answered by the caller (A16-A23 of `docs/acp.md`).
     async fn session(&self, request: RunRequest) -> Result<Session, RunError> {
         open_session(self.name(), AgentCommand::Request, request).await
     }

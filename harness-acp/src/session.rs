@@ -1,4 +1,4 @@
-//! An ACP session (A16-A22 of `docs/acp.md`): one agent process, one ACP session, a
+//! An ACP session (A16-A23 of `docs/acp.md`): one agent process, one ACP session, a
 //! `session/prompt` per turn, permission requests answered by the caller. The core's session
 //! driver takes its steps through [`AcpSession`]; [`open`] starts one for any ACP agent
 //! command, for the `acp` backend and for backends whose agent speaks ACP (Gemini CLI).
@@ -130,7 +130,7 @@ struct Asked {
     options: Vec<(PermissionOptionKind, String)>,
 }
 
-/// One ACP session's transport (A16-A22): the client's messages for each step of the core's
+/// One ACP session's transport (A16-A23): the client's messages for each step of the core's
 /// session driver, and what each of the agent's messages means for the session.
 #[derive(Debug)]
 pub struct AcpSession {
@@ -271,6 +271,8 @@ impl AcpSession {
                     }
                 }
                 self.phase = Phase::Open;
+                // A23: the session's id is known from here on, before any turn.
+                reply.session_id = self.session_id.clone();
                 if let Some(text) = self.queued.take() {
                     self.prompt(&text, reply);
                 }
@@ -443,7 +445,7 @@ pub enum AgentCommand {
     Launch(&'static Launch, Vec<String>),
 }
 
-/// Opens a session (A16-A22) with an ACP agent, for the backend `backend` (the name its
+/// Opens a session (A16-A23) with an ACP agent, for the backend `backend` (the name its
 /// errors give; the transcript's header names `acp`, whose normalizer reads it), started as
 /// `command` says, without a shell, in the request's directory. The request's `prompt` is not
 /// used (prompts come through the session); `resume` continues a stored session through

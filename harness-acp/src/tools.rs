@@ -41,8 +41,8 @@ fn raw_string<'a>(fields: &'a Map<String, Value>, keys: &[&str]) -> Option<&'a s
 }
 
 /// A7: success from the status; on failure the error is the content's text, else
-/// `rawOutput.error`, else `rawOutput` when a string (cut to 1,000 characters; absent when
-/// empty).
+/// `rawOutput.error`, else `rawOutput.message`, else `rawOutput` when a string (cut to 1,000
+/// characters; absent when empty).
 fn status(fields: &Map<String, Value>, outcome: ToolCallStatus) -> ToolStatus {
     if outcome == ToolCallStatus::Completed {
         return ToolStatus {
@@ -64,7 +64,10 @@ fn status(fields: &Map<String, Value>, outcome: ToolCallStatus) -> ToolStatus {
     let output = fields.get("rawOutput");
     let error = if texts.is_empty() {
         output
-            .and_then(|o| o.get("error").and_then(Value::as_str).or(o.as_str()))
+            .and_then(|o| {
+                let field = |key: &str| o.get(key).and_then(Value::as_str);
+                field("error").or(field("message")).or(o.as_str())
+            })
             .map(str::to_string)
     } else {
         Some(texts.join("\n\n"))
@@ -77,35 +80,41 @@ fn status(fields: &Map<String, Value>, outcome: ToolCallStatus) -> ToolStatus {
     }
 }
 
-/// A7a: the exit code a shell call's own `rawOutput` reports (Qwen Code's `{"type":
-/// "shell_result", "exitCode": N, "signal": S, "output": ...}`): `exitCode` when it is an
-/// integer and no `signal` ended the command (a killed command's `exitCode` is not its
-/// status). With a non-zero one, a call the agent calls `completed` is a failure, its `error`
-/// the `rawOutput`'s `output` (P6c's reading of opencode's exit codes).
-fn shell_exit(fields: &Map<String, Value>, status: &ToolStatus) -> (Option<Number>, ToolStatus) {
-    let output = fields.get("rawOutput").and_then(Value::as_object);
-    let code = output
-        .filter(|o| o.get("signal").is_none_or(Value::is_null))
-        .and_then(|o| match o.get("exitCode") {
-            Some(Value::Number(n)) if n.is_i64() || n.is_u64() => Some(n.clone()),
-            _ => None,
-        });
-    let failed = code.as_ref().is_some_and(|n| n.as_i64() != Some(0));
-    if !(failed && status.success) {
-        return (code, status.clone());
+/// A7a: the exit code an `execute` call's `rawOutput` names: the `exitCode` of the first entry
+/// of its `contents` list whose `type` is `shell_exit` (the GitHub Copilot CLI's shape), else
+/// its own `exitCode` when its `signal` is absent or `null` (Qwen Code's `shell_result`: a
+/// command a signal ended reports 0, which is not its status); read when it is an integer as
+/// serde_json keeps one (i64 or u64).
+fn exit_code(fields: &Map<String, Value>) -> Option<Number> {
+    let output = fields.get("rawOutput")?;
+    let code = match output.get("contents").and_then(Value::as_array) {
+        Some(contents) => contents
+            .iter()
+            .find(|entry| entry.get("type").and_then(Value::as_str) == Some("shell_exit"))?
+            .get("exitCode")?,
+        None => output
+            .get("exitCode")
+            .filter(|_| output.get("signal").is_none_or(Value::is_null))?,
+    };
+    match code {
+        Value::Number(n) if n.is_i64() || n.is_u64() => Some(n.clone()),
+        _ => None,
     }
-    let error = output
-        .and_then(|o| o.get("output"))
-        .and_then(Value::as_str)
-        .filter(|e| !e.is_empty())
-        .map(|e| truncate_chars(e, MAX_ERROR).to_string());
-    (
-        code,
-        ToolStatus {
-            success: false,
-            error,
-        },
-    )
+}
+
+/// A7a: a command that exited non-zero failed, though the agent ended its call `completed`;
+/// its `error` is the text of its content blocks, as a `failed` call's (J6).
+fn exit_status(
+    fields: &Map<String, Value>,
+    outcome: ToolCallStatus,
+    code: Option<&Number>,
+) -> ToolStatus {
+    match code {
+        Some(code) if code.as_u64() != Some(0) && outcome == ToolCallStatus::Completed => {
+            status(fields, ToolCallStatus::Failed)
+        }
+        _ => status(fields, outcome),
+    }
 }
 
 /// The paths a call names: its `locations`, else the path of its `rawInput` (A7).
@@ -214,12 +223,13 @@ pub(crate) fn events(
                 .get("rawInput")
                 .and_then(|i| i.get("command"))
                 .or(title);
-            let (exit_code, status) = shell_exit(fields, &status);
+            let code = exit_code(fields);
+            let status = exit_status(fields, outcome, code.as_ref());
             match command {
                 Some(Value::String(script)) if !script.is_empty() => shell_events(
                     ShellInput::Script(script),
                     script,
-                    exit_code,
+                    code.clone(),
                     cwd,
                     &status,
                     &tool,
@@ -231,14 +241,7 @@ pub(crate) fn events(
                         .collect::<Option<_>>()
                         .ok_or_else(malformed)?;
                     let text = argv.join(" ");
-                    shell_events(
-                        ShellInput::Argv(&argv),
-                        &text,
-                        exit_code,
-                        cwd,
-                        &status,
-                        &tool,
-                    )
+                    shell_events(ShellInput::Argv(&argv), &text, code, cwd, &status, &tool)
                 }
                 _ => return Err(malformed()),
             }

@@ -178,15 +178,19 @@ impl Backend for ClaudeHarness {
 
     /// One `claude` process for the whole session ([`SESSION_LAUNCH`]): prompts and answers
     /// go to its standard input as stream-json messages, its permission requests come back
-    /// as `permission` events (CS1, CS5-CS10 of `docs/claude-session.md`); `resume` continues
+    /// as `permission` events (CS1, CS5-CS11 of `docs/claude-session.md`); `resume` continues
     /// a stored session with `--resume=ID`.
     async fn session(&self, request: RunRequest) -> Result<Session, RunError> {
         let limits = SessionSpec::new(request.timeout, request.idle_timeout);
+        let id = request
+            .session_id
+            .clone()
+            .or_else(|| request.resume.clone());
         let (spec, config) = session_spec(self, SESSION_LAUNCH, request)?;
         spawn_session(
             spec,
             self.normalizer(config),
-            Box::<session::ClaudeSession>::default(),
+            Box::new(session::ClaudeSession::new(id)),
             limits,
         )
     }

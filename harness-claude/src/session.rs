@@ -1,4 +1,4 @@
-//! Claude Code's session transport (CS5-CS10 of `docs/claude-session.md`): one long-lived
+//! Claude Code's session transport (CS5-CS11 of `docs/claude-session.md`): one long-lived
 //! `claude --print --input-format stream-json --output-format stream-json --verbose
 //! --permission-prompt-tool stdio` process, user messages and control messages on its
 //! standard input, the core's process driver doing the rest.
@@ -28,6 +28,19 @@ pub(crate) struct ClaudeSession {
     asked: HashMap<String, Asked>,
     /// How many control requests this side has sent (their ids).
     sent: u64,
+    /// The session's id (CS11): the one Claude Code is given (`--session-id`), else the one
+    /// it resumes, both known before it starts; else the first `init` line's.
+    id: Option<String>,
+}
+
+impl ClaudeSession {
+    /// A session whose id is `id` when the request gave one (CS11).
+    pub(crate) fn new(id: Option<String>) -> Self {
+        ClaudeSession {
+            id,
+            ..ClaudeSession::default()
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -40,6 +53,8 @@ struct Asked {
 enum Line {
     /// A `result` line: the turn has ended.
     Result,
+    /// A `system` `init` line with its `session_id` (CS11).
+    Init(String),
     /// `control_request` `can_use_tool`.
     CanUseTool {
         id: String,
@@ -62,7 +77,10 @@ impl Line {
     fn of(line: &[u8]) -> Line {
         const TYPE: &[u8] = b"{\"type\":\"";
         if let Some(rest) = line.strip_prefix(TYPE) {
-            if !(rest.starts_with(b"result\"") || rest.starts_with(b"control_")) {
+            if !(rest.starts_with(b"result\"")
+                || rest.starts_with(b"control_")
+                || rest.starts_with(b"system\""))
+            {
                 return Line::Other;
             }
         }
@@ -72,6 +90,12 @@ impl Line {
         let text = |value: Option<&Value>| value.and_then(Value::as_str).map(str::to_string);
         match object.get("type").and_then(Value::as_str) {
             Some("result") => Line::Result,
+            Some("system") if text(object.get("subtype")).as_deref() == Some("init") => {
+                match text(object.get("session_id")) {
+                    Some(id) if !id.is_empty() => Line::Init(id),
+                    _ => Line::Other,
+                }
+            }
             Some("control_cancel_request") => match text(object.get("request_id")) {
                 Some(id) => Line::Cancel(id),
                 None => Line::Other,
@@ -123,9 +147,12 @@ impl ClaudeSession {
 }
 
 impl Conversation for ClaudeSession {
-    /// Nothing is written before the first prompt (I1).
+    /// Nothing is written before the first prompt (I1); the session's id is known already
+    /// (CS11).
     fn open(&mut self) -> Reply {
-        Reply::default()
+        let mut reply = Reply::default();
+        reply.session_id = self.id.clone();
+        reply
     }
 
     fn line(&mut self, text: &[u8]) -> Reply {
@@ -133,6 +160,12 @@ impl Conversation for ClaudeSession {
         reply.record.push(text.to_vec());
         match Line::of(text) {
             Line::Result => reply.turn_ended = true,
+            // CS11: a session given no id learns it from the first turn's `init`.
+            Line::Init(id) if self.id.is_none() => {
+                self.id = Some(id.clone());
+                reply.session_id = Some(id);
+            }
+            Line::Init(_) => {}
             Line::CanUseTool { id, tool, input } => {
                 self.asked.insert(id, Asked { tool, input });
             }

@@ -29,7 +29,8 @@ pub struct Filters {
     codex_home: Vec<PathBuf>,
     /// An agent's folder, as `AGENT=DIR` (repeatable): read instead of that agent's default
     /// folders (`claude=~/.claude`, `codex=~/.codex`, `opencode=~/.local/share/opencode` or a
-    /// database, `gemini=~/.gemini`; see `docs/sessions.md`).
+    /// database, `gemini=~/.gemini`, `pi=~/.pi/agent`, `qwen=~/.qwen`, `copilot=~/.copilot`;
+    /// see `docs/sessions.md`).
     #[arg(long, value_name = "AGENT=DIR", value_parser = agent_dir)]
     dir: Vec<(&'static str, PathBuf)>,
     /// Only these agents' sessions (repeatable, or comma-separated) [default: every agent

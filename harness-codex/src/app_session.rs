@@ -1,4 +1,4 @@
-//! Codex's session transport (XA14-XA21 of `docs/codex-app-server.md`): one `codex app-server`
+//! Codex's session transport (XA14-XA22 of `docs/codex-app-server.md`): one `codex app-server`
 //! process spoken to in JSON-RPC 2.0 over its standard input and output, the core's process
 //! driver doing the rest. The lines it reads go to [`crate::AppServerNormalizer`] unchanged.
 
@@ -183,6 +183,8 @@ impl AppServerSession {
                 match thread {
                     Some(thread) if !failed => {
                         self.thread = Some(thread.to_string());
+                        // XA22: the thread's id is the session's, known before any turn.
+                        reply.session_id = Some(thread.to_string());
                         if let Some(text) = self.waiting.take() {
                             reply.write = self.turn_request(thread, &text);
                         }

@@ -21,6 +21,15 @@ pub const LAUNCH: Launch = Launch::new("copilot", "COPILOT_BIN", "npm install -g
     .model_flag("--model")
     .resume_flag("--resume");
 
+/// How the Copilot CLI is started for a session (CP15): the same binary as [`LAUNCH`], in its
+/// ACP mode, `--acp --no-auto-update [--model=MODEL] [permission flags] [extra args]`. No
+/// prompt and no `--resume` go on its command line: prompts are `session/prompt` requests,
+/// and a stored session is reopened with `session/load` (Copilot advertises `loadSession`).
+pub const SESSION_LAUNCH: Launch =
+    Launch::new("copilot", "COPILOT_BIN", "npm install -g @github/copilot")
+        .leading(&["--acp", "--no-auto-update"])
+        .model_flag("--model");
+
 /// The flags a `permission_mode` stands for (CP14). Without `--allow-all-tools` Copilot asks
 /// before a tool that writes or a shell command it does not know to be read-only, and a
 /// headless run answers no (`denied`): that is `default`. `plan` denies every write and shell

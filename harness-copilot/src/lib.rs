@@ -30,7 +30,10 @@
 //!
 //! [`CopilotHarness`] also runs Copilot live, through the [`Backend`] trait: it starts
 //! `copilot --output-format json ... --prompt=PROMPT` and streams the events as they happen,
-//! then the outcome with the exit status.
+//! then the outcome with the exit status. Its sessions (`Backend::session`, CP15-CP18) go
+//! through Copilot's ACP mode, `copilot --acp`, driven by the ACP session of
+//! `harness-agents-acp`: follow-up prompts on one process, permission requests answered by the
+//! caller, `session/cancel` to interrupt, `session/load` to resume.
 //!
 //! ```
 //! use harness_agents_core::{EventBody, Normalizer, NormalizerConfig, Status};
@@ -69,17 +72,25 @@
 struct ReadmeExample;
 
 mod decoder;
+#[cfg(feature = "sessions")]
+mod history;
 mod launch;
 mod tools;
 mod wire;
 
+use harness_agents_acp::{AgentCommand, open_session};
+use harness_agents_core::backend::async_trait;
+use harness_agents_core::session::Session;
 use harness_agents_core::{
-    Backend, Capabilities, Launch, Normalizer, NormalizerConfig, OrchestrationSource, Versions,
+    Backend, Capabilities, Launch, Normalizer, NormalizerConfig, OrchestrationSource, RunError,
+    RunRequest, Versions,
 };
 use serde_json::Value;
 
 pub use decoder::{CopilotDecoder, CopilotNormalizer};
-pub use launch::{LAUNCH, VERSIONS};
+#[cfg(feature = "sessions")]
+pub use history::CopilotHistory;
+pub use launch::{LAUNCH, SESSION_LAUNCH, VERSIONS};
 
 /// The GitHub Copilot CLI backend, registered as `"copilot"`.
 ///
@@ -110,6 +121,7 @@ pub use launch::{LAUNCH, VERSIONS};
 #[derive(Debug, Clone, Copy, Default)]
 pub struct CopilotHarness;
 
+#[async_trait]
 impl Backend for CopilotHarness {
     fn name(&self) -> &'static str {
         "copilot"
@@ -138,6 +150,24 @@ impl Backend for CopilotHarness {
 
     fn permission_args(&self, mode: &str) -> Vec<String> {
         launch::permission_args(mode)
+    }
+
+    /// It has sessions ([`Backend::session`] below).
+    fn has_sessions(&self) -> bool {
+        true
+    }
+
+    /// Copilot's session runs through its ACP mode ([`SESSION_LAUNCH`], CP15): the ACP
+    /// session of `harness-agents-acp` (A16-A22 of `docs/acp.md`), its events those of the A
+    /// rules (tool names are ACP's kinds); the permission mode becomes the same tool rules as
+    /// a run's (CP14, CP17); `resume` continues a stored session through `session/load`.
+    async fn session(&self, request: RunRequest) -> Result<Session, RunError> {
+        let permission = match &request.permission_mode {
+            Some(mode) => launch::permission_args(mode),
+            None => Vec::new(),
+        };
+        let command = AgentCommand::Launch(&SESSION_LAUNCH, permission);
+        open_session(self.name(), command, request).await
     }
 }
 

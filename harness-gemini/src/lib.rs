@@ -169,7 +169,7 @@ impl Backend for GeminiHarness {
     }
 
     /// Gemini CLI's session runs through its ACP mode ([`SESSION_LAUNCH`], G13): the ACP
-    /// session of `harness-agents-acp` (A16-A22 of `docs/acp.md`), its events those of the A
+    /// session of `harness-agents-acp` (A16-A23 of `docs/acp.md`), its events those of the A
     /// rules (tool names are ACP's kinds); `resume` continues a stored session through
     /// `session/load`.
     async fn session(&self, request: RunRequest) -> Result<Session, RunError> {

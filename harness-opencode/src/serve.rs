@@ -348,6 +348,14 @@ impl Client {
                 return;
             }
         };
+        // PS16: the session's id is known from here on, before any turn.
+        if inbox
+            .send(Inbound::SessionId(session.clone()))
+            .await
+            .is_err()
+        {
+            return;
+        }
         // Subscribed before the first prompt, so no event of the session is missed.
         let events = match http.send(Method::GET, "/event", None).await {
             Ok(response) if response.status() == StatusCode::OK => response,

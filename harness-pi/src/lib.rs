@@ -114,7 +114,7 @@ pub use launch::{LAUNCH, SESSION_LAUNCH, VERSIONS};
 /// `--session ID`, which continues a stored session.
 ///
 /// [`Backend::session`] starts `pi --mode rpc` with the same options and sends each prompt
-/// as a `prompt` command, `abort` as the interrupt (PR1-PR6 of `docs/pi.md`). Pi asks no
+/// as a `prompt` command, `abort` as the interrupt (PR1-PR7 of `docs/pi.md`). Pi asks no
 /// permissions, so a session has no `permission` events.
 ///
 /// ```

@@ -24,6 +24,8 @@ pub(crate) struct PiSession {
     last_failed: bool,
     /// A failed `agent_end` arrived and its probe is not answered yet (PR3).
     awaiting: bool,
+    /// Pi's state has named the session (PR7).
+    named: bool,
 }
 
 /// The fields of a stdout line the transport reads (PR2, PR3, PR6).
@@ -57,6 +59,19 @@ struct Message<'a> {
     stop_reason: Option<&'a str>,
 }
 
+/// A `get_state` answer's data, read only on those lines (PR7).
+#[derive(Deserialize)]
+struct State<'a> {
+    #[serde(borrow)]
+    data: StateData<'a>,
+}
+
+#[derive(Deserialize)]
+struct StateData<'a> {
+    #[serde(rename = "sessionId", borrow, default)]
+    session_id: Option<&'a str>,
+}
+
 /// The dialogs an extension opens that wait for an answer (PR6); the other
 /// `extension_ui_request` methods are notices.
 const DIALOGS: [&str; 4] = ["select", "confirm", "input", "editor"];
@@ -86,9 +101,11 @@ impl PiSession {
 }
 
 impl Conversation for PiSession {
-    /// Nothing is written before the first prompt (I1).
+    /// PR7: a `get_state` as the session opens, whose answer names the session (`pi --mode
+    /// rpc` prints no header); it asks nothing of the model (I1).
     fn open(&mut self) -> Reply {
-        Reply::default()
+        let id = self.next_id("harness-state-");
+        Reply::write(line(&json!({"id": id, "type": "get_state"})))
     }
 
     fn line(&mut self, text: &[u8]) -> Reply {
@@ -115,6 +132,18 @@ impl Conversation for PiSession {
             Some("agent_end") => self.end(&mut reply),
             Some("auto_retry_start") => self.awaiting = false,
             Some("auto_retry_end") if line.success == Some(false) => self.end(&mut reply),
+            Some("response") if line.command == Some("get_state") && !self.named => {
+                // PR7: the first state names the session.
+                if let Ok(State { data }) = serde_json::from_slice(text)
+                    && let Some(id) = data.session_id.filter(|id| !id.is_empty())
+                {
+                    self.named = true;
+                    reply.session_id = Some(id.to_string());
+                }
+                if self.awaiting && line.id.is_some_and(is_probe) {
+                    self.end(&mut reply);
+                }
+            }
             Some("response") => match line.command {
                 Some("get_state") if self.awaiting && line.id.is_some_and(is_probe) => {
                     self.end(&mut reply);
@@ -140,19 +169,13 @@ impl Conversation for PiSession {
         self.close()
     }
 
-    /// PR2: a `prompt` command; the first turn's is followed by a `get_state`, whose answer
-    /// names the session (`pi --mode rpc` prints no header).
-    fn start_turn(&mut self, turn: u32, text: &str) -> Reply {
+    /// PR2: a `prompt` command.
+    fn start_turn(&mut self, _turn: u32, text: &str) -> Reply {
         self.running = true;
         self.last_failed = false;
         self.awaiting = false;
         let id = self.next_id("harness-prompt-");
-        let mut write = line(&json!({"id": id, "type": "prompt", "message": text}));
-        if turn == 1 {
-            let id = self.next_id("harness-state-");
-            write.extend(line(&json!({"id": id, "type": "get_state"})));
-        }
-        Reply::write(write)
+        Reply::write(line(&json!({"id": id, "type": "prompt", "message": text})))
     }
 
     /// PR4: the `abort` command.
@@ -199,10 +222,7 @@ mod tests {
             .collect();
         assert_eq!(
             lines,
-            [
-                json!({"id": "harness-prompt-1", "type": "prompt", "message": "-rf /"}),
-                json!({"id": "harness-state-2", "type": "get_state"}),
-            ]
+            [json!({"id": "harness-prompt-1", "type": "prompt", "message": "-rf /"})]
         );
         assert!(reply.write.ends_with(b"\n"));
         assert!(!session.line(GOOD).turn_ended);
@@ -218,6 +238,7 @@ mod tests {
     #[test]
     fn pr3_a_failed_request_is_probed_and_a_retry_keeps_the_turn_running() {
         let mut session = PiSession::default();
+        session.open();
         session.start_turn(1, "x");
         session.line(FAILED);
         let reply = session.line(AGENT_END);
@@ -248,6 +269,21 @@ mod tests {
         );
         let answer = br#"{"id":"harness-probe-7","type":"response","command":"get_state","success":true,"data":{}}"#;
         assert!(!session.line(answer).turn_ended);
+    }
+
+    #[test]
+    fn pr7_the_state_asked_at_open_names_the_session_once() {
+        let mut session = PiSession::default();
+        assert_eq!(
+            written(&session.open()),
+            json!({"id": "harness-state-1", "type": "get_state"})
+        );
+        let state = br#"{"id":"harness-state-1","type":"response","command":"get_state","success":true,"data":{"sessionId":"019b","isStreaming":false}}"#;
+        let reply = session.line(state);
+        assert_eq!(reply.session_id.as_deref(), Some("019b"));
+        assert!(!reply.turn_ended);
+        let again = br#"{"id":"harness-probe-2","type":"response","command":"get_state","success":true,"data":{"sessionId":"other"}}"#;
+        assert_eq!(session.line(again).session_id, None);
     }
 
     #[test]

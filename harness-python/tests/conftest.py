@@ -23,7 +23,7 @@ FOLDERS = {
     "codex-edges": ("codex", 2, "/home/dev2/project"),
     "opencode": ("opencode", 46, "/home/oc/project"),
     "gemini": ("gemini", 40, "/home/gemini/project"),
-    "pi": ("pi", 31, "/home/pi/project"),
+    "pi": ("pi", 32, "/home/pi/project"),
     # ACP transcripts name their directory themselves (A2).
     "acp": ("acp", 24, None),
 }

@@ -91,6 +91,28 @@ def test_normalize_reads_each_recording_as_the_normalizer_does(folder: str) -> N
             assert_matches(expected_rows(stream), rows, stream.name)
 
 
+# One recording of each backend whose folder the count checks above leave out while its corpus
+# grows: the backend's name, the recording, the working directory its expected file was
+# normalized with.
+ONE_RECORDING = [
+    ("qwen", FIXTURES / "qwen" / "a_plain_text.jsonl", "/home/qwen/project"),
+    ("copilot", FIXTURES / "copilot" / "a_plain_text.jsonl", "/home/copilot/project"),
+]
+
+
+@pytest.mark.parametrize("backend,stream,cwd", ONE_RECORDING, ids=[b for b, _, _ in ONE_RECORDING])
+def test_a_recording_of_each_newer_backend_gives_its_expected_events(backend: str, stream: Path, cwd: str) -> None:
+    """The backend's name is accepted, and both the incremental normalizer and
+    `normalize(path)` give exactly the recording's hand-reviewed expected events."""
+    assert backend in hn.backends()
+    expected = expected_rows(stream)
+    assert normalize_fixture(stream, backend, cwd, 97) == expected
+    events = hn.normalize(stream, backend, cwd=cwd)
+    items = list(events)
+    assert events.outcome is not None
+    assert rows_of(items, events.outcome) == expected
+
+
 def test_chunks_of_any_size_give_the_same_events() -> None:
     """S1: one byte at a time, or the whole stream at once, gives the same events."""
     stream = FIXTURES / "claude" / "c_read.jsonl"

@@ -215,6 +215,8 @@ def test_every_backend_runs_its_fake_agent() -> None:
         "opencode": next(iter(sorted((FIXTURES / "opencode").glob("*.jsonl")))),
         "gemini": next(iter(sorted((FIXTURES / "gemini").glob("*.jsonl")))),
         "pi": FIXTURES / "pi" / "a_plain_text.jsonl",
+        "qwen": FIXTURES / "qwen" / "a_plain_text.jsonl",
+        "copilot": FIXTURES / "copilot" / "a_plain_text.jsonl",
     }
     for backend, stream in streams.items():
         items = list(hn.run(backend, "hi", binary=fake(backend), env={"FAKE_STREAM": str(stream)}))

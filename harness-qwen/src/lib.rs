@@ -53,6 +53,8 @@
 //! [`Backend`]: harness_agents_core::Backend
 
 mod decoder;
+#[cfg(feature = "sessions")]
+mod history;
 mod launch;
 mod tools;
 
@@ -66,6 +68,8 @@ use harness_agents_core::{
 use serde_json::Value;
 
 pub use decoder::{QwenDecoder, QwenNormalizer};
+#[cfg(feature = "sessions")]
+pub use history::QwenHistory;
 pub use launch::{LAUNCH, SESSION_LAUNCH, VERSIONS, approval_mode};
 
 /// The Qwen Code backend, registered as `"qwen"`.

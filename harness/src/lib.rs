@@ -51,7 +51,7 @@
 //!
 //! Cargo features: one per backend (`claude`, `codex`, `opencode`, `gemini`, `pi`, `qwen`,
 //! `copilot`, `acp`; all on by default), `sessions` (on by default: the sessions Claude Code,
-//! Codex, opencode, Gemini CLI and Pi stored, [`sessions`]) and
+//! Codex, opencode, Gemini CLI, Pi, Qwen Code and Copilot stored, [`sessions`]) and
 //! `schema` (the JSON Schema of the output lines). Writing a backend is the business of
 //! `harness_agents_core::backend` (the `harness-agents-core` crate).
 #![cfg_attr(docsrs, feature(doc_cfg))]

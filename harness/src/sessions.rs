@@ -43,6 +43,8 @@ pub fn histories() -> &'static [&'static dyn History] {
         &harness_agents_opencode::OpencodeHistory,
         &harness_agents_gemini::ChatHistory,
         &harness_agents_pi::PiHistory,
+        &harness_agents_qwen::QwenHistory,
+        &harness_agents_copilot::CopilotHistory,
     ]
 }
 

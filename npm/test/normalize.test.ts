@@ -32,6 +32,19 @@ test("normalize detects a Codex stream and reads its recorded stderr after it (S
   assert.deepEqual(lines, expected(join(fixtures, "codex", "a_plain.expected.jsonl")));
 });
 
+// One recording of each newer backend, named and read with the working directory its expected
+// file was normalized with: the name is accepted and the lines are exactly the expected ones.
+for (const [backend, cwd] of [
+  ["pi", "/home/pi/project"],
+  ["qwen", "/home/qwen/project"],
+  ["copilot", "/home/copilot/project"],
+] as const) {
+  test(`normalize with backend ${backend} gives a recording's expected lines`, async () => {
+    const lines = await collect(normalize(join(fixtures, backend, "a_plain_text.jsonl"), { backend, cwd }));
+    assert.deepEqual(lines, expected(join(fixtures, backend, "a_plain_text.expected.jsonl")));
+  });
+}
+
 test("normalize reads an async iterable of strings, split anywhere", async () => {
   async function* pieces() {
     yield '{"type":"assistant","message":{"id":"m1","content":[{"type":"te';

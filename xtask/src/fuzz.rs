@@ -1,9 +1,8 @@
 //! `cargo xtask fuzz TARGET [--time SECS] [-- LIBFUZZER_ARGS...]`: runs a cargo-fuzz (libFuzzer) target from `fuzz/`,
 //! seeded from `fixtures/`, and prints its figures (executions, coverage, crashes).
 //!
-//! Targets: `claude_normalizer`, `codex_normalizer` and `copilot_normalizer` (bytes → lines →
-//! the normalizer, then `finish`; seeded from `fixtures/claude*`, `fixtures/codex*` and
-//! `fixtures/copilot`) and `classifier` (bytes → a
+//! Targets: one normalizer target per backend named in [`NORMALIZERS`] (bytes → lines → the
+//! normalizer, then `finish`; seeded from that backend's recordings) and `classifier` (bytes → a
 //! script and an argv → the shell classifier; seeded from `fixtures/shell/cases.jsonl`).
 //! cargo-fuzz needs nightly flags: on a stable toolchain this sets `RUSTC_BOOTSTRAP=1`.
 //!
@@ -23,13 +22,17 @@ use serde_json::Value;
 
 use crate::root;
 
-/// The fuzz targets.
-const TARGETS: [&str; 4] = [
-    "claude_normalizer",
-    "codex_normalizer",
-    "copilot_normalizer",
-    "classifier",
+/// The normalizer targets, each with the `fixtures/` folders its seeds come from.
+const NORMALIZERS: [(&str, &[&str]); 5] = [
+    ("claude_normalizer", &["claude", "claude-edges"]),
+    ("codex_normalizer", &["codex", "codex-edges"]),
+    ("copilot_normalizer", &["copilot"]),
+    ("qwen_normalizer", &["qwen"]),
+    ("pi_normalizer", &["pi"]),
 ];
+
+/// The target that is no normalizer.
+const CLASSIFIER: &str = "classifier";
 
 /// What to run when `cargo fuzz` is missing.
 const INSTALL: &str = "cargo install cargo-fuzz";
@@ -44,15 +47,10 @@ fn seeds(target: &str) -> Result<PathBuf> {
         std::fs::write(dir.join(format!("seed-{count:04}")), bytes)?;
         Ok(())
     };
-    let normalizer_folders: &[&str] = match target {
-        "claude_normalizer" => &["claude", "claude-edges"],
-        "codex_normalizer" => &["codex", "codex-edges"],
-        "copilot_normalizer" => &["copilot"],
-        _ => &[],
-    };
-    match target {
-        "claude_normalizer" | "codex_normalizer" | "copilot_normalizer" => {
-            for folder in normalizer_folders {
+    let normalizer = NORMALIZERS.iter().find(|(name, _)| *name == target);
+    match (normalizer, target) {
+        (Some((_, folders)), _) => {
+            for folder in *folders {
                 for path in crate::recorded_streams(&root().join("fixtures").join(folder))? {
                     let bytes = std::fs::read(&path)?;
                     // The first byte picks the chunk size; the stream follows.
@@ -62,7 +60,7 @@ fn seeds(target: &str) -> Result<PathBuf> {
                 }
             }
         }
-        "classifier" => {
+        (None, CLASSIFIER) => {
             let cases = std::fs::read_to_string(root().join("fixtures/shell/cases.jsonl"))?;
             for line in cases.lines().filter(|l| !l.trim().is_empty()) {
                 let row: Value = serde_json::from_str(line)?;
@@ -77,10 +75,13 @@ fn seeds(target: &str) -> Result<PathBuf> {
                 write(argv.join("\0").as_bytes())?;
             }
         }
-        _ => bail!(
-            "unknown fuzz target '{target}' (known: {})",
-            TARGETS.join(", ")
-        ),
+        (None, _) => {
+            let known: Vec<&str> = NORMALIZERS.iter().map(|(name, _)| *name).collect();
+            bail!(
+                "unknown fuzz target '{target}' (known: {}, {CLASSIFIER})",
+                known.join(", ")
+            )
+        }
     }
     Ok(dir)
 }

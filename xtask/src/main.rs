@@ -20,7 +20,8 @@
 //!   binary tarball with its checksum, the npm packages, the wheel and the crate packages, the
 //!   binary and the wheel linked against glibc 2.17 and checked.
 //! - `cargo xtask fuzz TARGET [--time SECS]`: a cargo-fuzz target (`claude_normalizer`,
-//!   `codex_normalizer`, `classifier`) seeded from `fixtures/`, for SECS s (default 600).
+//!   `codex_normalizer`, `copilot_normalizer`, `qwen_normalizer`, `pi_normalizer`,
+//!   `classifier`) seeded from `fixtures/`, for SECS s (default 600).
 //! - `cargo xtask session-bench [--backend B]... [--turns N] [--debug]`: the latency `harness
 //!   session` adds between an agent's last words of a turn and the caller's outcome line
 //!   (p50, p99), its turns per second and its resident memory over the turns, against a

@@ -1,4 +1,4 @@
-//! Live ACP sessions (SPEC section 8, A16-A22 of `docs/acp.md`) against
+//! Live ACP sessions (SPEC section 8, A16-A23 of `docs/acp.md`) against
 //! `fixtures/fake-agent/acp-session`, a script that speaks ACP for many prompts on one
 //! process: turns in order (I2, I3), permission requests answered by the caller (I4),
 //! interrupts (I2), faults (I6), resume (I5) and the transcript (I7). Each test compares every
@@ -380,6 +380,38 @@ fn a21_resume_loads_the_stored_session_and_its_replay_gives_no_events() {
             "params": {"sessionId": "stored-7", "cwd": fake.dir().canonicalize().unwrap(), "mcpServers": []}})
     );
     assert_eq!(log[2], prompt(2, "stored-7", "plain"));
+}
+
+/// A23: the session names the agent's `sessionId` as soon as `session/new` (or the load or
+/// resume) answers, before any prompt (I8); a load the agent refuses names none.
+#[test]
+fn i8_a23_the_agents_session_id_is_named_before_any_prompt() {
+    for (caps, resume, named, opened) in [
+        ("none", None, "s1", "session/new"),
+        ("load", Some("stored-7"), "stored-7", "session/load"),
+        ("resume", Some("stored-8"), "stored-8", "session/resume"),
+    ] {
+        let fake = fake();
+        let mut request = request(&fake, caps);
+        request.resume = resume.map(str::to_string);
+        let (id, items) = fixtures::live::named_session(&AcpHarness, request);
+        assert_eq!(id.as_deref(), Some(named));
+        assert_eq!(items, [ended("Caller", Some(0), json!({}))]);
+        assert_eq!(methods(&log(&fake)), ["initialize", opened], "{caps}");
+    }
+    let fake = fake();
+    let mut request = request(&fake, "load");
+    request.resume = Some("gone".into());
+    let (id, items) = fixtures::live::named_session(&AcpHarness, request);
+    assert_eq!(id, None);
+    assert_eq!(
+        items,
+        [
+            json!({"kind": "error", "message": "session/load failed: no stored session gone (code -32602)", "line": 4}),
+            json!({"kind": "error", "message": "the agent exited with status 0; the session has ended"}),
+            ended("AgentExited", Some(0), json!({"error": 2})),
+        ]
+    );
 }
 
 #[test]

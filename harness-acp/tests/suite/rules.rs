@@ -130,6 +130,33 @@ fn a4_unknown_updates_are_unknown_and_session_state_is_consumed() {
     assert_eq!(run.events[0]["raw"]["params"]["update"], notice);
 }
 
+/// A4, measured with the GitHub Copilot CLI: an update of the new session arrives before the
+/// answer to `session/new`; it names the session the answer then names, and says nothing else.
+#[test]
+fn a4_an_update_before_session_news_answer_names_the_session() {
+    let lines = [
+        request(1, "session/new", json!({"cwd": CWD, "mcpServers": []})),
+        update(json!({"sessionUpdate": "available_commands_update", "availableCommands": []})),
+        answer(1, json!({"sessionId": "s1"})),
+        request(
+            2,
+            "session/prompt",
+            json!({"sessionId": "s1", "prompt": [{"type": "text", "text": "hi"}]}),
+        ),
+        update(
+            json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "hello"}}),
+        ),
+        end_turn(),
+    ];
+    let run = run(&lines);
+    assert_eq!(
+        run.events,
+        [json!({"kind": "agent", "text": "hello", "line": 5})]
+    );
+    assert_eq!(run.outcome["session_id"], "s1");
+    assert_eq!(run.outcome["status"], "success");
+}
+
 #[test]
 fn a4_plan_entries_become_a_plan() {
     let run = run(&with(vec![update(
@@ -368,6 +395,12 @@ fn a7_a_failed_call_carries_its_error_and_a_call_without_what_it_needs_is_malfor
         ),
         call("q", "read", "completed", json!({})),
         call("t", "think", "completed", json!({})),
+        call(
+            "y",
+            "execute",
+            "failed",
+            json!({"rawInput": {"command": "touch b"}, "rawOutput": {"message": "denied by rule", "code": "denied"}}),
+        ),
     ]));
     assert_eq!(run.events[0]["error"], "File not found");
     assert_eq!(run.events[0]["success"], false);
@@ -375,11 +408,51 @@ fn a7_a_failed_call_carries_its_error_and_a_call_without_what_it_needs_is_malfor
     assert_eq!(run.events[2]["reason"], "malformed_tool_use");
     assert_eq!(run.events[2]["tool_use_id"], "q");
     assert_eq!(run.events[3]["reason"], "unknown_tool");
-    assert_eq!(run.events.len(), 4);
+    assert_eq!(run.events[4]["error"], "denied by rule");
+    assert_eq!(run.events[4]["success"], false);
+    assert_eq!(run.events.len(), 5);
 }
 
 #[test]
-fn a7a_a_shell_calls_structured_exit_code_is_its_exit_code() {
+fn a7a_a_shell_exit_in_raw_output_gives_the_exit_code_and_a_non_zero_one_fails() {
+    let exit = |code: Value| {
+        json!({"content": [{"type": "content", "content": {"type": "text", "text": "out\n<shellId: 0 completed with exit code 3>"}}],
+               "rawOutput": {"content": "out", "contents": [
+                   {"type": "shell_output", "exitCode": 9},
+                   {"type": "shell_exit", "shellId": "0", "exitCode": code, "cwd": "/p"}]}})
+    };
+    let mut three = exit(json!(3));
+    three["rawInput"] = json!({"command": "echo out; exit 3"});
+    let mut zero = exit(json!(0));
+    zero["rawInput"] = json!({"command": "true"});
+    let mut odd = exit(json!("3"));
+    odd["rawInput"] = json!({"command": "false"});
+    let mut failed = exit(json!(2));
+    failed["rawInput"] = json!({"command": "cat nope"});
+    let run = run(&with(vec![
+        call("x3", "execute", "completed", three),
+        call("x0", "execute", "completed", zero),
+        call("xs", "execute", "completed", odd),
+        call("xr", "execute", "failed", failed),
+    ]));
+    let error = "out\n<shellId: 0 completed with exit code 3>";
+    assert_eq!(
+        run.events,
+        [
+            json!({"kind": "command", "command": "echo out; exit 3", "success": false,
+                   "exit_code": 3, "error": error, "tool": "execute", "tool_use_id": "x3", "line": 4}),
+            json!({"kind": "command", "command": "true", "success": true, "exit_code": 0,
+                   "tool": "execute", "tool_use_id": "x0", "line": 5}),
+            json!({"kind": "command", "command": "false", "success": true,
+                   "tool": "execute", "tool_use_id": "xs", "line": 6}),
+            json!({"kind": "read", "path": "/home/acp/project/nope", "command": "cat nope",
+                   "success": false, "error": error, "tool": "execute", "tool_use_id": "xr", "line": 7}),
+        ]
+    );
+}
+
+#[test]
+fn a7a_qwens_structured_exit_code_unless_a_signal_ended_the_command() {
     let shell = |code: Value, signal: Value| json!({"type": "shell_result", "output": "oops", "exitCode": code, "signal": signal});
     let run = run(&with(vec![
         // Qwen Code: a command exiting 1 is `failed`, its exit code in `rawOutput`.
@@ -430,7 +503,8 @@ fn a7a_a_shell_calls_structured_exit_code_is_its_exit_code() {
     ];
     for (event, (success, error, code)) in expected.iter_mut().zip([
         (false, Some("Exit Code: 1"), Some(1)),
-        (false, Some("oops"), Some(2)),
+        // Its `error` is its content's text, as a `failed` call's: none here.
+        (false, None, Some(2)),
         (true, None, Some(0)),
         (false, None, None),
         (true, None, None),
@@ -492,6 +566,39 @@ fn a10_the_stop_reason_gives_the_status_and_usage_the_metrics() {
                            "cache_creation_input_tokens": 1, "reasoning_output_tokens": 2,
                            "total_cost_usd": 0.75, "num_turns": 1},
                "counts": {"error": 1}})
+    );
+}
+
+#[test]
+fn a10a_copilots_usage_is_the_sessions_so_far_and_replaces_instead_of_adding() {
+    let usage = |n: u64| json!({"stopReason": "end_turn", "usage": {"inputTokens": n, "outputTokens": n / 4}});
+    let prompt = |id: u64| {
+        request(
+            id,
+            "session/prompt",
+            json!({"sessionId": "s1", "prompt": [{"type": "text", "text": "hi"}]}),
+        )
+    };
+    let session = |name: &str| {
+        let mut lines = vec![
+            request(0, "initialize", json!({"protocolVersion": 1})),
+            answer(
+                0,
+                json!({"protocolVersion": 1, "agentInfo": {"name": name, "version": "1"}}),
+            ),
+        ];
+        lines.extend(start());
+        lines.extend([answer(2, usage(240)), prompt(3), answer(3, usage(360))]);
+        run(&lines).outcome["metrics"].clone()
+    };
+    assert_eq!(
+        session("Copilot"),
+        json!({"input_tokens": 360, "output_tokens": 90, "num_turns": 2})
+    );
+    // Any other agent's answers carry the prompt's own usage: they add up.
+    assert_eq!(
+        session("copilot-like"),
+        json!({"input_tokens": 600, "output_tokens": 150, "num_turns": 2})
     );
 }
 

@@ -1,4 +1,4 @@
-//! Live Claude Code sessions (SPEC section 8, CS5-CS10 of `docs/claude-session.md`) against
+//! Live Claude Code sessions (SPEC section 8, CS5-CS11 of `docs/claude-session.md`) against
 //! `fixtures/fake-agent/claude-session`, a script that speaks the session protocol: the
 //! caller's commands (I2), turn ends (I3), permission requests and their answers (I4), faults
 //! and time limits (I6), the transcript (I7). Each test compares every item of the session.
@@ -68,6 +68,38 @@ fn permission_request(turn: u32, line: u64) -> Value {
         "expect": [{"kind": "command"}],
         "tool": "Bash", "tool_use_id": format!("toolu_{turn}"), "line": line,
     })
+}
+
+/// CS11: the session's id is named as it opens when Claude Code is given one (`--session-id`,
+/// or the session it resumes), before any prompt and with nothing written (I1, I8).
+#[test]
+fn i8_cs11_the_id_given_is_named_before_any_prompt() {
+    let id = "5e55a0e0-0000-4000-8000-0000000000aa";
+    for (session_id, resume) in [(Some(id), None), (None, Some(id))] {
+        let fake = fake();
+        let mut request = request(&fake);
+        request.session_id = session_id.map(str::to_string);
+        request.resume = resume.map(str::to_string);
+        let (named, items) = fixtures::live::named_session(&ClaudeHarness, request);
+        assert_eq!(named.as_deref(), Some(id));
+        assert_eq!(items, [ended("Caller", Some(0), json!({}))]);
+        assert_eq!(log(&fake), Vec::<Value>::new());
+    }
+}
+
+/// CS11: given no id, the session learns Claude Code's from the first turn's `init` line.
+#[test]
+fn i8_cs11_without_an_id_the_first_init_names_it() {
+    let fake = fake();
+    let mut seen = Vec::new();
+    let items = session(request(&fake), &["plain", "plain"], true, |handle, item| {
+        if let SessionItem::TurnEnd(_) = item {
+            seen.push(handle.session_id());
+        }
+    });
+    assert_eq!(items.len(), 5, "{items:?}");
+    let id = Some("5e55a0e0-0000-4000-8000-000000000001".to_string());
+    assert_eq!(seen, [id.clone(), id]);
 }
 
 #[test]

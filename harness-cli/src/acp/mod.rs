@@ -1,13 +1,15 @@
 //! `harness acp`: any backend as an Agent Client Protocol agent (AA1-AA18 of
 //! `docs/acp-agent.md`). JSON-RPC 2.0 on standard input and output, one message a line; each
-//! ACP session is one of the backend's sessions (SPEC section 8), opened at its first prompt,
-//! its events sent as `session/update`s and its permission requests as
+//! ACP session is one of the backend's sessions (SPEC section 8) under the backend's own id
+//! (AA3: opened at `session/new` and named by its agent, or given to Claude Code and opened at
+//! the first prompt), its events sent as `session/update`s and its permission requests as
 //! `session/request_permission`; a backend without sessions is refused (AA17).
 //!
-//! One task owns every session's state and reads three sources: the client's lines (read on a
+//! One task owns every session's state and reads four sources: the client's lines (read on a
 //! task of their own), the items of every open backend session (each forwarded by a task of its
-//! own, tagged with the session and the generation of its process), and the deadline of a
-//! cancel the backend has not yet honoured. Nothing else blocks it, so a cancel is answered in
+//! own, tagged with the session and the generation of its process), the backend sessions being
+//! opened until their agent names its id (a request or a prompt waits for each), and the
+//! deadline of a cancel the backend has not yet honoured. Nothing else blocks it, so a cancel is answered in
 //! time whatever the backend does (AA14), and the end of input closes every session (AA16).
 
 mod updates;
@@ -19,8 +21,10 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use futures::StreamExt;
+use futures::future::BoxFuture;
+use futures::stream::FuturesUnordered;
 use harness_agents_core::process::CLOSE_GRACE;
-use harness_agents_core::session::{SessionHandle, SessionItem};
+use harness_agents_core::session::{Session, SessionHandle, SessionItem};
 use harness_agents_core::{Backend, Decision, Event, EventBody, RunRequest, Status};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
@@ -29,6 +33,10 @@ use tokio::time::Instant;
 
 use crate::run::live_runtime;
 use updates::{OUTCOME_KEY, Updates, outcome_value, stop_reason, usage};
+
+/// How long `session/new`, `session/load` and `session/resume` wait for the backend's session
+/// to open and name its id (AA3), when `--timeout` sets no bound.
+pub const OPEN_LIMIT: Duration = Duration::from_secs(60);
 
 /// How long a cancelled prompt waits for the backend's turn to end before it is answered
 /// `cancelled` anyway and the backend's session is closed (AA14).
@@ -79,6 +87,87 @@ pub fn run(backend: &dyn Backend, base: RunRequest) -> ExitCode {
 
 /// What the owning task hears from the session forwarders.
 type Item = (String, u64, Option<SessionItem>);
+
+/// A backend session being opened for a client's request (AA3, AA4) or a prompt (AA6, AA14,
+/// AA15): what it is for, and the session with the id its agent named, or why not.
+type Opening<'a> = BoxFuture<'a, (Purpose, Result<(Session, String), NotOpened>)>;
+
+/// Why a backend session is being opened.
+struct Purpose {
+    /// The client's request waiting for it: `session/new`, `session/load` or
+    /// `session/resume`, or the prompt it opens for.
+    request: Value,
+    cwd: PathBuf,
+    mode: String,
+    /// The backend's session id it resumes, if any.
+    resume: Option<String>,
+    kind: Kind,
+}
+
+enum Kind {
+    /// `session/new`: answered with the id the backend names.
+    New,
+    /// `session/load` (with what harness read of the stored session, to replay) or
+    /// `session/resume` (no replay) of the client's id.
+    Load {
+        id: String,
+        replay: Option<Vec<Event>>,
+    },
+    /// The next prompt of the session `id`, whose process had ended.
+    Reopen { id: String, text: String },
+}
+
+/// Why a backend session did not open with a named id.
+enum NotOpened {
+    /// The backend's session ended before naming one: its agent refused to resume it, or died.
+    Ended(String),
+    /// It could not start, or named no id in time; nothing of it is left running.
+    Failed(String),
+}
+
+/// Opens a session of `backend` for `request` and waits, at most `limit`, for the id its agent
+/// names (I8). A session that ends first gives the last error it reported; one dropped here
+/// (a timeout) takes its processes with it.
+async fn open_named(
+    backend: &dyn Backend,
+    request: RunRequest,
+    limit: Duration,
+) -> Result<(Session, String), NotOpened> {
+    let mut session = backend
+        .session(request)
+        .await
+        .map_err(|e| NotOpened::Failed(e.to_string()))?;
+    match tokio::time::timeout(limit, session.named_session_id()).await {
+        Ok(Some(id)) => Ok((session, id)),
+        Ok(None) => {
+            // The session has ended: its items are all waiting, the last error says why.
+            let mut why = None;
+            while let Some(item) = session.next().await {
+                if let SessionItem::Event(Event {
+                    body: EventBody::Error { message },
+                    ..
+                }) = item
+                {
+                    why = Some(message);
+                }
+            }
+            Err(NotOpened::Ended(why.unwrap_or_else(|| {
+                format!(
+                    "the {} backend's session ended before naming its id",
+                    backend.name()
+                )
+            })))
+        }
+        Err(_) => {
+            let seconds = limit.as_secs_f64();
+            let unit = if seconds == 1.0 { "second" } else { "seconds" };
+            Err(NotOpened::Failed(format!(
+                "the {} backend did not name its session within {seconds} {unit}",
+                backend.name(),
+            )))
+        }
+    }
+}
 
 struct Live {
     handle: Control,
@@ -144,6 +233,8 @@ struct Agent<'a> {
     out: mpsc::UnboundedSender<Value>,
     items: mpsc::UnboundedSender<Item>,
     sessions: HashMap<String, Conv>,
+    /// Backend sessions to open, taken by the owning loop.
+    opening: Vec<Opening<'a>>,
     asked: HashMap<u64, Asked>,
     next_request: u64,
     generation: u64,
@@ -185,12 +276,15 @@ async fn serve(backend: &dyn Backend, base: RunRequest) {
         out,
         items: items_tx,
         sessions: HashMap::new(),
+        opening: Vec::new(),
         asked: HashMap::new(),
         next_request: 0,
         generation: 0,
         forwarders: 0,
     };
+    let mut opens = FuturesUnordered::new();
     loop {
+        opens.extend(agent.opening.drain(..));
         let deadline = agent.next_deadline();
         tokio::select! {
             line = lines.recv() => match line {
@@ -198,9 +292,14 @@ async fn serve(backend: &dyn Backend, base: RunRequest) {
                 None => break,
             },
             Some(item) = items.recv() => agent.item(item),
+            Some((purpose, opened)) = opens.next(), if !opens.is_empty() => {
+                agent.opened(purpose, opened);
+            }
             () = sleep_until(deadline) => agent.deadlines(),
         }
     }
+    // Sessions still opening are dropped with their processes: nobody waits for them.
+    drop(opens);
     // AA16: the end of input ends every session; the owning task waits for their ends (each
     // bounded by the core's close grace), then exits.
     agent.close_all();
@@ -296,7 +395,7 @@ fn prompt_text(params: &Value) -> Result<String, Invalid> {
     Ok(text)
 }
 
-impl Agent<'_> {
+impl<'a> Agent<'a> {
     fn send(&self, message: Value) {
         let _ = self.out.send(message);
     }
@@ -327,16 +426,173 @@ impl Agent<'_> {
         })
     }
 
-    /// Whether the backend's agent can continue a stored session under the id `session/new`
-    /// answered (AA2): it takes the id up front and can resume. A backend that names its
-    /// sessions itself (opencode, Gemini CLI) resumes too, but under an id the client never
-    /// saw, so a `session/load` of harness's id could only fail.
+    /// Whether the agent can continue a stored session under the id `session/new`
+    /// answered (AA2): one that takes the id up front and can resume (Claude Code), and every
+    /// backend that names its sessions itself, since `session/new` answers that name (AA3).
     fn resumes(&self) -> bool {
-        self.backend.takes_session_id()
-            && self
+        !self.backend.takes_session_id()
+            || self
                 .backend
                 .launch()
                 .is_some_and(|l| l.resume_flag.is_some())
+    }
+
+    /// The request that opens the backend's session of an ACP session in `cwd` and `mode`
+    /// (AA3): `harness acp`'s options, `started` events on (L1), no transcript (one file per
+    /// process would be overwritten by the next).
+    fn session_request(&self, cwd: &std::path::Path, mode: &str) -> RunRequest {
+        let mut request = self.base.clone();
+        request.cwd = Some(cwd.to_path_buf());
+        request.permission_mode = Some(mode.to_string())
+            .filter(|m| m != "default" || self.base.permission_mode.is_some());
+        request.transcript = None;
+        request.normalizer.started = true;
+        request
+    }
+
+    /// Starts opening a backend session for `purpose`; [`Agent::opened`] takes it on, bounded
+    /// by `--timeout`, else [`OPEN_LIMIT`].
+    fn start(&mut self, purpose: Purpose) {
+        let mut request = self.session_request(&purpose.cwd, &purpose.mode);
+        request.resume = purpose.resume.clone();
+        let backend = self.backend;
+        let limit = self.base.timeout.unwrap_or(OPEN_LIMIT);
+        self.opening.push(Box::pin(async move {
+            let opened = open_named(backend, request, limit).await;
+            (purpose, opened)
+        }));
+    }
+
+    /// A backend session that is to carry the ACP session `key`: its items forwarded to the
+    /// owning task, tagged with a generation of their own.
+    fn install(&mut self, key: &str, mut opened: Session, mode: String) -> Live {
+        let handle = opened.handle();
+        self.generation += 1;
+        let generation = self.generation;
+        let items = self.items.clone();
+        let tag = key.to_string();
+        self.forwarders += 1;
+        tokio::spawn(async move {
+            while let Some(item) = opened.next().await {
+                if items.send((tag.clone(), generation, Some(item))).is_err() {
+                    return;
+                }
+            }
+            let _ = items.send((tag, generation, None));
+        });
+        Live {
+            handle: Control(handle),
+            generation,
+            mode,
+        }
+    }
+
+    /// A backend session opened for `purpose`, or why not (AA3, AA4, AA6, AA14, AA15).
+    fn opened(&mut self, purpose: Purpose, opened: Result<(Session, String), NotOpened>) {
+        let fallback = self.falls_back(&purpose.kind);
+        let Purpose {
+            request,
+            cwd,
+            mode,
+            resume,
+            kind,
+        } = purpose;
+        let (session, named) = match opened {
+            Ok(opened) => opened,
+            // AA4: nothing the backend could resume under that id (minted and never
+            // prompted, for a backend that stores a session at its first turn): it opens new.
+            Err(NotOpened::Ended(_)) if resume.is_some() && fallback => {
+                self.start(Purpose {
+                    request,
+                    cwd,
+                    mode,
+                    resume: None,
+                    kind,
+                });
+                return;
+            }
+            Err(NotOpened::Ended(why) | NotOpened::Failed(why)) => {
+                if let Kind::Reopen { id, .. } = &kind {
+                    let Some(conv) = self.sessions.get_mut(id) else {
+                        return;
+                    };
+                    if conv.prompt.as_ref().is_some_and(|p| p.id == request) {
+                        conv.prompt = None;
+                        self.error(&request, INTERNAL_ERROR, &why);
+                    }
+                    return;
+                }
+                self.error(&request, INTERNAL_ERROR, &why);
+                return;
+            }
+        };
+        let resumed = resume.as_deref() == Some(named.as_str());
+        match kind {
+            Kind::New => {
+                let live = self.install(&named, session, mode.clone());
+                let modes = self.modes(&mode);
+                self.open(named.clone(), cwd, mode, false);
+                if let Some(conv) = self.sessions.get_mut(&named) {
+                    conv.live = Some(live);
+                    conv.backend_id = Some(named.clone());
+                }
+                self.result(&request, json!({ "sessionId": named, "modes": modes }));
+            }
+            Kind::Load { id, replay } => {
+                let live = self.install(&id, session, mode.clone());
+                let modes = self.modes(&mode);
+                self.open(id.clone(), cwd, mode, resumed);
+                if let Some(conv) = self.sessions.get_mut(&id) {
+                    conv.live = Some(live);
+                    conv.backend_id = Some(named);
+                }
+                if let (true, Some(events)) = (resumed, replay) {
+                    let mut updates = Updates::default();
+                    for event in &events {
+                        for update in updates.of(event) {
+                            self.notify_update(&id, update);
+                        }
+                    }
+                }
+                self.result(&request, json!({ "modes": modes }));
+            }
+            Kind::Reopen { id, text } => {
+                if !self.sessions.contains_key(&id) {
+                    // The session is gone meanwhile: this process is not wanted.
+                    drop(session);
+                    return;
+                }
+                let live = self.install(&id, session, mode);
+                let Some(conv) = self.sessions.get_mut(&id) else {
+                    return;
+                };
+                conv.backend_id = Some(named);
+                conv.stored |= resumed;
+                let handle = live.handle.0.clone();
+                conv.live = Some(live);
+                // A prompt cancelled meanwhile was answered already: the session waits idle.
+                let waiting = conv
+                    .prompt
+                    .as_ref()
+                    .is_some_and(|p| p.id == request && !p.cancelled);
+                if waiting && handle.prompt(text).is_err() {
+                    conv.prompt = None;
+                    conv.live = None;
+                    self.error(&request, INTERNAL_ERROR, "the backend's session has ended");
+                }
+            }
+        }
+    }
+
+    /// Whether a resume the backend refused opens a new session instead (AA4): for a
+    /// `session/load` of an id harness found nothing stored for, and for a prompt's process
+    /// whose session never ended a turn (nothing of it can be lost).
+    fn falls_back(&self, kind: &Kind) -> bool {
+        match kind {
+            Kind::New => false,
+            Kind::Load { replay, .. } => replay.is_none(),
+            Kind::Reopen { id, .. } => self.sessions.get(id).is_some_and(|c| !c.stored),
+        }
     }
 
     fn next_deadline(&self) -> Option<Instant> {
@@ -387,12 +643,12 @@ impl Agent<'_> {
 
     async fn request(&mut self, id: Value, method: &str, params: &Value) {
         let answer = match method {
-            "initialize" => Ok(self.initialize()),
-            "authenticate" => Ok(json!({})),
-            "session/new" => self.new_session(params),
-            "session/load" => self.load(params, true),
-            "session/resume" => self.load(params, false),
-            "session/set_mode" => self.set_mode(params),
+            "initialize" => Ok(Some(self.initialize())),
+            "authenticate" => Ok(Some(json!({}))),
+            "session/new" => self.new_session(&id, params),
+            "session/load" => self.load(&id, params, true),
+            "session/resume" => self.load(&id, params, false),
+            "session/set_mode" => self.set_mode(params).map(Some),
             "session/prompt" => match self.prompt(&id, params).await {
                 // Answered when its turn ends.
                 Ok(()) => return,
@@ -404,7 +660,9 @@ impl Agent<'_> {
             }
         };
         match answer {
-            Ok(result) => self.result(&id, result),
+            Ok(Some(result)) => self.result(&id, result),
+            // Answered once the backend's session has opened (AA3, AA4).
+            Ok(None) => {}
             Err(Invalid(message)) => self.error(&id, INVALID_PARAMS, &message),
         }
     }
@@ -451,18 +709,31 @@ impl Agent<'_> {
             .unwrap_or_else(|| "default".into())
     }
 
-    /// AA3: a session whose id is the backend's own, chosen here when the backend takes one.
-    fn new_session(&mut self, params: &Value) -> Result<Value, Invalid> {
+    /// AA3: a session whose id is the backend's own: chosen here when the backend takes one,
+    /// else named by the backend's session, opened now (the answer waits for it).
+    fn new_session(&mut self, request: &Value, params: &Value) -> Result<Option<Value>, Invalid> {
         let cwd = Self::cwd(params)?;
-        let id = new_uuid();
         let mode = self.initial_mode();
+        if !self.backend.takes_session_id() {
+            self.start(Purpose {
+                request: request.clone(),
+                cwd,
+                mode,
+                resume: None,
+                kind: Kind::New,
+            });
+            return Ok(None);
+        }
+        let id = new_uuid();
         let modes = self.modes(&mode);
         self.open(id.clone(), cwd, mode, false);
-        Ok(json!({ "sessionId": id, "modes": modes }))
+        Ok(Some(json!({ "sessionId": id, "modes": modes })))
     }
 
+    /// A session `id` on the connection; one it replaces (loaded twice at once, or a backend
+    /// that named the same id again) has its process closed.
     fn open(&mut self, id: String, cwd: PathBuf, mode: String, stored: bool) {
-        self.sessions.insert(
+        let old = self.sessions.insert(
             id,
             Conv {
                 cwd,
@@ -474,11 +745,19 @@ impl Agent<'_> {
                 backend_id: None,
             },
         );
+        if let Some(mut live) = old.and_then(|old| old.live) {
+            live.handle.close();
+        }
     }
 
     /// AA4: `session/load` replays what the backend stored, then the session goes on from it;
     /// `session/resume` goes on without the replay.
-    fn load(&mut self, params: &Value, replay: bool) -> Result<Value, Invalid> {
+    fn load(
+        &mut self,
+        request: &Value,
+        params: &Value,
+        replay: bool,
+    ) -> Result<Option<Value>, Invalid> {
         let id = text_param(params, "sessionId")?;
         let cwd = Self::cwd(params)?;
         if !self.resumes() {
@@ -497,6 +776,23 @@ impl Agent<'_> {
         }
         let stored = stored_events(self.backend.name(), &id);
         let mode = self.initial_mode();
+        if !self.backend.takes_session_id() {
+            // The backend's session opens now, resuming the id; the answer (after the replay
+            // of what harness read of it) waits until it has.
+            let replay = match (replay, stored) {
+                (true, Some(events)) => Some(events),
+                (false, Some(_)) => Some(Vec::new()),
+                (_, None) => None,
+            };
+            self.start(Purpose {
+                request: request.clone(),
+                cwd,
+                mode,
+                resume: Some(id.clone()),
+                kind: Kind::Load { id, replay },
+            });
+            return Ok(None);
+        }
         let modes = self.modes(&mode);
         let found = stored.is_some();
         if found || self.backend.takes_session_id() {
@@ -512,7 +808,7 @@ impl Agent<'_> {
                 }
             }
         }
-        Ok(json!({ "modes": modes }))
+        Ok(Some(json!({ "modes": modes })))
     }
 
     /// AA6: the mode a session's next turn runs in.
@@ -551,60 +847,42 @@ impl Agent<'_> {
                 "session {session} is already running a prompt"
             )));
         }
-        if conv.live.is_none() {
-            let mut request = self.base.clone();
-            request.cwd = Some(conv.cwd.clone());
-            request.permission_mode = Some(conv.mode.clone())
-                .filter(|m| m != "default" || self.base.permission_mode.is_some());
-            // One file per process would be overwritten by the next: no transcript here.
-            request.transcript = None;
-            request.normalizer.started = true;
+        if conv.live.is_none() && !self.backend.takes_session_id() {
+            // The backend names its sessions itself: a new process resumes the id it named
+            // (AA6, AA14, AA15); the prompt goes out once it has opened.
+            let purpose = Purpose {
+                request: id.clone(),
+                cwd: conv.cwd.clone(),
+                mode: conv.mode.clone(),
+                resume: conv.backend_id.clone(),
+                kind: Kind::Reopen {
+                    id: session.clone(),
+                    text,
+                },
+            };
+            self.start(purpose);
+        } else if conv.live.is_none() {
+            let mut request = self.session_request(&conv.cwd, &conv.mode);
             let mode = conv.mode.clone();
-            let stored = conv.stored;
-            let backend_id = conv.backend_id.clone();
-            self.generation += 1;
-            let generation = self.generation;
-            let items = self.items.clone();
-            let tag = session.clone();
-            if self.backend.takes_session_id() {
-                if stored {
-                    request.resume = Some(session.clone());
-                } else {
-                    request.session_id = Some(session.clone());
-                }
+            if conv.stored {
+                request.resume = Some(session.clone());
             } else {
-                // The backend names its session itself: the next process resumes the id the
-                // last turn reported; before any turn ended there is nothing to resume.
-                request.resume = backend_id;
+                request.session_id = Some(session.clone());
             }
-            let mut opened = match self.backend.session(request).await {
+            let opened = match self.backend.session(request).await {
                 Ok(opened) => opened,
                 Err(e) => {
                     self.error(id, INTERNAL_ERROR, &e.to_string());
                     return Ok(());
                 }
             };
-            let handle = opened.handle();
-            self.forwarders += 1;
-            tokio::spawn(async move {
-                while let Some(item) = opened.next().await {
-                    if items.send((tag.clone(), generation, Some(item))).is_err() {
-                        return;
-                    }
-                }
-                let _ = items.send((tag, generation, None));
-            });
-            if handle.prompt(text).is_err() {
+            let live = self.install(&session, opened, mode);
+            if live.handle.0.prompt(text).is_err() {
                 self.error(id, INTERNAL_ERROR, "the backend's session has ended");
                 return Ok(());
             }
-            let handle = Control(handle);
             if let Some(conv) = self.sessions.get_mut(&session) {
-                conv.live = Some(Live {
-                    handle,
-                    generation,
-                    mode,
-                });
+                conv.live = Some(live);
             }
         } else if let Some(Control(handle)) = conv.live.as_ref().map(|l| &l.handle) {
             if handle.prompt(text).is_err() {

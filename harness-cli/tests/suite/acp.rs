@@ -112,7 +112,7 @@ fn auto_detects_every_acp_recording_and_gives_its_expected_events() {
         );
         checked += 1;
     }
-    assert_eq!(checked, 30);
+    assert_eq!(checked, 34);
 }
 
 #[test]

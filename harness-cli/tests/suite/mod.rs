@@ -4,6 +4,7 @@ mod acp;
 mod acp_agent;
 mod backends;
 mod classify;
+mod copilot;
 mod format;
 mod gemini;
 mod library;

@@ -47,7 +47,7 @@ fn every_pi_recording_prints_its_expected_events_named_or_detected() {
         }
         checked += 1;
     }
-    assert_eq!(checked, 31);
+    assert_eq!(checked, 32);
     assert!(
         failures.is_empty(),
         "{}\n{}",

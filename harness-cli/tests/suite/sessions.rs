@@ -10,7 +10,7 @@ use super::run_with_env;
 
 /// Every agent's variables emptied (an empty variable is an unset one) and `HOME` nowhere: a
 /// test reads only the folders it names, never the machine's own sessions.
-const ISOLATED: [(&str, &str); 7] = [
+const ISOLATED: [(&str, &str); 11] = [
     ("HOME", "/nonexistent"),
     ("CLAUDE_CONFIG_DIR", ""),
     ("CODEX_HOME", ""),
@@ -18,6 +18,10 @@ const ISOLATED: [(&str, &str); 7] = [
     ("XDG_DATA_HOME", ""),
     ("OPENCODE_DB", ""),
     ("GEMINI_CLI_HOME", ""),
+    ("PI_CODING_AGENT_DIR", ""),
+    ("QWEN_RUNTIME_DIR", ""),
+    ("QWEN_HOME", ""),
+    ("COPILOT_HOME", ""),
 ];
 
 /// Runs `harness` with `args` in the [`ISOLATED`] environment.
@@ -593,4 +597,101 @@ fn opencode_and_gemini_sessions_are_found_on_their_own() {
         .map(|l| serde_json::from_str::<Value>(l).unwrap()["key"].to_string())
         .collect();
     assert_eq!(keys, ["\"gemini\"", "\"opencode\""]);
+}
+
+/// QH1, CH1: Qwen Code's chats and Copilot's session folders, found in a home folder
+/// (`~/.qwen/projects`, `~/.copilot/session-state`), from their own variables (`QWEN_HOME`,
+/// `COPILOT_HOME`), or named with `--dir`; `--backend` keeps one agent's.
+#[test]
+fn qwen_and_copilot_sessions_are_found_on_their_own() {
+    let home = tempfile::tempdir().unwrap();
+    let copy = |from: &str, to: &std::path::Path| {
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        let status = std::process::Command::new("cp")
+            .arg("-r")
+            .arg(stored(from))
+            .arg(to)
+            .status()
+            .unwrap();
+        assert!(status.success());
+    };
+    copy(
+        "qwen/c_read_file/projects",
+        &home.path().join(".qwen/projects"),
+    );
+    copy(
+        "copilot/c_view_whole/session-state",
+        &home.path().join(".copilot/session-state"),
+    );
+    let home_dir = home.path().display().to_string();
+    let list = |args: &[&str], env: &[(&str, &str)]| -> Vec<Value> {
+        let mut all = vec!["sessions", "list", "--format", "json"];
+        all.extend(args);
+        let output = run_env(&all, env, b"");
+        assert_eq!(output.status.code(), Some(0), "{output:?}");
+        String::from_utf8_lossy(&output.stdout)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    let all = list(&[], &[("HOME", &home_dir)]);
+    let agents: Vec<&str> = all.iter().map(|r| r["backend"].as_str().unwrap()).collect();
+    assert_eq!(agents, ["qwen", "copilot"], "{all:?}");
+    let qwen = &all[0];
+    assert_eq!(qwen["id"], "8c1f5fb7-81b7-4483-8e43-1b3efdb17114");
+    assert_eq!(qwen["project"], "/home/qwen/project");
+    assert_eq!(qwen["turns"], 1);
+    assert_eq!(qwen["messages"], 2);
+    assert_eq!(qwen["input_tokens"], 240);
+    assert_eq!(qwen["output_tokens"], 60);
+    assert_eq!(qwen["tools"]["read_file"]["uses"], 1);
+    // QH7: no cost stored; `qwen3-coder-plus` has no price in the table.
+    assert_eq!(qwen["computed"], json!(["tokens", "cost_usd"]));
+    assert!(qwen.get("cost_usd").is_none(), "{qwen}");
+    let copilot = &all[1];
+    assert_eq!(copilot["id"], "e7425d1e-e08c-49a4-bcb7-adebd6eab498");
+    assert_eq!(copilot["project"], "/home/copilot/project");
+    assert_eq!(copilot["turns"], 1);
+    assert_eq!(copilot["messages"], 2);
+    // CH4: the tokens stdout never prints, from the stored usage records.
+    assert_eq!(copilot["input_tokens"], 240);
+    assert_eq!(copilot["output_tokens"], 60);
+    assert_eq!(copilot["tools"]["view"]["uses"], 1);
+    // gpt-4.1 is priced from the table: 240 * 2 + 60 * 8 per million.
+    assert_eq!(copilot["computed"], json!(["tokens", "cost_usd"]));
+    assert_eq!(copilot["cost_usd"], 0.00096);
+    for agent in ["qwen", "copilot"] {
+        let one = list(&["--backend", agent], &[("HOME", &home_dir)]);
+        assert_eq!(one.len(), 1, "{one:?}");
+        assert_eq!(one[0]["backend"], agent);
+    }
+    // Each agent's own variable stands for its folder in the home.
+    let qwen_home = home.path().join(".qwen").display().to_string();
+    let copilot_home = home.path().join(".copilot").display().to_string();
+    let moved = list(
+        &[],
+        &[("QWEN_HOME", &qwen_home), ("COPILOT_HOME", &copilot_home)],
+    );
+    assert_eq!(moved.len(), 2, "{moved:?}");
+    // `--dir AGENT=DIR` reads that folder instead of the agent's defaults: the resumed
+    // sessions, two turns each.
+    let qwen_dir = format!("qwen={}", stored("qwen/u_resume"));
+    let copilot_dir = format!("copilot={}", stored("copilot/u_resume"));
+    let named = list(
+        &["--dir", &qwen_dir, "--dir", &copilot_dir],
+        &[("HOME", &home_dir)],
+    );
+    let turns: Vec<(&str, &Value)> = named
+        .iter()
+        .map(|r| (r["backend"].as_str().unwrap(), &r["turns"]))
+        .collect();
+    assert_eq!(turns, [("qwen", &json!(2)), ("copilot", &json!(2))]);
+    let output = run_env(
+        &["sessions", "show", "--dir", &qwen_dir, "f9d86a13"],
+        &[],
+        b"",
+    );
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let shown = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(shown.lines().count(), 4, "{shown}");
 }

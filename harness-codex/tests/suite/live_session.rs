@@ -1,4 +1,4 @@
-//! Live Codex sessions (SPEC section 8, XA14-XA21 of `docs/codex-app-server.md`) against
+//! Live Codex sessions (SPEC section 8, XA14-XA22 of `docs/codex-app-server.md`) against
 //! `fixtures/fake-agent/codex-app-server`, a script that speaks the app-server's JSON-RPC: the
 //! caller's commands (I2), turn ends (I3), approval requests and their answers (I4), resume
 //! (I5), faults (I6), the transcript (I7). Each test compares every item of the session, and
@@ -457,6 +457,36 @@ fn i5_xa21_a_thread_that_cannot_be_resumed_ends_the_session() {
             json!({"kind": "error", "message": "stream ended without a result"}),
             json!({"kind": "error", "message": "the agent exited with status 0 during turn 1; the session has ended"}),
             turn_end(1, "error", counts.clone(), None),
+            ended("AgentExited", Some(0), counts),
+        ]
+    );
+}
+
+/// XA22: the session names the thread as soon as `thread/start` or `thread/resume` answers,
+/// before any prompt (I8); a thread that cannot be resumed names none, and the session ends.
+#[test]
+fn i8_xa22_the_thread_is_named_before_any_prompt() {
+    for (resume, named) in [(None, Some("th-new")), (Some("th-old"), Some("th-old"))] {
+        let fake = fake();
+        let mut request = request(&fake);
+        request.resume = resume.map(str::to_string);
+        let (id, items) = fixtures::live::named_session(&CodexHarness, request);
+        assert_eq!(id.as_deref(), named);
+        assert_eq!(items, [ended("Caller", Some(0), json!({}))]);
+        // Nothing but the handshake went out.
+        assert_eq!(log(&fake).len(), 3);
+    }
+    let fake = fake();
+    let mut request = request(&fake);
+    request.resume = Some("gone".into());
+    let (id, items) = fixtures::live::named_session(&CodexHarness, request);
+    assert_eq!(id, None);
+    let counts = json!({"error": 2});
+    assert_eq!(
+        items,
+        [
+            json!({"kind": "error", "message": "thread/resume: no rollout found for thread id gone", "line": 2}),
+            json!({"kind": "error", "message": "the agent exited with status 0; the session has ended"}),
             ended("AgentExited", Some(0), counts),
         ]
     );

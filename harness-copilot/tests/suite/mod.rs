@@ -3,6 +3,7 @@
 mod golden;
 mod kit;
 mod live;
+mod live_session;
 mod rules;
 
 use harness_agents_copilot::CopilotNormalizer;

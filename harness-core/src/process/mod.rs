@@ -326,6 +326,9 @@ pub enum Inbound {
     /// driver makes an `error` event with this message; the running turn ends with status
     /// `error`, and the session ends as when the agent dies (I6).
     Failed(String),
+    /// The agent has named its own id for the session (I8), as [`Reply::session_id`] does:
+    /// for a transport that learns it on its own tasks (opencode's answer to `POST /session`).
+    SessionId(String),
 }
 
 /// What a [`Conversation`] does with one line: lines for the normalizer, bytes for the
@@ -347,6 +350,10 @@ pub struct Reply {
     /// In a session: permission requests the agent no longer waits for (Claude Code's
     /// `control_cancel_request`); an answer to one of them is then a warning.
     pub withdrawn: Vec<String>,
+    /// In a session: the agent has named its own id for the session (I8): the id Claude Code
+    /// was given, the thread Codex's `thread/start` answered, ACP's `sessionId`. The first id
+    /// named stands ([`crate::session::SessionHandle::session_id`]); a later one is ignored.
+    pub session_id: Option<String>,
 }
 
 impl Reply {
@@ -761,6 +768,9 @@ impl Feed {
         for id in &reply.withdrawn {
             self.withdrawn(id);
         }
+        if let Some(id) = reply.session_id {
+            self.named(id);
+        }
         if reply.turn_ended {
             self.turn_ended();
         }
@@ -1097,6 +1107,7 @@ impl Run {
                             feed.stdout(&line);
                         }
                         Some(Inbound::Failed(message)) => feed.transport_failed(message),
+                        Some(Inbound::SessionId(id)) => feed.named(id),
                         // Every sender is gone: nothing more comes this way.
                         None => inbox = None,
                     }

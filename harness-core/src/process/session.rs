@@ -79,7 +79,9 @@ pub fn spawn_session(
     session: SessionSpec,
 ) -> Result<Session, RunError> {
     spec.timeout = None;
+    let (named, session_id) = tokio::sync::watch::channel(None);
     let turns = Turns {
+        named,
         state: SessionState::new(),
         turn_timeout: session.turn_timeout,
         idle_timeout: session.idle_timeout,
@@ -94,11 +96,14 @@ pub fn spawn_session(
         binary: "session".into(),
         source: std::io::Error::other("the session's command channel is missing"),
     })?;
-    Ok(Session::new(items, SessionHandle::new(sender)))
+    Ok(Session::new(items, SessionHandle::new(sender, session_id)))
 }
 
 /// A session's bookkeeping inside the driver.
 pub(super) struct Turns {
+    /// The agent's own id for the session, once named (I8); dropped with the driver, which
+    /// tells a caller still waiting for it that none will come.
+    pub(super) named: tokio::sync::watch::Sender<Option<String>>,
     pub(super) state: SessionState,
     pub(super) turn_timeout: Option<Duration>,
     pub(super) idle_timeout: Option<Duration>,
@@ -140,6 +145,19 @@ impl Feed {
         if let Some(turns) = &mut self.session {
             let steps = turns.state.permission_asked(id, options);
             self.take_steps(steps);
+        }
+    }
+
+    /// The agent named its own id for the session (I8): the first one stands.
+    pub(super) fn named(&mut self, id: String) {
+        if let Some(turns) = &self.session {
+            turns.named.send_if_modified(|named| {
+                let first = named.is_none() && !id.is_empty();
+                if first {
+                    *named = Some(id);
+                }
+                first
+            });
         }
     }
 

@@ -8,7 +8,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use futures::Stream;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 
 use super::command::{Command, InputError, parse_command};
 use crate::Decision;
@@ -78,11 +78,33 @@ pub struct SessionGone;
 #[derive(Debug, Clone)]
 pub struct SessionHandle {
     tx: mpsc::UnboundedSender<Input>,
+    named: watch::Receiver<Option<String>>,
 }
 
 impl SessionHandle {
-    pub(crate) fn new(tx: mpsc::UnboundedSender<Input>) -> Self {
-        SessionHandle { tx }
+    pub(crate) fn new(
+        tx: mpsc::UnboundedSender<Input>,
+        named: watch::Receiver<Option<String>>,
+    ) -> Self {
+        SessionHandle { tx, named }
+    }
+
+    /// The agent's own id for this session (I8), once it has named it: Claude Code's at once
+    /// (the id it was given), the others' when their session has opened (Codex's thread, the
+    /// `sessionId` of ACP's `session/new`, opencode's session, Pi's `get_state`), before any
+    /// turn. `None` until then, and for good when the session ended first.
+    pub fn session_id(&self) -> Option<String> {
+        self.named.borrow().clone()
+    }
+
+    /// Waits until the agent names its own id for this session (I8) and returns it; `None`
+    /// when the session ends without one (the agent died, refused to open the session, or
+    /// never names one). Bound the wait with a timeout of your own: an agent that neither
+    /// names an id nor ends keeps it waiting as long as the session lives.
+    pub async fn named_session_id(&self) -> Option<String> {
+        let mut named = self.named.clone();
+        // An error: the driver has ended without an id named, and none will come.
+        named.wait_for(Option::is_some).await.ok()?.clone()
     }
 
     fn send(&self, input: Input) -> Result<(), SessionGone> {

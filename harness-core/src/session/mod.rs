@@ -1,4 +1,4 @@
-//! Sessions (SPEC section 8, I1-I7): one conversation with one agent over several turns, with
+//! Sessions (SPEC section 8, I1-I8): one conversation with one agent over several turns, with
 //! follow-up prompts, permission requests answered by the caller, interrupts and close.
 //!
 //! This module holds what every backend's session shares and that needs no I/O:
@@ -26,7 +26,8 @@
 //!
 //! With the `process` feature, [`Session`] is the live session a caller holds: a stream of
 //! [`SessionItem`]s (events, permission requests, turn ends, the end) and a [`SessionHandle`]
-//! for the commands; [`crate::Backend::session`] opens one, and the process driver
+//! for the commands, which also tells the agent's own id for the session as soon as the agent
+//! names it, before any turn ([`SessionHandle::session_id`], I8); [`crate::Backend::session`] opens one, and the process driver
 //! ([`crate::process::spawn_session`]) runs it, taking the steps above through the backend's
 //! transport ([`crate::process::Conversation`]).
 //!

@@ -120,6 +120,27 @@ fn g13_resume_goes_through_session_load_or_cannot_resume() {
     );
 }
 
+/// I8: Gemini CLI's `sessionId` is named as its ACP session opens, before any prompt (A23);
+/// a resumed session names the one loaded.
+#[test]
+fn g13_i8_the_session_is_named_before_any_prompt() {
+    for (resume, named, opened) in [
+        (None, "s1", "session/new"),
+        (Some("stored-1"), "stored-1", "session/load"),
+    ] {
+        let fake = Fake::new("acp-session");
+        let mut request = request(&fake, "load");
+        request.resume = resume.map(str::to_string);
+        let (id, items) = fixtures::live::named_session(&GeminiHarness, request);
+        assert_eq!(id.as_deref(), Some(named));
+        assert_eq!(
+            items,
+            [json!({"ended": "Caller", "exit_code": 0, "counts": {}})]
+        );
+        assert_eq!(methods(&fake), ["initialize", opened]);
+    }
+}
+
 /// Runs a session of `request` with one prompt, nobody answering.
 fn one_prompt(request: RunRequest, text: &str) -> Vec<Value> {
     let items = runtime().block_on(async {

@@ -519,6 +519,38 @@ fn i5_resume_continues_the_stored_session_and_an_unknown_one_fails() {
     );
 }
 
+/// PS16: the session names opencode's session as soon as `POST /session` (or the stored
+/// one's `GET`) answers, before any prompt (I8); an unknown stored one names none.
+#[test]
+fn i8_ps16_the_session_is_named_before_any_prompt() {
+    for (resume, named, asked) in [
+        (None, "ses_fake", post("/session", json!({}))),
+        (Some("ses_stored"), "ses_stored", get("/session/ses_stored")),
+    ] {
+        let fake = fake();
+        let mut request = request(&fake);
+        request.resume = resume.map(str::to_string);
+        let (id, items) = fixtures::live::named_session(&OpencodeHarness, request);
+        assert_eq!(id.as_deref(), Some(named));
+        assert_eq!(items, [ended("Caller", None, json!({}))]);
+        // No prompt went out.
+        assert_eq!(log(&fake)[0], asked);
+        assert!(log(&fake).iter().all(|r| r != &prompt("plain")));
+    }
+    let fake = fake();
+    let mut unknown = request(&fake);
+    unknown.resume = Some("ses_nope".into());
+    let (id, items) = fixtures::live::named_session(&OpencodeHarness, unknown);
+    assert_eq!(id, None);
+    assert_eq!(
+        items,
+        [
+            json!({"kind": "error", "message": "opencode has no stored session ses_nope to resume"}),
+            ended("AgentExited", None, json!({"error": 1})),
+        ]
+    );
+}
+
 #[test]
 fn i7_the_transcript_replays_to_the_sessions_events() {
     let fake = fake();

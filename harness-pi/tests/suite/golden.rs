@@ -8,7 +8,7 @@ use harness_agents_pi::PiHarness;
 use super::config;
 
 /// How many recordings `fixtures/pi` holds.
-pub const RECORDINGS: usize = 31;
+pub const RECORDINGS: usize = 32;
 
 #[test]
 fn every_pi_recording_gives_its_expected_events() {
@@ -21,5 +21,5 @@ fn every_pi_recording_gives_its_expected_events() {
 fn every_pi_session_recording_gives_its_expected_events() {
     let mut config = config();
     config.session = true;
-    assert_golden("pi-session", 5, &PiHarness, &config);
+    assert_golden("pi-session", 6, &PiHarness, &config);
 }

@@ -1,4 +1,4 @@
-//! Live Pi sessions (SPEC section 8, PR1-PR6 of `docs/pi.md`) against
+//! Live Pi sessions (SPEC section 8, PR1-PR7 of `docs/pi.md`) against
 //! `fixtures/fake-agent/pi-rpc`, a script that speaks `pi --mode rpc`: the caller's commands
 //! (I2), turn ends (I3), interrupts, faults (I6), resume (I5), the transcript (I7). Each test
 //! compares every item of the session.
@@ -74,13 +74,13 @@ fn i1_i2_i3_pr2_prompts_run_one_at_a_time_in_order_each_with_its_outcome() {
             ended("Caller", Some(0), json!({"agent": 2})),
         ]
     );
-    // PR2: the second prompt went out when the first turn had ended; the first came with
-    // the `get_state` that names the session.
+    // PR2: the second prompt went out when the first turn had ended; PR7: the `get_state`
+    // that names the session went out as it opened.
     assert_eq!(
         log(&fake),
         [
-            prompt(1, "plain"),
-            get_state("harness-state-2"),
+            get_state("harness-state-1"),
+            prompt(2, "plain"),
             prompt(3, "plain")
         ]
     );
@@ -118,6 +118,25 @@ fn pr2_the_outcome_names_the_session_from_pis_state() {
         .collect();
     let id = Some("019b0000-0000-7000-8000-000000000001");
     assert_eq!(ids, [id, id]);
+}
+
+/// PR7: the session names Pi's id for it as it opens, before any prompt (I8): Pi's own for a
+/// new session, the resumed one's with `--session`; nothing is asked of the model for it.
+#[test]
+fn i8_pr7_the_session_names_pis_id_before_any_prompt() {
+    for (resume, id) in [
+        (None, "019b0000-0000-7000-8000-000000000001"),
+        (Some("019b-stored"), "019b-stored"),
+    ] {
+        let fake = fake();
+        let mut request = request(&fake);
+        request.resume = resume.map(str::to_string);
+        let (named, items) = fixtures::live::named_session(&PiHarness, request);
+        assert_eq!(named.as_deref(), Some(id));
+        assert_eq!(items, [ended("Caller", Some(0), json!({}))]);
+        assert_eq!(log(&fake), [get_state("harness-state-1")]);
+        assert_gone(&fake.path("pid"));
+    }
 }
 
 /// Runs a session of `request` that sends `prompt`, interrupts at once (the turn is running:
@@ -176,8 +195,8 @@ fn i2_pr4_interrupt_mid_tool_aborts_the_turn_and_a_follow_up_runs() {
     assert_eq!(
         log(&fake),
         [
-            prompt(1, "tool"),
-            get_state("harness-state-2"),
+            get_state("harness-state-1"),
+            prompt(2, "tool"),
             json!({"id": "harness-abort-3", "type": "abort"}),
             prompt(4, "plain"),
         ]
@@ -224,7 +243,7 @@ fn i6_an_agent_that_dies_mid_turn_ends_the_turn_and_the_session_with_an_error() 
             ended("AgentExited", Some(3), counts),
         ]
     );
-    assert_eq!(log(&fake), [prompt(1, "die"), get_state("harness-state-2")]);
+    assert_eq!(log(&fake), [get_state("harness-state-1"), prompt(2, "die")]);
 }
 
 #[test]
@@ -266,8 +285,8 @@ fn pr3_a_retried_request_keeps_the_turn_and_one_pi_gives_up_on_ends_it_failed() 
     assert_eq!(
         log(&fake),
         [
-            prompt(1, "retry"),
-            get_state("harness-state-2"),
+            get_state("harness-state-1"),
+            prompt(2, "retry"),
             get_state("harness-probe-3"),
             prompt(4, "fatal"),
             get_state("harness-probe-5"),

@@ -10,7 +10,7 @@ use harness_agents_qwen::QwenHarness;
 use super::config;
 
 /// How many recordings `fixtures/qwen` holds.
-pub const RECORDINGS: usize = 31;
+pub const RECORDINGS: usize = 32;
 
 #[test]
 fn every_qwen_recording_gives_its_expected_events() {

@@ -40,6 +40,8 @@ fn live(backend: &str, name: &str) -> (Vec<Event>, Outcome) {
             "opencode" => "/home/oc/project",
             "gemini" => "/home/gemini/project",
             "pi" => "/home/pi/project",
+            "qwen" => "/home/qwen/project",
+            "copilot" => "/home/copilot/project",
             _ => "/home/dev2/project",
         }
         .to_string(),
@@ -158,8 +160,8 @@ fn check(backend: &str, exceptions: &[&str]) -> Tally {
         let cache_read: u64 = summary.iter().map(|s| s.cache_read_input_tokens).sum();
         let cache_write: u64 = summary.iter().map(|s| s.cache_creation_input_tokens).sum();
         let (want_input, want_cache_write) = match backend {
-            // O3: Codex's `input_tokens` includes the cached ones.
-            "codex" => (n(&m.input_tokens) - n(&m.cache_read_input_tokens), 0),
+            // O3: Codex's `input_tokens` includes the cached ones; so does Qwen's (QH7).
+            "codex" | "qwen" => (n(&m.input_tokens) - n(&m.cache_read_input_tokens), 0),
             _ => (n(&m.input_tokens), n(&m.cache_creation_input_tokens)),
         };
         // OS7: opencode's reasoning tokens are output tokens (billed as such).
@@ -177,7 +179,12 @@ fn check(backend: &str, exceptions: &[&str]) -> Tally {
         if backend == "gemini" {
             want_tokens = gemini_tokens_but_routing(&name);
         }
-        if live_outcome.metrics.output_tokens.is_some() && tokens != want_tokens {
+        // CH4: Copilot's stdout has no tokens; its own totals at exit are the reference.
+        let copilot = backend == "copilot";
+        if copilot {
+            want_tokens = copilot_tokens_at_shutdown(&dir);
+        }
+        if (copilot || live_outcome.metrics.output_tokens.is_some()) && tokens != want_tokens {
             problems.push(format!("tokens: live {want_tokens:?}, stored {tokens:?}"));
         }
         // Cost within the table's precision: the stored figure, and the priced one.
@@ -331,15 +338,85 @@ fn gemini_chats_agree_with_the_live_streams() {
 #[test]
 fn pi_sessions_agree_with_the_live_streams() {
     // m2, m4: the live stream's retries (a `warning` each, PI12) have no stored entry; each
-    // failed attempt is stored, its error the same.
-    let exceptions = ["m2_api_error_then_success", "m4_error_after_a_tool"];
+    // failed attempt is stored, its error the same. q: the session file holds both runs of the
+    // resumed session, the live stream only the second.
+    let exceptions = [
+        "m2_api_error_then_success",
+        "m4_error_after_a_tool",
+        "q_resume",
+    ];
     const AGREE: usize = 8;
     let tally = check("pi", &exceptions);
     assert_eq!(tally.agree.len(), AGREE, "{:?}", tally.agree);
 }
 
+/// QH1-QH8: every recorded Qwen Code chat gives the live stream's events and tokens.
+#[test]
+fn qwen_chats_agree_with_the_live_streams() {
+    // u: the chat holds both runs of the resumed session, the live stream only the second
+    // (the tokens agree: the live `result` counts the whole session, QW12). m5, p: Qwen's own
+    // retries (a `warning` each, QW2) are not stored.
+    let exceptions = ["m5_stream_error", "p_max_tokens", "u_resume"];
+    const AGREE: usize = 12;
+    let tally = check("qwen", &exceptions);
+    assert_eq!(tally.agree.len(), AGREE, "{:?}", tally.agree);
+}
+
+/// CH4: the tokens Copilot summed up itself when its last process ended: the last
+/// `session.shutdown`'s `modelMetrics`, every model's `usage`, as (input neither read from nor
+/// written to the cache, output, cache reads, cache writes).
+fn copilot_tokens_at_shutdown(dir: &Path) -> (u64, u64, u64, u64) {
+    let mut sums = (0, 0, 0, 0);
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir.join("session-state"))
+        .unwrap()
+        .flatten()
+    {
+        files.push(entry.path().join("events.jsonl"));
+    }
+    for file in files {
+        let text = std::fs::read_to_string(file).unwrap();
+        let shutdown = text
+            .lines()
+            .rev()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .find(|v| v["type"] == "session.shutdown")
+            .unwrap_or(Value::Null);
+        let models = shutdown.pointer("/data/accountingSnapshot/modelMetrics");
+        for stats in models
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+            .map(|(_, s)| s)
+        {
+            let n = |key: &str| stats["usage"][key].as_u64().unwrap();
+            let (read, write) = (n("cacheReadTokens"), n("cacheWriteTokens"));
+            sums.0 += n("inputTokens") - read - write;
+            sums.1 += n("outputTokens");
+            sums.2 += read;
+            sums.3 += write;
+        }
+    }
+    sums
+}
+
+/// CH1-CH6: every recorded Copilot session gives the live stream's events, and its tokens are
+/// Copilot's own totals.
+#[test]
+fn copilot_sessions_agree_with_the_live_streams() {
+    // m, m2: a failed model request's `model.call_failure` (a `warning` each, CP11) is
+    // ephemeral, never stored; u's file holds both runs of the resumed session, the live
+    // stream only the second.
+    let exceptions = ["m2_rate_limited_then_ok", "m_api_500", "u_resume"];
+    const AGREE: usize = 11;
+    let tally = check("copilot", &exceptions);
+    assert_eq!(tally.agree.len(), AGREE, "{:?}", tally.agree);
+}
+
 /// The agents whose recorded stored sessions the tests below read.
-const BACKENDS: [&str; 5] = ["claude", "codex", "opencode", "gemini", "pi"];
+const BACKENDS: [&str; 7] = [
+    "claude", "codex", "opencode", "gemini", "pi", "qwen", "copilot",
+];
 
 #[test]
 fn every_recorded_session_is_found() {

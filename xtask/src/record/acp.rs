@@ -2,8 +2,10 @@
 //! by `harness run --backend acp`'s own code path (`AcpHarness::run`) against a loopback
 //! stand-in: Gemini CLI (`gemini --acp --skip-trust`) against the Gemini API stand-in
 //! ([`super::gemini_api`]), opencode (`opencode acp --pure --cwd PROJECT`) against the
-//! Anthropic one ([`super::anthropic`]), Qwen Code (`qwen --acp`) against the chat-completions
-//! one ([`super::chat`], set up by [`super::qwen_session`]).
+//! Anthropic one ([`super::anthropic`]), the GitHub Copilot CLI (`copilot --acp
+//! --no-auto-update`) against the chat-completions one ([`super::chat`]), set up as
+//! [`super::copilot`] sets it up, and Qwen Code (`qwen --acp`) against the same stand-in, set
+//! up by [`super::qwen_session`].
 //!
 //! Scenarios live in `fixtures/acp/scenarios/NAME.json` ([`Scenario`]): the agent, the
 //! scenario of that agent's own corpus whose prompt, files and model turns are reused
@@ -40,7 +42,7 @@ use super::gemini;
 use super::opencode;
 use super::shared::without_stderr;
 use super::{Options, drift, read, scenario_names, shared};
-use super::{qwen, qwen_session};
+use super::{copilot, copilot_session, qwen, qwen_session};
 
 /// Which ACP agent a scenario drives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -50,6 +52,8 @@ pub enum Agent {
     Gemini,
     /// opencode, `opencode acp --pure --cwd PROJECT`.
     Opencode,
+    /// The GitHub Copilot CLI, `copilot --acp --no-auto-update`.
+    Copilot,
     /// Qwen Code, `qwen --acp`.
     Qwen,
 }
@@ -94,6 +98,7 @@ impl Scenario {
         let fixed: &[&str] = match self.agent {
             Agent::Gemini => &["--acp", "--skip-trust"],
             Agent::Opencode => &["acp", "--pure", "--cwd", opencode::PROJECT],
+            Agent::Copilot => &copilot_session::COMMAND,
             Agent::Qwen => &qwen_session::COMMAND,
         };
         fixed
@@ -107,6 +112,7 @@ impl Scenario {
         match self.agent {
             Agent::Gemini => gemini::PROJECT,
             Agent::Opencode => opencode::PROJECT,
+            Agent::Copilot => copilot::PROJECT,
             Agent::Qwen => qwen::PROJECT,
         }
     }
@@ -172,6 +178,7 @@ pub(super) fn record(options: &Options) -> Result<()> {
                 }
                 (binaries.opencode()?, binaries.rg.clone())
             }
+            Agent::Copilot => (copilot_session::binary()?, None),
         };
         let (live, mut problems) = run(name, &scenario, &binary, rg.as_deref(), out)
             .with_context(|| format!("recording {name}"))?;
@@ -193,7 +200,7 @@ pub(super) fn record(options: &Options) -> Result<()> {
                 (&events, &raw),
                 &mut report.unreviewed,
             )?,
-            Agent::Gemini | Agent::Opencode => shared::against_expected(
+            Agent::Gemini | Agent::Opencode | Agent::Copilot => shared::against_expected(
                 &dir,
                 out,
                 name,
@@ -267,6 +274,11 @@ fn run(
             let env = opencode::environment(&inner, &config);
             (env, Box::new(move || shared::stop(server, &api)))
         }
+        Agent::Copilot => {
+            let base = fixtures::root().join("copilot/scenarios");
+            let text = std::fs::read_to_string(base.join(format!("{}.json", scenario.from)))?;
+            copilot_session::prepare(serde_json::from_str(&text)?, binary)?
+        }
         Agent::Qwen => {
             let path = fixtures::root().join(format!("qwen/scenarios/{}.json", scenario.from));
             let text = std::fs::read_to_string(&path)
@@ -286,6 +298,11 @@ fn run(
         Agent::Opencode => {
             let base = fixtures::root().join("opencode/scenarios");
             opencode::Scenario::load(&base.join(format!("{}.json", scenario.from)))?.prompt
+        }
+        Agent::Copilot => {
+            let base = fixtures::root().join("copilot/scenarios");
+            let text = std::fs::read_to_string(base.join(format!("{}.json", scenario.from)))?;
+            serde_json::from_str::<copilot::Scenario>(&text)?.prompt
         }
         Agent::Qwen => {
             let base = fixtures::root().join("qwen/scenarios");
@@ -313,12 +330,14 @@ fn run(
     shared::clean(match scenario.agent {
         Agent::Gemini => gemini::HOME,
         Agent::Opencode => opencode::HOME,
+        Agent::Copilot => copilot::HOME,
         Agent::Qwen => qwen::HOME,
     })?;
     std::fs::remove_file(&wrapper_path)?;
     let binary_name = match scenario.agent {
         Agent::Gemini => "gemini",
         Agent::Opencode => "opencode",
+        Agent::Copilot => "copilot",
         Agent::Qwen => "qwen",
     };
     let mut argv = vec![binary_name.to_string()];
@@ -360,6 +379,7 @@ mod tests {
             let corpus = match scenario.agent {
                 Agent::Gemini => "gemini",
                 Agent::Opencode => "opencode",
+                Agent::Copilot => "copilot",
                 Agent::Qwen => "qwen",
             };
             let from = fixtures::root().join(format!("{corpus}/scenarios/{}.json", scenario.from));

@@ -1,8 +1,11 @@
 //! `cargo xtask record --backend acp-session`: ACP sessions of real agents (A16-A22, G13),
 //! each driven through the library's own `Backend::session` (Gemini CLI through
-//! `GeminiHarness`, `gemini --acp`; opencode through `AcpHarness`, `opencode acp`; Qwen Code
-//! through `QwenHarness`, `qwen --acp`, for `--backend qwen-session`, [`super::qwen_session`])
-//! by a scripted caller, against the same loopback stand-ins as `--backend acp`.
+//! `GeminiHarness`, `gemini --acp`; opencode through `AcpHarness`, `opencode acp`) by a
+//! scripted caller, against the same loopback stand-ins as `--backend acp`. The same caller
+//! records the GitHub Copilot CLI's sessions (`CopilotHarness`, `copilot --acp`) into
+//! `fixtures/copilot-session/` for `--backend copilot-session` ([`super::copilot_session`]),
+//! and Qwen Code's (`QwenHarness`, `qwen --acp`) into `fixtures/qwen-session/` for `--backend
+//! qwen-session` ([`super::qwen_session`]).
 //!
 //! Scenarios live in `fixtures/acp-session/scenarios/NAME.json` ([`Scenario`]): the agent, the
 //! scenario of its own corpus whose files, settings and environment are reused (`from`), the
@@ -10,8 +13,8 @@
 //! the previous turn has ended), the caller's answers to the permission requests in order
 //! (`allow`, `allow_always`, `deny`, or `interrupt`, `close`, `end_input`: interrupt the
 //! turn, close the session, or end the caller's input while the request waits;
-//! `allow_then_kill`, `allow_then_interrupt`: allow, then SIGKILL the agent or interrupt the
-//! turn while the command runs), and optionally
+//! `allow_then_kill`, `allow_then_interrupt`, `allow_then_close`: allow, then SIGKILL the
+//! agent, interrupt the turn or close the session while the command runs), and optionally
 //! the prompts of a second session that resumes the first
 //! (`--resume`): only that second session is then kept.
 //!
@@ -30,6 +33,7 @@ use std::time::Instant;
 use anyhow::{Context, Result, bail};
 use futures::StreamExt;
 use harness_agents_acp::{AcpHarness, AcpNormalizer};
+use harness_agents_copilot::CopilotHarness;
 use harness_agents_core::session::{Session, SessionItem};
 use harness_agents_core::{Backend, Decision, EventBody, NormalizerConfig, RunRequest};
 use harness_agents_gemini::GeminiHarness;
@@ -40,7 +44,10 @@ use serde_json::{Value, json};
 use super::acp::Agent;
 use super::procs::{self, Processes};
 use super::shared::without_stderr;
-use super::{Options, drift, gemini, opencode, qwen, qwen_session, read, scenario_names, shared};
+use super::{
+    Options, copilot, copilot_session, drift, gemini, opencode, qwen, qwen_session, read,
+    scenario_names, shared,
+};
 
 /// The agent's process: our child (the wrapper execs the agent).
 fn agent_pid() -> Option<i32> {
@@ -73,6 +80,9 @@ pub enum Answer {
     /// Allow it once, then interrupt the turn [`KILL_AFTER`] later, while the allowed command
     /// runs; the next prompt follows the turn's end.
     AllowThenInterrupt,
+    /// Allow it once, then close the session [`KILL_AFTER`] later, while the allowed command
+    /// runs (A20).
+    AllowThenClose,
 }
 
 /// How long after allowing the command the agent is killed or the turn interrupted, for
@@ -119,6 +129,7 @@ impl Scenario {
         let corpus = match self.agent {
             Agent::Gemini => "gemini",
             Agent::Opencode => "opencode",
+            Agent::Copilot => "copilot",
             Agent::Qwen => "qwen",
         };
         let path = fixtures::root().join(format!("{corpus}/scenarios/{}.json", self.from));
@@ -137,11 +148,11 @@ pub(super) fn record(options: &Options) -> Result<()> {
     record_in(options, "acp-session")
 }
 
-/// Records the session scenarios of `fixtures/FOLDER/` (`acp-session`, or an agent's own
-/// folder such as `qwen-session`): each names its agent.
+/// Records the session scenarios of `fixtures/FOLDER/` (`acp-session`, `copilot-session`,
+/// `qwen-session`): each names its agent.
 pub(super) fn record_in(options: &Options, folder: &str) -> Result<()> {
     if options.binary.is_some() || options.version.is_some() {
-        bail!("--backend {folder} records the agents' corpora's versions");
+        bail!("--backend {folder} records its agents' corpora's versions");
     }
     let dir = fixtures::root().join(folder);
     let names = scenario_names(&options.names, &dir.join("scenarios"))?;
@@ -155,11 +166,12 @@ pub(super) fn record_in(options: &Options, folder: &str) -> Result<()> {
         let binary = match scenario.agent {
             Agent::Gemini => gemini::install(&cache, gemini::GEMINI_VERSION)?,
             Agent::Opencode => opencode::install(&cache, opencode::OPENCODE_VERSION)?,
+            Agent::Copilot => copilot_session::binary()?,
             Agent::Qwen => qwen_session::binary()?,
         };
         let rg = match scenario.agent {
             Agent::Opencode => Some(opencode::ripgrep(options)?),
-            Agent::Gemini | Agent::Qwen => None,
+            Agent::Gemini | Agent::Copilot | Agent::Qwen => None,
         };
         let (live, mut problems) = run(name, &scenario, &binary, rg.as_deref(), out)
             .with_context(|| format!("recording {name}"))?;
@@ -191,7 +203,7 @@ pub(super) fn record_in(options: &Options, folder: &str) -> Result<()> {
                 (&events, &raw),
                 &mut report.unreviewed,
             )?,
-            Agent::Gemini | Agent::Opencode => shared::against_expected(
+            Agent::Gemini | Agent::Opencode | Agent::Copilot => shared::against_expected(
                 &dir,
                 out,
                 name,
@@ -269,6 +281,10 @@ fn run(
                 let stop: Stop = Box::new(move || shared::stop(server, &api));
                 (env, stop, opencode::PROJECT, opencode::HOME)
             }
+            Agent::Copilot => {
+                let (env, stop) = copilot_session::prepare(corpus, binary)?;
+                (env, stop, copilot::PROJECT, copilot::HOME)
+            }
             Agent::Qwen => {
                 let (env, stop) = qwen_session::prepare(corpus)?;
                 (env, stop, qwen::PROJECT, qwen::HOME)
@@ -322,6 +338,7 @@ fn run(
         match scenario.agent {
             Agent::Gemini => "gemini",
             Agent::Opencode => "opencode",
+            Agent::Copilot => "copilot",
             Agent::Qwen => "qwen",
         }
         .to_string(),
@@ -347,6 +364,7 @@ fn command(agent: Agent) -> Vec<String> {
     let args: &[&str] = match agent {
         Agent::Gemini => &["--acp", "--skip-trust"],
         Agent::Opencode => &["acp", "--pure", "--cwd", opencode::PROJECT],
+        Agent::Copilot => &copilot_session::COMMAND,
         Agent::Qwen => &qwen_session::COMMAND,
     };
     args.iter().map(|a| a.to_string()).collect()
@@ -373,7 +391,9 @@ fn session(
     request.transcript = Some(transcript.to_path_buf());
     request.resume = resume;
     match scenario.agent {
-        Agent::Gemini | Agent::Qwen => request.binary = Some(wrapper.to_path_buf()),
+        Agent::Gemini | Agent::Copilot | Agent::Qwen => {
+            request.binary = Some(wrapper.to_path_buf())
+        }
         Agent::Opencode => {
             let mut agent = vec![wrapper.display().to_string()];
             agent.extend(command(Agent::Opencode));
@@ -387,6 +407,7 @@ fn session(
         let session: Session = match scenario.agent {
             Agent::Gemini => GeminiHarness.session(request).await?,
             Agent::Opencode => AcpHarness.session(request).await?,
+            Agent::Copilot => CopilotHarness.session(request).await?,
             Agent::Qwen => QwenHarness.session(request).await?,
         };
         let mut prompts = prompts.iter();
@@ -425,6 +446,12 @@ fn session(
                                         Some(pid) => procs::kill(pid),
                                         None => notes.push("kill: no agent process found".into()),
                                     }
+                                }
+                                Some(Answer::AllowThenClose) => {
+                                    input_over = true;
+                                    session.answer(id.clone(), Decision::Allow, None)?;
+                                    tokio::time::sleep(KILL_AFTER).await;
+                                    session.close()?
                                 }
                                 Some(Answer::AllowThenInterrupt) => {
                                     session.answer(id.clone(), Decision::Allow, None)?;
@@ -483,7 +510,13 @@ mod tests {
 
     #[test]
     fn every_committed_session_scenario_loads_and_has_its_recording() {
-        let dir = fixtures::root().join("acp-session");
+        for folder in ["acp-session", "copilot-session"] {
+            every_scenario_loads_and_has_its_recording(folder);
+        }
+    }
+
+    fn every_scenario_loads_and_has_its_recording(folder: &str) {
+        let dir = fixtures::root().join(folder);
         let names = super::scenario_names(&[], &dir.join("scenarios")).unwrap();
         assert!(!names.is_empty());
         for name in &names {

@@ -25,6 +25,12 @@
 //! lines whose number varies from run to run, [`VARYING`]). With `RECORD_DUMP_REQUESTS=1`,
 //! each run's request bodies go to `NAME.requests.jsonl`.
 //!
+//! A scenario with `resume_from` records a resumed run: a first run with that prompt, then
+//! the recorded one with `--resume=ID` (the first run's session, `pre_run` in the `.cmd`
+//! file). `--sessions` keeps the session folders Copilot stored (`~/.copilot/session-state/`)
+//! in `NAME/session-state/` beside the live stream, each folder's `events.jsonl` only, its
+//! system prompt cut ([`trimmed`]).
+//!
 //! Every scenario then runs a second time, live, through `CopilotHarness::run` against a
 //! fresh stand-in, the real binary behind a wrapper that clears the environment. Its events
 //! must be the recording's and its exit status the recorded one.
@@ -37,7 +43,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use harness_agents_copilot::{CopilotHarness, CopilotNormalizer};
-use harness_agents_core::{Backend, PromptInput, RunRequest};
+use harness_agents_core::{Backend, NormalizerConfig, PromptInput, RunRequest};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -50,8 +56,10 @@ use super::{Options, drift, read, scenario_names, shared};
 pub const COPILOT_VERSION: &str = harness_agents_copilot::VERSIONS.recorded;
 /// The npm package.
 pub const PACKAGE: &str = "@github/copilot";
-const HOME: &str = "/home/copilot";
-const PROJECT: &str = "/home/copilot/project";
+/// The HOME every run is given, made anew for each.
+pub const HOME: &str = "/home/copilot";
+/// The project every run works in.
+pub const PROJECT: &str = "/home/copilot/project";
 const RUN_LIMIT: Duration = Duration::from_secs(120);
 /// The model every run asks for: one Copilot knows, which sets both its catalog entry and the
 /// model named on the wire.
@@ -101,6 +109,10 @@ pub struct Scenario {
     /// Files of the project, by relative path.
     #[serde(default)]
     pub files: BTreeMap<String, String>,
+    /// A first run with this prompt, whose session the recorded run resumes (`--resume=ID`):
+    /// its answer is the first of `turns`, as the resumed run's requests carry it.
+    #[serde(default)]
+    pub resume_from: Option<String>,
     /// The model's answers, each chosen by the assistant messages its request carries.
     pub turns: Vec<Turn>,
 }
@@ -129,7 +141,12 @@ impl Scenario {
 
     /// The live request for this scenario, run in the project.
     fn request(&self, binary: PathBuf) -> RunRequest {
-        let mut request = RunRequest::new(self.prompt.clone());
+        self.request_for(&self.prompt, binary)
+    }
+
+    /// The live request for `prompt` with this scenario's settings.
+    fn request_for(&self, prompt: &str, binary: PathBuf) -> RunRequest {
+        let mut request = RunRequest::new(prompt.to_string());
         request.cwd = Some(PathBuf::from(PROJECT));
         request.binary = Some(binary);
         request.timeout = Some(RUN_LIMIT);
@@ -139,16 +156,35 @@ impl Scenario {
         request
     }
 
-    /// The arguments after `copilot`: the live runner's, the prompt last as it places it.
-    fn argv(&self) -> Vec<String> {
-        let mut argv =
-            CopilotHarness.args(&self.request(PathBuf::from("copilot")), Path::new(PROJECT));
+    /// The arguments after `copilot` of a run of `prompt`, resuming session `resume` when
+    /// given: the live runner's, the prompt last as it places it.
+    fn argv_for(&self, prompt: &str, resume: Option<&str>) -> Vec<String> {
+        let mut request = self.request_for(prompt, PathBuf::from("copilot"));
+        request.resume = resume.map(str::to_string);
+        let mut argv = CopilotHarness.args(&request, Path::new(PROJECT));
         if let Some(launch) = CopilotHarness.launch()
             && let PromptInput::Flag(flag) = launch.prompt
         {
-            argv.push(format!("{flag}={}", self.prompt));
+            argv.push(format!("{flag}={prompt}"));
         }
         argv
+    }
+
+    /// A resume scenario's first run, in the prepared HOME and project: the session id it
+    /// reported, `None` for any other scenario.
+    fn first_run(&self, binary: &Path, env: &BTreeMap<String, String>) -> Result<Option<String>> {
+        let Some(first) = &self.resume_from else {
+            return Ok(None);
+        };
+        shared::session_run(
+            binary,
+            &self.argv_for(first, None),
+            env,
+            (PROJECT, None),
+            RUN_LIMIT,
+            CopilotNormalizer::new(NormalizerConfig::default()),
+        )
+        .map(Some)
     }
 }
 
@@ -193,14 +229,14 @@ fn runtime(cache: &Path) -> PathBuf {
 }
 
 /// A fresh project, HOME and stand-in for one run of a scenario.
-struct Setup {
-    server: Server,
-    api: Arc<Mutex<Chat>>,
-    env: BTreeMap<String, String>,
+pub(super) struct Setup {
+    pub(super) server: Server,
+    pub(super) api: Arc<Mutex<Chat>>,
+    pub(super) env: BTreeMap<String, String>,
 }
 
 /// Makes `/home/copilot` anew (the project, the link to the runtime) and starts the stand-in.
-fn prepare(scenario: &Scenario, binary: &Path, dump: Option<PathBuf>) -> Result<Setup> {
+pub(super) fn prepare(scenario: &Scenario, binary: &Path, dump: Option<PathBuf>) -> Result<Setup> {
     shared::fresh_home(HOME, PROJECT)?;
     let home = Path::new(HOME);
     for sub in ["tmp", ".cache/copilot"] {
@@ -256,8 +292,8 @@ pub(super) fn record(options: &Options) -> Result<()> {
         // Read before the run: it may overwrite the committed recording.
         let old_raw = read(&dir.join(format!("{name}.jsonl")));
         let old_stderr = read(&dir.join(format!("{name}.stderr")));
-        let mut problems =
-            run(name, &scenario, &binary, out).with_context(|| format!("recording {name}"))?;
+        let mut problems = run(name, &scenario, &binary, out, options.sessions)
+            .with_context(|| format!("recording {name}"))?;
         let raw = read(&out.join(format!("{name}.jsonl")));
         let stderr = read(&out.join(format!("{name}.stderr")));
         let events = normalize(&raw, &stderr);
@@ -465,9 +501,16 @@ fn shape_drift(old: &str, new: &str) -> Vec<String> {
     out
 }
 
-fn run(name: &str, scenario: &Scenario, binary: &Path, out: &Path) -> Result<Vec<String>> {
+fn run(
+    name: &str,
+    scenario: &Scenario,
+    binary: &Path,
+    out: &Path,
+    sessions: bool,
+) -> Result<Vec<String>> {
     let Setup { server, api, env } = prepare(scenario, binary, shared::dump_path(out, name))?;
-    let argv = scenario.argv();
+    let resumed = scenario.first_run(binary, &env)?;
+    let argv = scenario.argv_for(&scenario.prompt, resumed.as_deref());
     let started = Instant::now();
     let mut child = Command::new(binary)
         .args(&argv)
@@ -485,6 +528,23 @@ fn run(name: &str, scenario: &Scenario, binary: &Path, out: &Path) -> Result<Vec
     let (status, timed_out, stderr_bytes) = watched.wait()?;
     let seconds = started.elapsed().as_secs_f64();
     let api_notes = shared::stop(server, &api);
+    if sessions {
+        // `--sessions`: each session's `events.jsonl`; the rest of its folder (workspace
+        // notes, checkpoints, file backups) is not read.
+        let stored = Path::new(HOME).join(".copilot/session-state");
+        let to = out.join(name).join("session-state");
+        if to.exists() {
+            std::fs::remove_dir_all(&to)?;
+        }
+        for entry in std::fs::read_dir(&stored).into_iter().flatten().flatten() {
+            let events = entry.path().join("events.jsonl");
+            if events.is_file() {
+                let folder = to.join(entry.file_name());
+                std::fs::create_dir_all(&folder)?;
+                std::fs::write(folder.join("events.jsonl"), trimmed(&read(&events)))?;
+            }
+        }
+    }
     shared::clean(HOME)?;
 
     shared::write_streams(out, name, &stdout_bytes, &stderr_bytes)?;
@@ -495,10 +555,37 @@ fn run(name: &str, scenario: &Scenario, binary: &Path, out: &Path) -> Result<Vec
         "COPILOT_PROVIDER_BASE_URL".into(),
         "http://127.0.0.1:PORT/v1".into(),
     );
-    let cmd = json!({"cwd": PROJECT, "env": env, "argv": full_argv});
+    let mut cmd = json!({"cwd": PROJECT, "env": env, "argv": full_argv});
+    if let (Some(id), Some(first)) = (&resumed, &scenario.resume_from) {
+        let mut argv = vec!["copilot".to_string()];
+        argv.extend(scenario.argv_for(first, None));
+        cmd["pre_run"] = json!({"argv": argv, "session_id": id});
+    }
     let tail = shared::cmd_tail(shared::exit_code(status), seconds);
     shared::write_cmd(out, name, &cmd, Some(&tail))?;
     Ok(shared::run_notes(timed_out, RUN_LIMIT, api_notes))
+}
+
+/// A stored `events.jsonl` with each `system.message`'s `content` (Copilot's system prompt,
+/// some 20 KB that no rule reads, CH2) replaced by a note of its length; every other line
+/// as it was written.
+fn trimmed(events: &str) -> String {
+    let mut out = String::new();
+    for line in events.lines() {
+        match serde_json::from_str::<Value>(line) {
+            Ok(mut value) if value["type"] == "system.message" => {
+                let cut = value["data"]["content"].as_str().map(|c| c.chars().count());
+                if let Some(n) = cut {
+                    value["data"]["content"] =
+                        json!(format!("(cut by the recorder: {n} characters)"));
+                }
+                out.push_str(&value.to_string());
+            }
+            _ => out.push_str(line),
+        }
+        out.push('\n');
+    }
+    out
 }
 
 /// The scenario once more, live, as `harness run --backend copilot` runs it: through
@@ -509,7 +596,9 @@ fn run_live(scenario: &Scenario, binary: &Path) -> Result<(String, Option<i32>, 
     let Setup { server, api, env } = prepare(scenario, binary, None)?;
     let wrapper = Path::new(HOME).join("copilot-clean-env");
     shared::clean_env_wrapper(&wrapper, binary, &env, None)?;
-    let (text, exit) = shared::run_live(&CopilotHarness, scenario.request(wrapper))?;
+    let mut request = scenario.request(wrapper);
+    request.resume = scenario.first_run(binary, &env)?;
+    let (text, exit) = shared::run_live(&CopilotHarness, request)?;
     let notes = shared::stop(server, &api);
     shared::clean(HOME)?;
     Ok((text, exit, notes))
@@ -566,13 +655,37 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_stored_system_prompt_is_cut_and_nothing_else() {
+        let events = concat!(
+            r#"{"type":"session.start","data":{"sessionId":"s"}}"#,
+            "\n",
+            r#"{"type":"system.message","data":{"role":"system","content":"You are é."}}"#,
+            "\n",
+            "not json\n",
+        );
+        let lines: Vec<String> = trimmed(events).lines().map(str::to_string).collect();
+        assert_eq!(
+            lines[0],
+            r#"{"type":"session.start","data":{"sessionId":"s"}}"#
+        );
+        let cut: Value = serde_json::from_str(&lines[1]).unwrap();
+        assert_eq!(
+            cut,
+            json!({"type": "system.message",
+                   "data": {"role": "system", "content": "(cut by the recorder: 10 characters)"}})
+        );
+        assert_eq!(lines[2], "not json");
+        assert_eq!(lines.len(), 3);
+    }
+
+    #[test]
     fn every_committed_copilot_scenario_loads_and_has_a_recording_and_expected_events() {
         let dir = fixtures::root().join("copilot");
         let names = super::scenario_names(&[], &dir.join("scenarios")).unwrap();
         for name in &names {
             let scenario = Scenario::load(&dir.join(format!("scenarios/{name}.json"))).unwrap();
             assert!(!scenario.turns.is_empty(), "{name}");
-            let argv = scenario.argv();
+            let argv = scenario.argv_for(&scenario.prompt, None);
             assert_eq!(
                 argv[..3],
                 ["--output-format", "json", "--no-auto-update"],
@@ -596,7 +709,7 @@ mod tests {
             ..Scenario::default()
         };
         assert_eq!(
-            scenario.argv(),
+            scenario.argv_for(&scenario.prompt, None),
             [
                 "--output-format",
                 "json",
@@ -610,7 +723,7 @@ mod tests {
         let default: Scenario =
             serde_json::from_value(json!({"prompt": "x", "turns": []})).unwrap();
         assert_eq!(
-            default.argv(),
+            default.argv_for(&default.prompt, None),
             [
                 "--output-format",
                 "json",

@@ -68,7 +68,8 @@
 //! through the chat-completions stand-in ([`chat`]): scenarios in
 //! `fixtures/copilot/scenarios/`, recordings in `fixtures/copilot/`; `--claude PATH` then
 //! names a `copilot` binary, `--version` the `@github/copilot` version (default
-//! [`copilot::COPILOT_VERSION`]).
+//! [`copilot::COPILOT_VERSION`]). `--backend copilot-session` records Copilot's sessions
+//! through `copilot --acp` (see [`copilot_session`]) into `fixtures/copilot-session/`.
 
 pub mod acp;
 pub mod acp_session;
@@ -79,6 +80,7 @@ pub mod claude_session;
 pub mod codex;
 pub mod codex_session;
 pub mod copilot;
+pub mod copilot_session;
 pub mod drift;
 pub mod gemini;
 pub mod gemini_api;
@@ -134,6 +136,9 @@ pub enum Backend {
     PiSession,
     /// GitHub Copilot CLI (`fixtures/copilot/`).
     Copilot,
+    /// GitHub Copilot CLI sessions through `copilot --acp` (`fixtures/copilot-session/`),
+    /// driven through `Backend::session` by a scripted caller.
+    CopilotSession,
 }
 
 /// The arguments of `cargo xtask record`.
@@ -171,10 +176,11 @@ pub struct Args {
     rg: Option<PathBuf>,
     /// Also keep each run's stored session (Claude Code's `~/.claude/projects/` transcripts,
     /// Codex's `~/.codex/sessions/` rollouts, opencode's database, Gemini CLI's
-    /// `~/.gemini/tmp/` chats, Pi's `~/.pi/agent/sessions/` files) beside its live stream, in
-    /// `fixtures/sessions/BACKEND/` (or `--out DIR`): `NAME.jsonl` and `NAME.stderr` are the
-    /// live stream, `NAME/` the files the binary stored. Claude, Codex, opencode, Gemini CLI
-    /// and Pi only.
+    /// `~/.gemini/tmp/` chats, Pi's `~/.pi/agent/sessions/` files, Qwen Code's
+    /// `~/.qwen/projects/` chats, Copilot's `~/.copilot/session-state/` folders) beside its live
+    /// stream, in `fixtures/sessions/BACKEND/` (or `--out DIR`): `NAME.jsonl` and `NAME.stderr`
+    /// are the live stream, `NAME/` the files the binary stored. Claude, Codex, opencode,
+    /// Gemini CLI, Pi, Qwen Code and Copilot only.
     #[arg(long)]
     sessions: bool,
     /// Only these scenarios (default: all).
@@ -228,11 +234,18 @@ pub fn record(args: Args) -> Result<()> {
     if args.sessions
         && !matches!(
             backend.unwrap_or(Backend::Claude),
-            Backend::Claude | Backend::Codex | Backend::Opencode | Backend::Gemini | Backend::Pi
+            Backend::Claude
+                | Backend::Codex
+                | Backend::Opencode
+                | Backend::Gemini
+                | Backend::Pi
+                | Backend::Qwen
+                | Backend::Copilot
         )
     {
         bail!(
-            "--sessions keeps the stored sessions of claude, codex, opencode, gemini and pi only"
+            "--sessions keeps the stored sessions of claude, codex, opencode, gemini, pi, qwen \
+             and copilot only"
         );
     }
     if !args.latest {
@@ -251,11 +264,12 @@ pub fn record(args: Args) -> Result<()> {
             Backend::QwenSession => qwen_session::record(&options),
             Backend::PiSession => pi_session::record(&options),
             Backend::Copilot => copilot::record(&options),
+            Backend::CopilotSession => copilot_session::record(&options),
         };
     }
     if matches!(
         backend,
-        Some(Backend::Acp | Backend::AcpSession | Backend::QwenSession)
+        Some(Backend::Acp | Backend::AcpSession | Backend::CopilotSession | Backend::QwenSession)
     ) {
         bail!("--latest: the acp corpus records the gemini and opencode corpora's versions");
     }
@@ -297,6 +311,7 @@ pub fn record(args: Args) -> Result<()> {
             | Backend::ClaudeSession
             | Backend::OpencodeSessions
             | Backend::PiSession
+            | Backend::CopilotSession
             | Backend::QwenSession => continue,
         };
         let newest = newest_version(package)?;
@@ -315,6 +330,7 @@ pub fn record(args: Args) -> Result<()> {
             | Backend::ClaudeSession
             | Backend::OpencodeSessions
             | Backend::PiSession
+            | Backend::CopilotSession
             | Backend::QwenSession => continue,
         };
         options.binary = Some(binary);
@@ -332,6 +348,7 @@ pub fn record(args: Args) -> Result<()> {
             | Backend::ClaudeSession
             | Backend::OpencodeSessions
             | Backend::PiSession
+            | Backend::CopilotSession
             | Backend::QwenSession => continue,
         };
         if let Err(e) = result {

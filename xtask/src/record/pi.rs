@@ -29,6 +29,13 @@
 //! neutralized). With `RECORD_DUMP_REQUESTS=1`, each run's request bodies go to
 //! `NAME.requests.jsonl`.
 //!
+//! A scenario with `resume_from` records a resumed run (PI15): a first run with that prompt
+//! and the scenario's arguments creates the session, against the same stand-in (its first
+//! turn: the resumed run's request carries the first run's answer, so it is at the next step);
+//! then the recorded run gives the scenario's prompt on the command line `harness run --resume
+//! ID` builds (`--session ID`), the id the first run's header gave. The first run's output is
+//! not kept; its command line, prompt and session id go into `NAME.cmd` as `pre_run`.
+//!
 //! Every scenario then runs a second time, live, through `PiHarness::run` (the prompt on
 //! stdin, the command line it builds) against a fresh stand-in, the real binary behind a
 //! wrapper that clears the environment. Its events must be the recording's (ids numbered on
@@ -42,7 +49,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use harness_agents_core::{Backend, RunRequest};
+use harness_agents_core::{Backend, NormalizerConfig, RunRequest};
 use harness_agents_pi::{PiHarness, PiNormalizer};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -85,6 +92,10 @@ pub struct Scenario {
     pub about: String,
     /// The prompt, written to standard input.
     pub prompt: String,
+    /// The prompt of a first run, with the same arguments, whose session the recorded run
+    /// continues (`--session ID`); its output is not kept.
+    #[serde(default)]
+    pub resume_from: Option<String>,
     /// The request's permission mode (`--tools`): `bypassPermissions` (every tool) unless
     /// given; `null` leaves Pi's default tools.
     #[serde(default = "every_tool")]
@@ -142,7 +153,38 @@ impl Scenario {
 
     /// The arguments after `pi`: the live runner's.
     fn argv(&self) -> Vec<String> {
-        PiHarness.args(&self.request(PathBuf::from("pi")), Path::new(PROJECT))
+        self.argv_resuming(None)
+    }
+
+    /// The arguments after `pi`, continuing the session `resume` if any: the live runner's
+    /// (the prompt goes to standard input, so it is no argument).
+    fn argv_resuming(&self, resume: Option<&str>) -> Vec<String> {
+        let mut request = self.request(PathBuf::from("pi"));
+        request.resume = resume.map(str::to_string);
+        PiHarness.args(&request, Path::new(PROJECT))
+    }
+
+    /// The first run of a resumed scenario, in a prepared home with its environment `env`:
+    /// its arguments and the session id its header gave. `None` when the scenario resumes
+    /// nothing.
+    fn pre_run(
+        &self,
+        binary: &Path,
+        env: &BTreeMap<String, String>,
+    ) -> Result<Option<(Vec<String>, String)>> {
+        let Some(first) = &self.resume_from else {
+            return Ok(None);
+        };
+        let args = self.argv();
+        let id = shared::session_run(
+            binary,
+            &args,
+            env,
+            (PROJECT, Some(first)),
+            RUN_LIMIT,
+            PiNormalizer::new(NormalizerConfig::default()),
+        )?;
+        Ok(Some((args, id)))
     }
 
     /// `~/.pi/agent/settings.json`: retries after 100 ms, 200 ms, 400 ms (Pi's default is
@@ -437,7 +479,8 @@ fn run(
         api,
         mut env,
     } = prepare(name, scenario, tools, shared::dump_path(out, name))?;
-    let argv = scenario.argv();
+    let pre_run = scenario.pre_run(binary, &env)?;
+    let argv = scenario.argv_resuming(pre_run.as_ref().map(|(_, id)| id.as_str()));
     let started = Instant::now();
     let mut child = Command::new(binary)
         .args(&argv)
@@ -472,9 +515,15 @@ fn run(
         "PATH".into(),
         format!("{HOME}/bin:/usr/local/bin:/usr/bin:/bin"),
     );
-    let cmd = json!({"cwd": PROJECT, "env": env, "argv": full_argv, "stdin": scenario.prompt,
+    let mut cmd = json!({"cwd": PROJECT, "env": env, "argv": full_argv, "stdin": scenario.prompt,
                      "settings": scenario.settings(),
                      "models": {"providers": {"anthropic": {"baseUrl": "http://127.0.0.1:PORT"}}}});
+    if let Some((args, id)) = pre_run {
+        let argv: Vec<&str> = std::iter::once("pi")
+            .chain(args.iter().map(String::as_str))
+            .collect();
+        cmd["pre_run"] = json!({"argv": argv, "stdin": scenario.resume_from, "session_id": id});
+    }
     let tail = shared::cmd_tail(shared::exit_code(status), seconds);
     shared::write_cmd(out, name, &cmd, Some(&tail))?;
     Ok(shared::run_notes(timed_out, RUN_LIMIT, api_notes))
@@ -493,7 +542,10 @@ fn run_live(
     let Setup { server, api, env } = prepare(name, scenario, tools, None)?;
     let wrapper = Path::new(HOME).join("pi-clean-env");
     shared::clean_env_wrapper(&wrapper, binary, &env, None)?;
-    let (text, exit) = shared::run_live(&PiHarness, scenario.request(wrapper))?;
+    let mut request = scenario.request(wrapper);
+    // A resumed scenario's first run goes straight to Pi: only the resumed run is compared.
+    request.resume = scenario.pre_run(binary, &env)?.map(|(_, id)| id);
+    let (text, exit) = shared::run_live(&PiHarness, request)?;
     let notes = shared::stop(server, &api);
     shared::clean(HOME)?;
     Ok((text, exit, notes))
@@ -593,6 +645,33 @@ mod tests {
                 .unwrap();
         assert_eq!(none.argv(), ["--mode", "json", "--model", MODEL]);
         assert_eq!(default.settings()["retry"]["baseDelayMs"], 100);
+    }
+
+    #[test]
+    fn a_resumed_run_continues_the_first_runs_session_on_the_live_command_line() {
+        let scenario: Scenario = serde_json::from_value(json!({
+            "prompt": "Which word?",
+            "resume_from": "Remember apple.",
+            "turns": []
+        }))
+        .unwrap();
+        assert_eq!(scenario.resume_from.as_deref(), Some("Remember apple."));
+        assert_eq!(
+            scenario.argv_resuming(Some("-019b")),
+            [
+                "--mode",
+                "json",
+                "--model",
+                MODEL,
+                "--session",
+                "-019b",
+                "--tools",
+                "read,bash,edit,write,grep,find,ls"
+            ]
+        );
+        // The first run is the scenario's own command line, without a session.
+        assert_eq!(scenario.argv_resuming(None), scenario.argv());
+        assert!(!scenario.argv().iter().any(|a| a == "--session"));
     }
 
     #[test]

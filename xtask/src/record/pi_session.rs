@@ -4,16 +4,20 @@
 //! ([`super::pi`]: its settings, `rg`, `fd` and offline environment).
 //!
 //! Scenarios live in `fixtures/pi-session/scenarios/NAME.json` ([`Scenario`]): the prompts (all
-//! queued at once: the session runs them in order), whether to interrupt or close once a tool
-//! use starts, an optional earlier session this one resumes, and the stand-in's answers (the
+//! queued at once: the session runs them in order), whether to interrupt, close, or kill Pi's
+//! process (SIGKILL from outside, as an agent's death) once a tool use starts, an optional
+//! earlier session this one resumes, and the stand-in's answers (the
 //! earlier session's first; a request's step is the number of assistant messages it carries,
 //! so the turns of one conversation follow on).
 //!
 //! What a recording keeps, in `fixtures/pi-session/` (or `--out DIR`): `NAME.jsonl`, Pi's
 //! standard output (what the normalizer reads, with `response` lines, PI16); `NAME.stderr`;
-//! `NAME.client.jsonl`, every line the session wrote to Pi; `NAME.cmd`, how it ran. The events
-//! are checked against the hand-reviewed `NAME.expected.jsonl` (a missing one is written, to
-//! be reviewed by hand).
+//! `NAME.client.jsonl`, every line the session wrote to Pi; `NAME.cmd`, how it ran;
+//! `NAME.live.jsonl`, what only the live session knows (each turn's end, the errors the
+//! session made itself, its end). The events are checked against the hand-reviewed
+//! `NAME.expected.jsonl`, the live items against `NAME.live.jsonl` (a missing one is written,
+//! to be reviewed by hand). Every process of Pi's seen during the session must be gone soon
+//! after it ends (I6).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -28,6 +32,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::pi::{HOME, MODEL, PROJECT, SearchTools};
+use super::procs::{Processes, family, kill};
 use super::scenario::Turn;
 use super::{Options, read, scenario_names, shared};
 
@@ -52,6 +57,9 @@ pub struct Scenario {
     /// Close the session this long after its first tool use starts.
     #[serde(default)]
     pub close_after_started_ms: Option<u64>,
+    /// Kill Pi's process (SIGKILL) this long after the first tool use starts.
+    #[serde(default)]
+    pub kill_after_started_ms: Option<u64>,
     /// The prompts of an earlier session this one resumes; its lines are not kept.
     #[serde(default)]
     pub resume_after: Option<Vec<String>>,
@@ -103,11 +111,29 @@ pub(super) fn record(options: &Options) -> Result<()> {
     let mut report = super::Report::new(options.check);
     for name in &names {
         let scenario = Scenario::load(&scenario_dir.join(format!("{name}.json")))?;
-        let mut problems = run(name, &scenario, &binary, &tools, out.path())
+        let (items, mut problems) = run(name, &scenario, &binary, &tools, out.path())
             .with_context(|| format!("recording {name}"))?;
         let raw = read(&out.path().join(format!("{name}.jsonl")));
         let stderr = read(&out.path().join(format!("{name}.stderr")));
         let events = normalize(&raw, &stderr);
+        let live = live_json(&items, &events);
+        let live_path = dir.join(format!("{name}.live.jsonl"));
+        let old_live = read(&live_path);
+        if old_live.is_empty() && !options.check {
+            std::fs::write(&live_path, &live)?;
+            problems.push(format!(
+                "wrote {}: review it by hand against docs/pi.md",
+                live_path.display()
+            ));
+        } else if without_session_id(&old_live) != without_session_id(&live) {
+            problems.push(format!(
+                "the live session differs from {}",
+                live_path.display()
+            ));
+            std::fs::write(out.path().join(format!("{name}.live.jsonl")), &live)?;
+        } else if old_live != live && !options.check {
+            std::fs::write(&live_path, &live)?;
+        }
         let expected = dir.join(format!("{name}.expected.jsonl"));
         let old = read(&expected);
         if old.is_empty() && !options.check {
@@ -152,12 +178,16 @@ pub(crate) fn normalize(raw: &str, stderr: &str) -> String {
     text
 }
 
-/// `events` with the outcome's session id left out: Pi makes a new one (a UUID v7) each run.
+/// `events` with the session id left out of every outcome and turn end: Pi makes a new one (a
+/// UUID v7) each run.
 fn without_session_id(events: &str) -> String {
     events
         .lines()
         .map(|line| match serde_json::from_str::<Value>(line) {
-            Ok(mut value) if value.get("kind").and_then(Value::as_str) == Some("outcome") => {
+            Ok(mut value)
+                if value.get("kind").and_then(Value::as_str) == Some("outcome")
+                    || value.get("turn_end").is_some() =>
+            {
                 if let Some(object) = value.as_object_mut() {
                     object.remove("session_id");
                 }
@@ -168,16 +198,75 @@ fn without_session_id(events: &str) -> String {
         .collect()
 }
 
-/// The caller's script: an interrupt or a close once a tool use starts, the end of input
-/// after the last turn.
+/// What only the live session knows, as JSON lines: the errors it made itself (those the
+/// transcript's `events` do not give), each turn's end, and the session's end.
+fn live_json(items: &[SessionItem], events: &str) -> String {
+    let offline: Vec<Value> = events
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let own: Vec<SessionItem> = items
+        .iter()
+        .filter(|item| match item {
+            SessionItem::Event(event) => {
+                matches!(event.body, EventBody::Error { .. })
+                    && !offline.contains(&serde_json::to_value(event).unwrap_or_default())
+            }
+            _ => true,
+        })
+        .cloned()
+        .collect();
+    let mut text = String::new();
+    for value in fixtures::live::session_json(&own) {
+        text.push_str(&value.to_string());
+        text.push('\n');
+    }
+    text
+}
+
+/// Pi's process among this process's descendants: the one running Node (the wrapper's `exec`
+/// of Pi's script, which renames itself, so its command line does not say `pi`), not a zombie.
+fn pi_process() -> Option<i32> {
+    let ours = std::process::id() as i32;
+    family(ours)
+        .into_iter()
+        .filter(|p| p.pid != ours && !p.zombie)
+        .find(|p| {
+            std::fs::read_link(format!("/proc/{}/exe", p.pid)).is_ok_and(|exe| {
+                exe.file_name()
+                    .is_some_and(|n| n == "node" || n == "nodejs")
+            })
+        })
+        .map(|p| p.pid)
+}
+
+/// The caller's script: an interrupt, a close or a kill of Pi once a tool use starts, the end
+/// of input after the last turn.
 struct Caller {
     interrupt_after: Option<Duration>,
     close_after: Option<Duration>,
+    kill_after: Option<Duration>,
     turns: u32,
+    /// Pi's process and its descendants, as the session goes.
+    seen: Processes,
+    /// What went wrong.
+    notes: Vec<String>,
 }
 
 impl Caller {
+    fn new(turns: usize) -> Caller {
+        Caller {
+            interrupt_after: None,
+            close_after: None,
+            kill_after: None,
+            turns: turns as u32,
+            seen: Processes::default(),
+            notes: Vec::new(),
+        }
+    }
+
     fn react(&mut self, handle: &SessionHandle, item: &SessionItem) {
+        self.seen.snapshot(pi_process());
         match item {
             SessionItem::Event(event) if matches!(event.body, EventBody::Started { .. }) => {
                 if let Some(after) = self.interrupt_after.take() {
@@ -186,7 +275,17 @@ impl Caller {
                 }
                 if let Some(after) = self.close_after.take() {
                     std::thread::sleep(after);
+                    self.seen.snapshot(pi_process());
                     let _ = handle.close();
+                }
+                if let Some(after) = self.kill_after.take() {
+                    std::thread::sleep(after);
+                    // The running tool's process is Pi's child now: seen, so it must go too.
+                    self.seen.snapshot(pi_process());
+                    match pi_process() {
+                        Some(pid) => kill(pid),
+                        None => self.notes.push("kill: no process of Pi found".into()),
+                    }
                 }
             }
             SessionItem::TurnEnd(outcome) if outcome.turn == Some(self.turns) => {
@@ -197,15 +296,15 @@ impl Caller {
     }
 }
 
-/// Runs one session of `prompts` through the library, its lines going to `transcript`; the
-/// session's id.
+/// Runs one session of `prompts` through the library, its lines going to `transcript`; its
+/// items.
 fn session(
     binary: &Path,
     prompts: &[String],
-    caller: Caller,
+    caller: &mut Caller,
     resume: Option<String>,
     transcript: &Path,
-) -> Result<Option<String>> {
+) -> Result<Vec<SessionItem>> {
     let mut request = RunRequest::new("");
     request.binary = Some(binary.to_path_buf());
     request.cwd = Some(PathBuf::from(PROJECT));
@@ -214,11 +313,12 @@ fn session(
     request.timeout = Some(TURN_LIMIT);
     request.resume = resume;
     request.transcript = Some(transcript.to_path_buf());
-    request.normalizer.started = caller.interrupt_after.is_some() || caller.close_after.is_some();
+    request.normalizer.started = caller.interrupt_after.is_some()
+        || caller.close_after.is_some()
+        || caller.kill_after.is_some();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    let mut caller = caller;
     let items = runtime.block_on(async {
         let session = PiHarness.session(request).await?;
         for prompt in prompts {
@@ -228,23 +328,31 @@ fn session(
             fixtures::live::drive_session(session, |handle, item| caller.react(handle, item)).await;
         Ok::<_, harness_agents_core::RunError>(items)
     })?;
-    let id = items.iter().find_map(|item| match item {
+    Ok(items)
+}
+
+/// The session's id, as its first turn's end or its end names it.
+fn session_id(items: &[SessionItem]) -> Option<String> {
+    items.iter().find_map(|item| match item {
         SessionItem::TurnEnd(outcome) => outcome.session_id.clone(),
         SessionItem::Ended(end) => end.outcome.session_id.clone(),
         SessionItem::Event(_) => None,
-    });
-    Ok(id)
+    })
 }
 
 /// Writes the `pi` wrapper a session starts: the scenario's environment and nothing of ours,
-/// and every line the session writes appended to `client`.
+/// and every line the session writes appended to `client`. The wrapper execs Pi, so the
+/// process the session started is Pi itself (a kill from outside then ends it as an agent's
+/// death would, and nothing of the wrapper's holds the session's pipes open); the copy of its
+/// input runs beside it. Only the variable that marks the session's processes (`HARNESS_RUN_*`,
+/// `RunTree`) passes through, as [`shared::clean_env_wrapper`] lets it: Pi starts each `bash`
+/// call in a group of its own, and without the mark a call still running when Pi dies would be
+/// found by nothing and left running.
 fn wrapper(path: &Path, pi: &Path, env: &BTreeMap<String, String>, client: &Path) -> Result<()> {
     use std::os::unix::fs::PermissionsExt;
 
-    let mut script = format!(
-        "#!/bin/sh\ntee -a {} | exec env -i",
-        shared::shlex_quote(&client.display().to_string())
-    );
+    let mut script =
+        String::from("#!/bin/bash\nexec env -i $(env | grep -E '^HARNESS_RUN_[A-Za-z0-9_]+=1$')");
     for (key, value) in env {
         script.push_str(&format!(
             " {}",
@@ -252,21 +360,23 @@ fn wrapper(path: &Path, pi: &Path, env: &BTreeMap<String, String>, client: &Path
         ));
     }
     script.push_str(&format!(
-        " {} \"$@\"\n",
-        shared::shlex_quote(&pi.display().to_string())
+        " {} \"$@\" < <(tee -a {})\n",
+        shared::shlex_quote(&pi.display().to_string()),
+        shared::shlex_quote(&client.display().to_string())
     ));
     std::fs::write(path, script)?;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755))?;
     Ok(())
 }
 
+/// Records one scenario; the live session's items and what went wrong.
 fn run(
     name: &str,
     scenario: &Scenario,
     pi: &Path,
     tools: &SearchTools,
     out: &Path,
-) -> Result<Vec<String>> {
+) -> Result<(Vec<SessionItem>, Vec<String>)> {
     let setup = super::pi::prepare(name, &scenario.setup(), tools, shared::dump_path(out, name))?;
     let env = setup.env.clone();
     let scratch = tempfile::tempdir()?;
@@ -278,36 +388,36 @@ fn run(
         let throwaway = scratch.path().join("earlier.client.jsonl");
         let binary = scratch.path().join("pi-earlier");
         wrapper(&binary, pi, &env, &throwaway)?;
-        let caller = Caller {
-            interrupt_after: None,
-            close_after: None,
-            turns: earlier.len() as u32,
-        };
+        let mut caller = Caller::new(earlier.len());
         let transcript = scratch.path().join("earlier.transcript");
-        resume = session(&binary, earlier, caller, None, &transcript)?;
+        resume = session_id(&session(&binary, earlier, &mut caller, None, &transcript)?);
         if resume.is_none() {
             bail!("the earlier session named no session id");
         }
     }
     let binary = scratch.path().join("pi");
     wrapper(&binary, pi, &env, &client)?;
-    let caller = Caller {
-        interrupt_after: scenario
-            .interrupt_after_started_ms
-            .map(Duration::from_millis),
-        close_after: scenario.close_after_started_ms.map(Duration::from_millis),
-        turns: scenario.prompts.len() as u32,
-    };
+    let mut caller = Caller::new(scenario.prompts.len());
+    caller.interrupt_after = scenario
+        .interrupt_after_started_ms
+        .map(Duration::from_millis);
+    caller.close_after = scenario.close_after_started_ms.map(Duration::from_millis);
+    caller.kill_after = scenario.kill_after_started_ms.map(Duration::from_millis);
     let transcript = scratch.path().join("transcript");
-    session(
+    let items = session(
         &binary,
         &scenario.prompts,
-        caller,
+        &mut caller,
         resume.clone(),
         &transcript,
     )?;
     let seconds = started.elapsed().as_secs_f64();
-    let notes = shared::stop(setup.server, &setup.api);
+    let mut notes = caller.notes;
+    if caller.seen.len() == 0 {
+        notes.push("no process of Pi was seen".into());
+    }
+    notes.extend(caller.seen.outlived());
+    notes.extend(shared::stop(setup.server, &setup.api));
     shared::clean(HOME)?;
 
     // The transcript split into the fixtures' layout: stdout, stderr.
@@ -337,11 +447,18 @@ fn run(
             .into_iter()
             .map(Value::from),
     );
-    let cmd = json!({"cwd": PROJECT, "env": env, "argv": argv, "prompts": scenario.prompts,
+    let mut cmd = json!({"cwd": PROJECT, "env": env, "argv": argv, "prompts": scenario.prompts,
         "resume_after": scenario.resume_after});
-    let tail = shared::cmd_tail(json!(0), seconds);
+    if let Some(ms) = scenario.kill_after_started_ms {
+        cmd["kill_after_started_ms"] = json!(ms);
+    }
+    let exit = items.iter().find_map(|item| match item {
+        SessionItem::Ended(end) => Some(json!(end.outcome.exit_code)),
+        _ => None,
+    });
+    let tail = shared::cmd_tail(exit.unwrap_or(json!(null)), seconds);
     shared::write_cmd(out, name, &cmd, Some(&tail))?;
-    Ok(notes)
+    Ok((items, notes))
 }
 
 #[cfg(test)]
@@ -362,7 +479,7 @@ mod tests {
             }
         }
         assert_eq!(
-            count, 5,
+            count, 6,
             "one scenario per recording in fixtures/pi-session"
         );
     }

@@ -24,6 +24,11 @@
 //! line that differs once ids, times, process group numbers and the order of the init line's tools are
 //! neutralized. With
 //! `RECORD_DUMP_REQUESTS=1`, each run's request bodies go to `NAME.requests.jsonl`.
+//!
+//! A scenario with `resume_from` records a resumed run: a first run with that prompt, then
+//! the recorded one with `--resume=ID` (the first run's session, `pre_run` in the `.cmd`
+//! file). `--sessions` keeps the chats Qwen stored (`~/.qwen/projects/<dir>/chats/`) in
+//! `NAME/projects/` beside the live stream.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
@@ -36,7 +41,7 @@ use anyhow::{Context, Result};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use harness_agents_core::{Backend, RunRequest};
+use harness_agents_core::{Backend, NormalizerConfig, RunRequest};
 use harness_agents_qwen::{QwenHarness, QwenNormalizer};
 
 use super::chat::Chat;
@@ -97,6 +102,10 @@ pub struct Scenario {
     /// The answer to side requests (the memory extraction).
     #[serde(default)]
     pub side_answer: Option<String>,
+    /// A first run with this prompt, whose session the recorded run resumes (`--resume=ID`):
+    /// its answer is the first of `turns`, as the resumed run's requests carry it.
+    #[serde(default)]
+    pub resume_from: Option<String>,
     /// The model's answers, each chosen by the assistant messages its request carries.
     pub turns: Vec<Turn>,
 }
@@ -125,11 +134,13 @@ impl Scenario {
         Chat::new(&scenario)
     }
 
-    /// The arguments after `qwen`: the live runner's (`QwenHarness`'s `Backend::args`).
-    fn argv(&self) -> Vec<String> {
+    /// The arguments after `qwen`: the live runner's (`QwenHarness`'s `Backend::args`), with
+    /// `--resume=ID` when `resume` names a session.
+    fn argv(&self, resume: Option<&str>) -> Vec<String> {
         let mut request = RunRequest::new(self.prompt.clone());
         request.permission_mode = self.permission_mode.clone();
         request.extra_args = self.args.clone();
+        request.resume = resume.map(str::to_string);
         QwenHarness.args(&request, Path::new(PROJECT))
     }
 
@@ -227,8 +238,8 @@ pub(super) fn record(options: &Options) -> Result<()> {
         let scenario = Scenario::load(&scenario_dir.join(format!("{name}.json")))?;
         // Read before the run: it may overwrite the committed recording.
         let old_raw = read(&dir.join(format!("{name}.jsonl")));
-        let mut problems =
-            run(name, &scenario, &binary, out).with_context(|| format!("recording {name}"))?;
+        let mut problems = run(name, &scenario, &binary, out, options.sessions)
+            .with_context(|| format!("recording {name}"))?;
         let raw = read(&out.join(format!("{name}.jsonl")));
         let stderr = read(&out.join(format!("{name}.stderr")));
         let events = normalize(&raw, &stderr);
@@ -421,9 +432,32 @@ fn shape_drift(old: &str, new: &str) -> Vec<String> {
     out
 }
 
-fn run(name: &str, scenario: &Scenario, binary: &Path, out: &Path) -> Result<Vec<String>> {
+fn run(
+    name: &str,
+    scenario: &Scenario,
+    binary: &Path,
+    out: &Path,
+    sessions: bool,
+) -> Result<Vec<String>> {
     let Setup { server, api, env } = prepare(scenario, shared::dump_path(out, name))?;
-    let argv = scenario.argv();
+    // A resume scenario: a first run with its own prompt, then the run recorded, resuming it.
+    let (argv, pre_run) = match &scenario.resume_from {
+        Some(first) => {
+            let id = shared::session_run(
+                binary,
+                &scenario.argv(None),
+                &env,
+                (PROJECT, Some(first)),
+                RUN_LIMIT,
+                QwenNormalizer::new(NormalizerConfig::default()),
+            )?;
+            let mut argv = vec!["qwen".to_string()];
+            argv.extend(scenario.argv(None));
+            let pre_run = json!({"argv": argv, "stdin": first, "session_id": id});
+            (scenario.argv(Some(&id)), Some(pre_run))
+        }
+        None => (scenario.argv(None), None),
+    };
     let started = Instant::now();
     let mut child = Command::new(binary)
         .args(&argv)
@@ -444,6 +478,24 @@ fn run(name: &str, scenario: &Scenario, binary: &Path, out: &Path) -> Result<Vec
     let (status, timed_out, stderr_bytes) = watched.wait()?;
     let seconds = started.elapsed().as_secs_f64();
     let api_notes = shared::stop(server, &api);
+    if sessions {
+        // `--sessions`: the chats of every project, `projects/<dir>/chats/<id>.jsonl`.
+        let stored = Path::new(HOME).join(".qwen/projects");
+        super::keep_sessions(&stored, &out.join(name).join("projects"))?;
+        // The memory feature's files beside the chats are not sessions.
+        for project in std::fs::read_dir(out.join(name).join("projects"))?.flatten() {
+            for entry in std::fs::read_dir(project.path())?.flatten() {
+                if entry.file_name() != "chats" {
+                    let path = entry.path();
+                    if path.is_dir() {
+                        std::fs::remove_dir_all(&path)?;
+                    } else {
+                        std::fs::remove_file(&path)?;
+                    }
+                }
+            }
+        }
+    }
     shared::clean(HOME)?;
 
     shared::write_streams(out, name, &stdout_bytes, &stderr_bytes)?;
@@ -454,8 +506,11 @@ fn run(name: &str, scenario: &Scenario, binary: &Path, out: &Path) -> Result<Vec
         "OPENAI_BASE_URL".into(),
         "http://127.0.0.1:PORT/v1".to_string(),
     );
-    let cmd = json!({"cwd": PROJECT, "env": env, "argv": full_argv, "stdin": scenario.prompt,
-                     "settings": scenario.settings()});
+    let mut cmd = json!({"cwd": PROJECT, "env": env, "argv": full_argv,
+                         "stdin": scenario.prompt, "settings": scenario.settings()});
+    if let Some(pre_run) = pre_run {
+        cmd["pre_run"] = pre_run;
+    }
     let tail = shared::cmd_tail(shared::exit_code(status), seconds);
     shared::write_cmd(out, name, &cmd, Some(&tail))?;
     Ok(shared::run_notes(timed_out, RUN_LIMIT, api_notes))
@@ -474,7 +529,7 @@ mod tests {
         for name in &names {
             let scenario = Scenario::load(&dir.join(format!("scenarios/{name}.json"))).unwrap();
             assert!(!scenario.turns.is_empty(), "{name}");
-            assert!(!scenario.argv().contains(&scenario.prompt), "{name}");
+            assert!(!scenario.argv(None).contains(&scenario.prompt), "{name}");
             for file in ["jsonl", "cmd"] {
                 let path = dir.join(format!("{name}.{file}"));
                 assert!(path.exists(), "{}", path.display());
@@ -492,7 +547,7 @@ mod tests {
             ..Scenario::default()
         };
         assert_eq!(
-            scenario.argv(),
+            scenario.argv(None),
             [
                 "--output-format",
                 "stream-json",
@@ -503,7 +558,7 @@ mod tests {
         let none: Scenario =
             serde_json::from_value(json!({"prompt": "x", "permission_mode": null, "turns": []}))
                 .unwrap();
-        assert_eq!(none.argv(), ["--output-format", "stream-json"]);
+        assert_eq!(none.argv(None), ["--output-format", "stream-json"]);
     }
 
     #[test]
