@@ -52,7 +52,7 @@ fn every_copilot_recording_prints_its_expected_events_named_or_detected() {
         }
         checked += 1;
     }
-    assert_eq!(checked, 30);
+    assert_eq!(checked, 31);
     assert!(
         failures.is_empty(),
         "{}\n{}",
