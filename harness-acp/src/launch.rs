@@ -11,7 +11,8 @@ use crate::{AcpClient, AcpHarness, Permission};
 
 /// The agents known to speak ACP, with the command that starts each as an ACP agent (what
 /// `harness backends` lists and looks for; any other is run with `--agent CMD`). `fixtures/acp/`
-/// is recorded with Gemini CLI and opencode, at the releases of their own backends' recordings.
+/// is recorded with Gemini CLI, opencode, Qwen Code and the GitHub Copilot CLI, at the releases
+/// of their own backends' recordings.
 pub const KNOWN_AGENTS: &[KnownAgent] = &[
     KnownAgent::new(
         "gemini",
@@ -29,7 +30,14 @@ pub const KNOWN_AGENTS: &[KnownAgent] = &[
         "qwen",
         &["qwen", "--acp"],
         "npm install -g @qwen-code/qwen-code",
-    ),
+    )
+    .recorded(Versions::new("0.24.4")),
+    KnownAgent::new(
+        "copilot",
+        &["copilot", "--acp"],
+        "npm install -g @github/copilot",
+    )
+    .recorded(Versions::new("1.0.102")),
     KnownAgent::new(
         "claude-code-acp",
         &["claude-code-acp"],
