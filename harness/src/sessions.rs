@@ -398,6 +398,14 @@ pub fn scan(
         n => n,
     }
     .min(files.len().max(1));
+    // The biggest sessions start first: one begun last would be read alone at the end, the
+    // other threads idle, which costs most when the disk is the bound (a cold history).
+    let mut order: Vec<(u64, usize)> = files
+        .iter()
+        .enumerate()
+        .map(|(i, f)| (std::fs::metadata(&f.main).map_or(0, |m| m.len()), i))
+        .collect();
+    order.sort_unstable_by(|a, b| b.cmp(a));
     let next = AtomicUsize::new(0);
     let results: Mutex<Vec<Option<io::Result<Session>>>> =
         Mutex::new((0..files.len()).map(|_| None).collect());
@@ -405,11 +413,8 @@ pub fn scan(
         for _ in 0..threads {
             scope.spawn(|| {
                 let mut buf = Vec::new();
-                loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(one) = files.get(i) else {
-                        break;
-                    };
+                while let Some(&(_, i)) = order.get(next.fetch_add(1, Ordering::Relaxed)) {
+                    let one = &files[i];
                     let session = summarize_with(one, prices, &mut buf);
                     if let Ok(mut results) = results.lock() {
                         results[i] = Some(session);
