@@ -85,7 +85,6 @@ mod tally;
 mod tools;
 #[cfg(feature = "sessions")]
 mod transcript;
-mod wire;
 
 use harness_agents_core::backend::has_type;
 use harness_agents_core::process::{SessionSpec, session_spec, spawn_session};

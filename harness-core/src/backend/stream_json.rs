@@ -1,4 +1,13 @@
-//! Borrowed, typed views of Claude Code's lines: the parse phase of the normalizer.
+//! The line shapes of a `stream-json` stream, read through borrowed, typed views: the parse
+//! phase of the backends whose agents print one JSON object per line with a top-level `type`
+//! of `system`, `assistant`, `user`, `stream_event` or `result`, messages made of content
+//! blocks (`text`, `thinking`, `tool_use`, `tool_result`) and a closing `result` with the
+//! run's figures. Where those agents differ (how they group blocks into lines, what a tool
+//! result holds, which figures a result carries) is each backend's own decoding; what they
+//! share is read here once: the views of a line, its blocks and a tool use's input
+//! ([`parse`], [`read`], [`InputView`]), a tool result's failure text
+//! ([`result_error_text`]), a block's JSON ([`block_value`]), the tool uses waiting for their
+//! results ([`ToolUses`]) and the `init` line's version key ([`agent_version_key`]).
 //!
 //! One pass over a line reads the fields the rules need and skips the rest with [`Checked`].
 //! Every field is [`Loose`] (any JSON value) and a repeated key keeps its last value, exactly as
@@ -11,14 +20,19 @@
 //! block later, when the line is gone), and read from that text.
 
 use std::borrow::Cow;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 
-use harness_agents_core::backend::NotJson;
-use harness_agents_core::backend::json::{
+use crate::backend::NotJson;
+use crate::backend::json::{
     self, Checked, FieldsSeed, JsonView, Key, Loose, Scan, ViewSeed, depth_exceeds, view_of,
 };
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_json::Value;
 use serde_json::value::RawValue;
+
+use crate::PendingToolUse;
+use crate::backend::reparse;
 
 /// The deepest a content block may nest: `serde_json` allows 127 levels in a line, and a block
 /// is the fourth (line, message, content list, block).
@@ -93,9 +107,9 @@ macro_rules! other_map {
     };
 }
 
-harness_agents_core::json_view! {
+crate::json_view! {
     /// The fields of a content block that rules read.
-    pub(crate) struct BlockView<'a> {
+    pub struct BlockView<'a> {
         /// `type`.
         kind: "type",
         /// `text` of a text block.
@@ -110,12 +124,14 @@ harness_agents_core::json_view! {
         tool_use_id: "tool_use_id",
         /// `is_error` of a tool result.
         is_error: "is_error",
+        /// `input` of a tool use (whether it is an object: C13).
+        input: "input",
     }
 }
 
 /// One content block.
 #[derive(Debug)]
-pub(crate) struct Block<'a> {
+pub struct Block<'a> {
     /// The fields rules read; `None` when the block is not an object.
     pub view: Option<BlockView<'a>>,
     /// The block as written, when it was kept ([`BlockMode::Kept`]).
@@ -124,7 +140,7 @@ pub(crate) struct Block<'a> {
 
 /// What a message's `content` is.
 #[derive(Debug)]
-pub(crate) enum Content<'a> {
+pub enum Content<'a> {
     /// A list of blocks.
     List(Vec<Block<'a>>),
     /// A string.
@@ -259,7 +275,7 @@ impl<'de> DeserializeSeed<'de> for MessageSeed {
 
 /// What a line's `tool_use_result` is (C10).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum ToolUseResult {
+pub enum ToolUseResult {
     /// Absent or `null`: it does not belong to any result.
     None,
     /// An object; whether it has `interrupted: true`.
@@ -298,9 +314,9 @@ impl<'de> DeserializeSeed<'de> for ToolUseResultSeed {
     }
 }
 
-harness_agents_core::json_view! {
+crate::json_view! {
     /// The fields of a tool use's `input` that the tool map reads (C13, C14).
-    pub(crate) struct InputView<'a> {
+    pub struct InputView<'a> {
         /// `file_path`.
         file_path: "file_path",
         /// `notebook_path`.
@@ -317,10 +333,12 @@ harness_agents_core::json_view! {
         command: "command",
         /// `skill`.
         skill: "skill",
+        /// `directory` (where a shell command runs).
+        directory: "directory",
     }
 }
 
-harness_agents_core::json_view! {
+crate::json_view! {
     /// A recorded tool use block, for its `input`.
     struct ToolUseBlock<'a> {
         /// `input`, when an object.
@@ -330,13 +348,13 @@ harness_agents_core::json_view! {
 
 /// The `input` of a recorded tool use block (kept as text), when it is an object. The text was
 /// read as valid JSON when recorded, so `None` also covers what cannot happen.
-pub(crate) fn tool_input(block: &str) -> Option<InputView<'_>> {
+pub fn tool_input(block: &str) -> Option<InputView<'_>> {
     view_of::<ToolUseBlock<'_>>(block)?.input
 }
 
 /// Token figures as a result reports them (O2); `Loose` so that non-numbers are ignored.
 #[derive(Debug, Default)]
-pub(crate) struct TokenFields<'a> {
+pub struct TokenFields<'a> {
     /// Input tokens.
     pub input: Loose<'a>,
     /// Output tokens.
@@ -445,7 +463,7 @@ impl<'de> DeserializeSeed<'de> for ErrorsSeed {
 
 /// The fields of a `result` line (C7, O2).
 #[derive(Debug, Default)]
-pub(crate) struct ResultFields<'a> {
+pub struct ResultFields<'a> {
     /// `subtype`.
     pub subtype: Loose<'a>,
     /// `is_error`.
@@ -468,26 +486,27 @@ pub(crate) struct ResultFields<'a> {
     pub num_turns: Loose<'a>,
     /// The strings of `errors`.
     pub errors: Vec<Cow<'a, str>>,
+    /// `error.message`, when `error` is an object (an agent that reports a failed run's
+    /// cause there rather than in `result`).
+    pub error_message: Loose<'a>,
 }
 
 /// The parts of a line the normalizer reads.
 #[derive(Debug)]
-pub(crate) struct LineParts<'a> {
+pub struct LineParts<'a> {
     /// `session_id` (a transcript's `sessionId`).
     pub session_id: Loose<'a>,
     /// `parent_tool_use_id` (never read from a transcript).
     pub parent: Loose<'a>,
     /// The rest, by `type`.
     pub body: Body<'a>,
-    /// What a stored transcript's accounting reads (T rules); read only by the stored decoder.
-    #[cfg_attr(not(feature = "sessions"), allow(dead_code))]
+    /// What a stored transcript's accounting reads (T rules); read only by a stored decoder.
     pub stored: Stored<'a>,
 }
 
 /// The fields of a transcript line its accounting reads (T rules in `docs/sessions.md`).
 #[derive(Debug, Default)]
-#[cfg_attr(not(feature = "sessions"), allow(dead_code))]
-pub(crate) struct Stored<'a> {
+pub struct Stored<'a> {
     /// `type`.
     pub kind: Loose<'a>,
     /// `timestamp`.
@@ -504,19 +523,20 @@ pub(crate) struct Stored<'a> {
     pub total_cost_usd: Loose<'a>,
 }
 
-/// Which of Claude Code's two formats a line is in.
+/// Which of two forms of the same lines a line is in: what the agent prints, or what it
+/// stores.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Dialect {
+pub enum Dialect {
     /// `--output-format stream-json` (snake_case `session_id`, `tool_use_result`).
     Stream,
-    /// A stored transcript, `~/.claude/projects/*/*.jsonl` (camelCase `sessionId`,
-    /// `toolUseResult`; no `parent_tool_use_id`).
+    /// A stored transcript (camelCase `sessionId`, `toolUseResult`, `totalCostUSD`; no
+    /// `parent_tool_use_id`).
     Transcript,
 }
 
 /// A line by its `type`.
 #[derive(Debug)]
-pub(crate) enum Body<'a> {
+pub enum Body<'a> {
     /// `assistant`: the message id and content (blocks kept as text).
     Assistant {
         /// `message.id`.
@@ -635,6 +655,11 @@ impl<'de, const TRANSCRIPT: bool, const IN_PLACE: bool> JsonView<'de>
                 r.errors = map.next_value_seed(ErrorsSeed)?;
                 return Ok(true);
             }
+            "error" => {
+                let fields = map.next_value_seed(FieldsSeed(&["message"]))?;
+                r.error_message = fields.map_or(Loose::Absent, |[message]| message);
+                return Ok(true);
+            }
             "session_id" => &mut line.session_id,
             "timestamp" => &mut line.timestamp,
             "parent_tool_use_id" => &mut line.parent,
@@ -682,7 +707,7 @@ fn read_line(text: &str, mode: BlockMode, dialect: Dialect) -> Option<Line<'_>> 
 /// Reads one line of the live stream through the core's entry point ([`json::read_line`]):
 /// its text and parts when it is a JSON object, `None` when it is JSON but no object (S3),
 /// `NotJson` exactly where a `Value` parse fails (S2).
-pub(crate) fn read(line: &[u8]) -> Result<Option<(&str, LineParts<'_>)>, NotJson> {
+pub fn read(line: &[u8]) -> Result<Option<(&str, LineParts<'_>)>, NotJson> {
     if let Some((text, parts)) = json::object_text(line).and_then(|t| Some((t, parse(t)?))) {
         return Ok(Some((text, parts)));
     }
@@ -692,13 +717,13 @@ pub(crate) fn read(line: &[u8]) -> Result<Option<(&str, LineParts<'_>)>, NotJson
 }
 
 /// Reads the parts of a line that starts with `{`; `None` when it is not valid JSON.
-pub(crate) fn parse(text: &str) -> Option<LineParts<'_>> {
+pub fn parse(text: &str) -> Option<LineParts<'_>> {
     parse_in(text, Dialect::Stream)
 }
 
 /// [`parse`] for a line of the given format.
-pub(crate) fn parse_in(text: &str, dialect: Dialect) -> Option<LineParts<'_>> {
-    // Claude Code writes `type` first: read a user line's blocks in place. Should the line end
+pub fn parse_in(text: &str, dialect: Dialect) -> Option<LineParts<'_>> {
+    // The agents write `type` first: read a user line's blocks in place. Should the line end
     // up another type (a repeated `type` key), read it again keeping its blocks.
     // A transcript writes `parentUuid` and `isSidechain` first: its user lines are recognized
     // by their `"type":"user"` member after those.
@@ -776,12 +801,12 @@ pub(crate) fn parse_in(text: &str, dialect: Dialect) -> Option<LineParts<'_>> {
 /// it: the string `content`, or the `text` of its text blocks joined with `"\n"`; `None` when
 /// that is empty. Only the first `limit` characters are kept (J6), so a huge result costs no
 /// more than its line.
-pub(crate) fn result_error_text(block: &str, limit: usize) -> Option<String> {
+pub fn result_error_text(block: &str, limit: usize) -> Option<String> {
     read_text(block, Member("content", ContentText(limit)))
 }
 
 /// [`result_error_text`] for the result at `index` in a user line's `message.content`.
-pub(crate) fn line_result_error_text(line: &str, index: usize, limit: usize) -> Option<String> {
+pub fn line_result_error_text(line: &str, index: usize, limit: usize) -> Option<String> {
     let block = Member("content", ContentText(limit));
     let seed = Member("message", Member("content", Nth(index, block)));
     read_text(line, seed)
@@ -868,7 +893,7 @@ impl<'de, S: DeserializeSeed<'de, Value = String> + Copy> DeserializeSeed<'de> f
 
 /// Appends up to `room` characters of `text` to `out`; returns the room left.
 fn append_capped(out: &mut String, text: &str, room: usize) -> usize {
-    let cut = harness_agents_core::backend::text::truncate_chars(text, room);
+    let cut = crate::backend::text::truncate_chars(text, room);
     out.push_str(cut);
     room - cut.chars().count()
 }
@@ -928,7 +953,7 @@ impl<'de> DeserializeSeed<'de> for ContentText {
     }
 }
 
-harness_agents_core::json_view! {
+crate::json_view! {
     /// A block of a result's `content`.
     struct TextBlock<'a> {
         /// `type`.
@@ -936,6 +961,173 @@ harness_agents_core::json_view! {
         /// `text`.
         text: "text",
     }
+}
+
+/// A content block's JSON (J8): its kept text (`raw`), or else `message.content[index]` of the
+/// line `line` builds, `null` when there is none.
+pub fn block_value(raw: Option<&str>, index: usize, line: impl FnOnce() -> Value) -> Value {
+    match raw {
+        Some(raw) => reparse(raw.as_bytes()),
+        None => line()
+            .pointer(&format!("/message/content/{index}"))
+            .cloned()
+            .unwrap_or(Value::Null),
+    }
+}
+
+/// A `tool_use` block recorded and waiting for its result.
+#[derive(Debug)]
+pub struct ToolUse {
+    /// Its `id`.
+    pub id: String,
+    /// Its `name`, when a string.
+    pub name: Option<String>,
+    /// The thread it was used in (J4).
+    pub thread: Option<String>,
+    /// The block as written; parsed only when its events are made.
+    pub block: Box<str>,
+}
+
+/// What a tool result's `tool_use_id` finds among the uses waiting ([`ToolUses::take`]).
+#[derive(Debug)]
+pub enum Paired {
+    /// The one use recorded under that id.
+    One(ToolUse),
+    /// Every use recorded under that id while the others still waited (C11), in record order.
+    Ambiguous(Vec<ToolUse>),
+    /// No use waits under that id (C12).
+    None,
+}
+
+/// Where the uses recorded under one id are.
+#[derive(Debug)]
+enum Pending {
+    One(u64),
+    Ambiguous(Vec<u64>),
+}
+
+/// The tool uses waiting for their results, in the order they were recorded (C9, C11, S9):
+/// a result takes the use of its id, never a guess. An id recorded again while a use of it
+/// waits becomes ambiguous, and its result then takes every candidate.
+///
+/// ```
+/// use harness_agents_core::backend::stream_json::{Paired, ToolUse, ToolUses};
+///
+/// let tool_use = |id: &str| ToolUse {
+///     id: id.to_string(),
+///     name: Some("Read".to_string()),
+///     thread: None,
+///     block: r#"{"type":"tool_use"}"#.into(),
+/// };
+/// let mut uses = ToolUses::default();
+/// uses.record(tool_use("a"));
+/// uses.record(tool_use("b"));
+/// uses.record(tool_use("b"));
+/// assert!(matches!(uses.take(Some("a")), Paired::One(u) if u.id == "a"));
+/// assert!(matches!(uses.take(Some("b")), Paired::Ambiguous(c) if c.len() == 2));
+/// assert!(matches!(uses.take(Some("b")), Paired::None));
+/// assert!(uses.pop_first().is_none());
+/// ```
+#[derive(Debug, Default)]
+pub struct ToolUses {
+    uses: BTreeMap<u64, ToolUse>,
+    pending: HashMap<String, Pending>,
+    next: u64,
+}
+
+impl ToolUses {
+    /// Records a use under its id, after every use recorded before it.
+    pub fn record(&mut self, tool_use: ToolUse) {
+        let seq = self.next;
+        self.next += 1;
+        match self.pending.get_mut(&tool_use.id) {
+            None => {
+                self.pending.insert(tool_use.id.clone(), Pending::One(seq));
+            }
+            Some(entry) => {
+                let seqs = match entry {
+                    Pending::One(first) => vec![*first, seq],
+                    Pending::Ambiguous(list) => {
+                        let mut list = std::mem::take(list);
+                        list.push(seq);
+                        list
+                    }
+                };
+                *entry = Pending::Ambiguous(seqs);
+            }
+        }
+        self.uses.insert(seq, tool_use);
+    }
+
+    /// Takes what waits under `id` (a result without a string id finds nothing).
+    pub fn take(&mut self, id: Option<&str>) -> Paired {
+        match id.and_then(|id| self.pending.remove(id)) {
+            Some(Pending::One(seq)) => match self.uses.remove(&seq) {
+                Some(tool_use) => Paired::One(tool_use),
+                None => Paired::None,
+            },
+            Some(Pending::Ambiguous(seqs)) => Paired::Ambiguous(
+                seqs.iter()
+                    .filter_map(|seq| self.uses.remove(seq))
+                    .collect(),
+            ),
+            None => Paired::None,
+        }
+    }
+
+    /// Takes the use recorded first (S9: at the end, one at a time, its memory freed as its
+    /// event goes out).
+    pub fn pop_first(&mut self) -> Option<ToolUse> {
+        let (_, tool_use) = self.uses.pop_first()?;
+        self.pending.remove(&tool_use.id);
+        Some(tool_use)
+    }
+
+    /// The uses waiting, in record order (O4).
+    pub fn pending(&self) -> Vec<PendingToolUse> {
+        self.uses
+            .values()
+            .map(|u| PendingToolUse {
+                id: u.id.clone(),
+                tool: u.name.clone(),
+                thread: u.thread.clone(),
+            })
+            .collect()
+    }
+}
+
+/// Whether `line` is a `system` line that names the version of the agent that printed it
+/// under `key` (a string): the signature the agents of this shape put in their `init` line.
+///
+/// ```
+/// use harness_agents_core::backend::stream_json::{signed_by, signed_by_other};
+/// use serde_json::json;
+///
+/// let init = json!({"type": "system", "subtype": "init", "x_code_version": "1.0"});
+/// assert!(signed_by(&init, "x_code_version"));
+/// assert!(signed_by_other(&init, "y_code_version"));
+/// assert!(!signed_by_other(&init, "x_code_version"));
+/// assert!(!signed_by_other(&json!({"type": "system"}), "y_code_version"));
+/// ```
+pub fn signed_by(line: &Value, key: &str) -> bool {
+    is_system(line) && line.get(key).is_some_and(Value::is_string)
+}
+
+/// Whether `line` is a `system` line signed ([`signed_by`]) by another agent than the one
+/// whose key is `own`: a string member whose key ends in `_code_version` and is not `own`.
+/// A backend whose lines have the same shape as another's declines those lines when it picks
+/// the backend of a stream (`Backend::recognizes`).
+pub fn signed_by_other(line: &Value, own: &str) -> bool {
+    is_system(line)
+        && line.as_object().is_some_and(|members| {
+            members
+                .iter()
+                .any(|(k, v)| k != own && k.ends_with("_code_version") && v.is_string())
+        })
+}
+
+fn is_system(line: &Value) -> bool {
+    line.get("type").and_then(Value::as_str) == Some("system")
 }
 
 #[cfg(test)]
