@@ -233,13 +233,16 @@ enum Message<'a> {
     },
 }
 
-struct MessageSeed(BlockMode);
+/// Reads a message with its blocks in `.0`; `.1` is whether its `model` and `usage` are read
+/// (a stored transcript's accounting reads them; a live stream's rules never do, and skip them
+/// checked, which costs less than reading them).
+struct MessageSeed(BlockMode, bool);
 
 impl<'de> DeserializeSeed<'de> for MessageSeed {
     type Value = Message<'de>;
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
-        struct MessageVisitor(BlockMode);
+        struct MessageVisitor(BlockMode, bool);
         impl<'de> Visitor<'de> for MessageVisitor {
             type Value = Message<'de>;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -254,8 +257,10 @@ impl<'de> DeserializeSeed<'de> for MessageSeed {
                     match key.as_ref() {
                         "id" => id = map.next_value()?,
                         "content" => content = map.next_value_seed(ContentSeed(self.0))?,
-                        "model" => model = map.next_value()?,
-                        "usage" => usage = map.next_value_seed(TokenSeed(&USAGE_NAMES))?,
+                        "model" if self.1 => model = map.next_value()?,
+                        "usage" if self.1 => {
+                            usage = map.next_value_seed(TokenSeed(&USAGE_NAMES))?
+                        }
                         _ => {
                             map.next_value::<Checked>()?;
                         }
@@ -269,7 +274,7 @@ impl<'de> DeserializeSeed<'de> for MessageSeed {
                 })
             }
         }
-        deserializer.deserialize_any(MessageVisitor(self.0))
+        deserializer.deserialize_any(MessageVisitor(self.0, self.1))
     }
 }
 
@@ -515,9 +520,9 @@ pub struct Stored<'a> {
     pub cwd: Loose<'a>,
     /// `message.id`.
     pub message_id: Loose<'a>,
-    /// `message.model`.
+    /// `message.model` (read in the [`Dialect::Transcript`] only).
     pub model: Loose<'a>,
-    /// `message.usage`.
+    /// `message.usage` (read in the [`Dialect::Transcript`] only).
     pub usage: TokenFields<'a>,
     /// A `cost-state` line's `totalCostUSD`.
     pub total_cost_usd: Loose<'a>,
@@ -671,7 +676,7 @@ impl<'de, const TRANSCRIPT: bool, const IN_PLACE: bool> JsonView<'de>
                 } else {
                     BlockMode::Kept
                 };
-                line.message = map.next_value_seed(MessageSeed(mode))?;
+                line.message = map.next_value_seed(MessageSeed(mode, TRANSCRIPT))?;
                 return Ok(true);
             }
             "tool_use_result" => {
