@@ -40,7 +40,7 @@ pub fn count(args: &Map<String, Value>, key: &str) -> Result<Option<u64>, ()> {
     }
 }
 
-/// The same readers for the fields of a borrowed view (a [`Loose`] each, as
+/// The same readers for the fields of a borrowed view (a [`crate::backend::json::Loose`] each, as
 /// [`crate::json_view!`] declares them), for a map that reads a tool use's input without
 /// building it.
 pub mod view {

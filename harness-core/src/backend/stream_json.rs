@@ -7,7 +7,7 @@
 //! share is read here once: the views of a line, its blocks and a tool use's input
 //! ([`parse`], [`read`], [`InputView`]), a tool result's failure text
 //! ([`result_error_text`]), a block's JSON ([`block_value`]), the tool uses waiting for their
-//! results ([`ToolUses`]) and the `init` line's version key ([`agent_version_key`]).
+//! results ([`ToolUses`]) and the `init` line's version key ([`signed_by`], [`signed_by_other`]).
 //!
 //! One pass over a line reads the fields the rules need and skips the rest with [`Checked`].
 //! Every field is [`Loose`] (any JSON value) and a repeated key keeps its last value, exactly as
@@ -134,7 +134,7 @@ crate::json_view! {
 pub struct Block<'a> {
     /// The fields rules read; `None` when the block is not an object.
     pub view: Option<BlockView<'a>>,
-    /// The block as written, when it was kept ([`BlockMode::Kept`]).
+    /// The block as written, when it was kept (an assistant line's blocks are).
     pub raw: Option<&'a str>,
 }
 
