@@ -605,16 +605,35 @@ impl Default for Line<'_> {
 
 /// A line as the core's entry point reads it ([`json::read_line`]): the [`Line`] of one
 /// dialect (`TRANSCRIPT`: a stored transcript's) with its blocks read in place (`IN_PLACE`) or
-/// kept. There is no fast path: the view is read by the checked path alone (serde visitors
-/// over the members the rules use), which the entry point takes whenever its fast reader is
-/// unsure, as it is of every member here.
+/// kept. The checked path reads every member the rules use (serde visitors); the fast one
+/// ([`JsonView::scan_member`]) reads a live stream's scalar members and skips what no rule
+/// reads, and is unsure of the rest (a message, a result's figures), so that a `system` or
+/// `stream_event` line, often the longest of a run (an `init` line's lists of tools and
+/// commands), is read by the fast path alone.
 #[derive(Default)]
 struct LineView<'a, const TRANSCRIPT: bool, const IN_PLACE: bool>(Line<'a>);
+
+/// The name a member of a line of the dialect (`transcript`) has in the stream: `""` for one
+/// that dialect's rules never read.
+fn stream_key(transcript: bool, key: &str) -> &str {
+    match (transcript, key) {
+        (true, "sessionId") => "session_id",
+        (true, "toolUseResult") => "tool_use_result",
+        (true, "totalCostUSD") => "total_cost_usd",
+        (true, "timestamp") => "timestamp",
+        (true, "session_id" | "tool_use_result" | "parent_tool_use_id")
+        | (true, "total_cost_usd" | "modelUsage" | "usage")
+        | (false, "timestamp") => "",
+        (_, other) => other,
+    }
+}
 
 impl<'de, const TRANSCRIPT: bool, const IN_PLACE: bool> JsonView<'de>
     for LineView<'de, TRANSCRIPT, IN_PLACE>
 {
-    const SCANS: bool = false;
+    /// A transcript's lines are nearly all messages, of which the fast path is unsure after
+    /// a long prefix of bookkeeping members: it is not tried on them.
+    const SCANS: bool = !TRANSCRIPT;
 
     fn read_member<A: MapAccess<'de>>(
         &mut self,
@@ -624,16 +643,7 @@ impl<'de, const TRANSCRIPT: bool, const IN_PLACE: bool> JsonView<'de>
     ) -> Result<bool, A::Error> {
         let line = &mut self.0;
         let r = &mut line.result;
-        let key = match (TRANSCRIPT, key) {
-            (true, "sessionId") => "session_id",
-            (true, "toolUseResult") => "tool_use_result",
-            (true, "totalCostUSD") => "total_cost_usd",
-            (true, "timestamp") => "timestamp",
-            (true, "session_id" | "tool_use_result" | "parent_tool_use_id")
-            | (true, "total_cost_usd" | "modelUsage" | "usage")
-            | (false, "timestamp") => "",
-            (_, other) => other,
-        };
+        let key = stream_key(TRANSCRIPT, key);
         let slot = match key {
             "type" => &mut line.kind,
             "subtype" => &mut line.subtype,
@@ -689,8 +699,31 @@ impl<'de, const TRANSCRIPT: bool, const IN_PLACE: bool> JsonView<'de>
         Ok(true)
     }
 
-    fn scan_member(&mut self, _: &str, _: &mut Scan<'de>, _: bool) -> Option<bool> {
-        None
+    fn scan_member(&mut self, key: &str, scan: &mut Scan<'de>, _costly: bool) -> Option<bool> {
+        let line = &mut self.0;
+        let r = &mut line.result;
+        // The scalar members `read_member` reads as `Loose`, and nothing else: the same value
+        // on both paths (`Loose`'s `Member`); any member read another way makes it unsure.
+        let slot = match stream_key(TRANSCRIPT, key) {
+            "type" => &mut line.kind,
+            "subtype" => &mut line.subtype,
+            "is_error" => &mut r.is_error,
+            "result" => &mut r.result,
+            "total_cost_usd" => &mut r.total_cost_usd,
+            "duration_api_ms" => &mut r.duration_api_ms,
+            "duration_ms" => &mut r.duration_ms,
+            "num_turns" => &mut r.num_turns,
+            "session_id" => &mut line.session_id,
+            "timestamp" => &mut line.timestamp,
+            "parent_tool_use_id" => &mut line.parent,
+            "cwd" => &mut line.cwd,
+            "tool_use_id" => &mut line.tool_use_id,
+            "structured_output" | "modelUsage" | "usage" | "errors" | "error" | "message"
+            | "tool_use_result" => return None,
+            _ => return Some(false),
+        };
+        *slot = scan.loose()?;
+        Some(true)
     }
 }
 
@@ -698,6 +731,15 @@ impl<'de, const TRANSCRIPT: bool, const IN_PLACE: bool> JsonView<'de>
 /// point; `None` when it is not a JSON object.
 fn read_line(text: &str, mode: BlockMode, dialect: Dialect) -> Option<Line<'_>> {
     fn view<const T: bool, const I: bool>(text: &str) -> Option<Line<'_>> {
+        // A line that starts with an assistant or user type holds a message, of which the
+        // fast path is unsure: the checked path reads it at once rather than after the fast
+        // one gave up (the entry point's own checked path, the same reads).
+        if text.starts_with(r#"{"type":"assistant""#) || text.starts_with(r#"{"type":"user""#) {
+            let mut reader = serde_json::Deserializer::from_str(text);
+            let view = LineView::<'_, T, I>::view(&mut reader).ok()??;
+            reader.end().ok()?;
+            return Some(view.0);
+        }
         let view = json::read_object::<LineView<'_, T, I>>(text).ok()??;
         Some(view.0)
     }
@@ -1257,6 +1299,30 @@ mod tests {
                 &line[..line.len().min(80)]
             );
         }
+    }
+
+    /// The fast path reads a system line as the checked one does: a repeated key's last
+    /// value, an escape decoded, a skipped list checked; it is unsure of a message.
+    #[test]
+    fn the_fast_path_reads_what_the_checked_one_reads() {
+        let text = r#"{"type":"system","subtype":"init","cwd":"/a","cwd":"/b\u0041","session_id":"s","tools":["x",{"y":[1.5e3]}],"n":-0}"#;
+        let mut scan = Scan::new(text).unwrap();
+        let mut fast = LineView::<'_, false, false>::default();
+        assert!(fast.scan_members(&mut scan, false).is_some());
+        let mut reader = serde_json::Deserializer::from_str(text);
+        let checked = LineView::<'_, false, false>::view(&mut reader)
+            .unwrap()
+            .unwrap();
+        for line in [&fast.0, &checked.0] {
+            assert_eq!(line.kind.as_str(), Some("system"));
+            assert_eq!(line.subtype.as_str(), Some("init"));
+            assert_eq!(line.cwd.as_str(), Some("/bA"));
+            assert_eq!(line.session_id.as_str(), Some("s"));
+        }
+        let message = r#"{"type":"assistant","message":{"content":[]}}"#;
+        let mut scan = Scan::new(message).unwrap();
+        let mut fast = LineView::<'_, false, false>::default();
+        assert!(fast.scan_members(&mut scan, false).is_none());
     }
 
     #[test]
