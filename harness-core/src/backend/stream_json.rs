@@ -582,7 +582,9 @@ struct Line<'a> {
     tool_use_id: Loose<'a>,
     message: Message<'a>,
     tool_use_result: ToolUseResult,
-    result: ResultFields<'a>,
+    /// A result's fields, boxed when the first of them is read: most lines have none, and a
+    /// line is moved several times on its way to its parts.
+    result: Option<Box<ResultFields<'a>>>,
     timestamp: Loose<'a>,
 }
 
@@ -597,7 +599,7 @@ impl Default for Line<'_> {
             tool_use_id: Loose::Absent,
             message: Message::None,
             tool_use_result: ToolUseResult::None,
-            result: ResultFields::default(),
+            result: None,
             timestamp: Loose::Absent,
         }
     }
@@ -612,6 +614,13 @@ impl Default for Line<'_> {
 /// commands), is read by the fast path alone.
 #[derive(Default)]
 struct LineView<'a, const TRANSCRIPT: bool, const IN_PLACE: bool>(Line<'a>);
+
+/// A line's result fields, boxed when the first is read.
+fn result_fields<'l, 'a>(
+    result: &'l mut Option<Box<ResultFields<'a>>>,
+) -> &'l mut ResultFields<'a> {
+    result.get_or_insert_with(Box::default)
+}
 
 /// The name a member of a line of the dialect (`transcript`) has in the stream: `""` for one
 /// that dialect's rules never read.
@@ -642,39 +651,42 @@ impl<'de, const TRANSCRIPT: bool, const IN_PLACE: bool> JsonView<'de>
         _costly: bool,
     ) -> Result<bool, A::Error> {
         let line = &mut self.0;
-        let r = &mut line.result;
         let key = stream_key(TRANSCRIPT, key);
         let slot = match key {
-            "type" => &mut line.kind,
-            "subtype" => &mut line.subtype,
-            "is_error" => &mut r.is_error,
-            "result" => &mut r.result,
-            "total_cost_usd" => &mut r.total_cost_usd,
-            "duration_api_ms" => &mut r.duration_api_ms,
-            "duration_ms" => &mut r.duration_ms,
-            "num_turns" => &mut r.num_turns,
+            "is_error" => &mut result_fields(&mut line.result).is_error,
+            "result" => &mut result_fields(&mut line.result).result,
+            "total_cost_usd" => &mut result_fields(&mut line.result).total_cost_usd,
+            "duration_api_ms" => &mut result_fields(&mut line.result).duration_api_ms,
+            "duration_ms" => &mut result_fields(&mut line.result).duration_ms,
+            "num_turns" => &mut result_fields(&mut line.result).num_turns,
             "structured_output" => {
+                let r = result_fields(&mut line.result);
                 let value: serde_json::Value = map.next_value()?;
                 r.structured_output = Some(value).filter(|v| !v.is_null());
                 return Ok(true);
             }
             "modelUsage" => {
+                let r = result_fields(&mut line.result);
                 r.model_usage = map.next_value_seed(ModelUsageSeed)?;
                 return Ok(true);
             }
             "usage" => {
-                r.usage = map.next_value_seed(TokenSeed(&USAGE_NAMES))?;
+                result_fields(&mut line.result).usage =
+                    map.next_value_seed(TokenSeed(&USAGE_NAMES))?;
                 return Ok(true);
             }
             "errors" => {
-                r.errors = map.next_value_seed(ErrorsSeed)?;
+                result_fields(&mut line.result).errors = map.next_value_seed(ErrorsSeed)?;
                 return Ok(true);
             }
             "error" => {
                 let fields = map.next_value_seed(FieldsSeed(&["message"]))?;
-                r.error_message = fields.map_or(Loose::Absent, |[message]| message);
+                result_fields(&mut line.result).error_message =
+                    fields.map_or(Loose::Absent, |[message]| message);
                 return Ok(true);
             }
+            "type" => &mut line.kind,
+            "subtype" => &mut line.subtype,
             "session_id" => &mut line.session_id,
             "timestamp" => &mut line.timestamp,
             "parent_tool_use_id" => &mut line.parent,
@@ -701,18 +713,17 @@ impl<'de, const TRANSCRIPT: bool, const IN_PLACE: bool> JsonView<'de>
 
     fn scan_member(&mut self, key: &str, scan: &mut Scan<'de>, _costly: bool) -> Option<bool> {
         let line = &mut self.0;
-        let r = &mut line.result;
         // The scalar members `read_member` reads as `Loose`, and nothing else: the same value
         // on both paths (`Loose`'s `Member`); any member read another way makes it unsure.
         let slot = match stream_key(TRANSCRIPT, key) {
+            "is_error" => &mut result_fields(&mut line.result).is_error,
+            "result" => &mut result_fields(&mut line.result).result,
+            "total_cost_usd" => &mut result_fields(&mut line.result).total_cost_usd,
+            "duration_api_ms" => &mut result_fields(&mut line.result).duration_api_ms,
+            "duration_ms" => &mut result_fields(&mut line.result).duration_ms,
+            "num_turns" => &mut result_fields(&mut line.result).num_turns,
             "type" => &mut line.kind,
             "subtype" => &mut line.subtype,
-            "is_error" => &mut r.is_error,
-            "result" => &mut r.result,
-            "total_cost_usd" => &mut r.total_cost_usd,
-            "duration_api_ms" => &mut r.duration_api_ms,
-            "duration_ms" => &mut r.duration_ms,
-            "num_turns" => &mut r.num_turns,
             "session_id" => &mut line.session_id,
             "timestamp" => &mut line.timestamp,
             "parent_tool_use_id" => &mut line.parent,
@@ -812,7 +823,10 @@ pub fn parse_in(text: &str, dialect: Dialect) -> Option<LineParts<'_>> {
         model,
         usage,
         total_cost_usd: if dialect == Dialect::Transcript {
-            std::mem::take(&mut line.result.total_cost_usd)
+            line.result
+                .as_mut()
+                .map(|r| std::mem::take(&mut r.total_cost_usd))
+                .unwrap_or_default()
         } else {
             Loose::Absent
         },
@@ -830,9 +844,9 @@ pub fn parse_in(text: &str, dialect: Dialect) -> Option<LineParts<'_>> {
         },
         Some("stream_event") => Body::StreamEvent,
         Some("result") => {
-            let mut result = line.result;
+            let mut result = line.result.unwrap_or_default();
             result.subtype = line.subtype;
-            Body::Result(Box::new(result))
+            Body::Result(result)
         }
         _ => Body::Other,
     };
