@@ -25,7 +25,8 @@ use std::fmt;
 
 use crate::backend::NotJson;
 use crate::backend::json::{
-    self, Checked, FieldsSeed, JsonView, Key, Loose, Scan, ViewSeed, depth_exceeds, view_of,
+    self, Checked, FieldsSeed, JsonView, Key, Loose, Scan, ViewSeed, depth_exceeds, scan_into,
+    view_of,
 };
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
@@ -615,6 +616,57 @@ impl Default for Line<'_> {
 #[derive(Default)]
 struct LineView<'a, const TRANSCRIPT: bool, const IN_PLACE: bool>(Line<'a>);
 
+/// [`MessageSeed`] on the fast path, for a live stream's kept blocks (an assistant line's):
+/// the same `id` and `content`, each block kept as written ([`Scan::raw`]) and its view read
+/// from that text, fast when sure, else checked; `model` and `usage` skipped, as the stream
+/// dialect skips them. `None` when unsure.
+fn scan_message<'de>(scan: &mut Scan<'de>) -> Option<Message<'de>> {
+    if scan.peek()? != b'{' {
+        scan.skip()?;
+        return Some(Message::None);
+    }
+    let (mut id, mut content) = (Loose::Absent, Content::Other);
+    scan.members(|scan, key| {
+        match key {
+            "id" => id = scan.loose()?,
+            "content" => content = scan_content(scan)?,
+            _ => scan.skip()?,
+        }
+        Some(())
+    })?;
+    Some(Message::Object {
+        id,
+        content,
+        model: Loose::Absent,
+        usage: TokenFields::default(),
+    })
+}
+
+/// [`ContentSeed`] with [`BlockMode::Kept`] on the fast path; `None` when unsure.
+fn scan_content<'de>(scan: &mut Scan<'de>) -> Option<Content<'de>> {
+    match scan.peek()? {
+        b'[' => {
+            let mut blocks = Vec::new();
+            scan.elements(|scan| {
+                let raw = scan.raw()?;
+                let mut view = BlockView::default();
+                let view = match scan_into(raw, &mut view, false) {
+                    Some(()) => Some(view),
+                    None => view_of::<BlockView<'_>>(raw),
+                };
+                blocks.push(Block {
+                    view,
+                    raw: Some(raw),
+                });
+                Some(())
+            })?;
+            Some(Content::List(blocks))
+        }
+        b'"' => scan.skip().map(|()| Content::Text),
+        _ => scan.skip().map(|()| Content::Other),
+    }
+}
+
 /// A line's result fields, boxed when the first is read.
 fn result_fields<'l, 'a>(
     result: &'l mut Option<Box<ResultFields<'a>>>,
@@ -729,6 +781,10 @@ impl<'de, const TRANSCRIPT: bool, const IN_PLACE: bool> JsonView<'de>
             "parent_tool_use_id" => &mut line.parent,
             "cwd" => &mut line.cwd,
             "tool_use_id" => &mut line.tool_use_id,
+            "message" if !IN_PLACE && !TRANSCRIPT => {
+                line.message = scan_message(scan)?;
+                return Some(true);
+            }
             "structured_output" | "modelUsage" | "usage" | "errors" | "error" | "message"
             | "tool_use_result" => return None,
             _ => return Some(false),
@@ -742,10 +798,10 @@ impl<'de, const TRANSCRIPT: bool, const IN_PLACE: bool> JsonView<'de>
 /// point; `None` when it is not a JSON object.
 fn read_line(text: &str, mode: BlockMode, dialect: Dialect) -> Option<Line<'_>> {
     fn view<const T: bool, const I: bool>(text: &str) -> Option<Line<'_>> {
-        // A line that starts with an assistant or user type holds a message, of which the
-        // fast path is unsure: the checked path reads it at once rather than after the fast
-        // one gave up (the entry point's own checked path, the same reads).
-        if text.starts_with(r#"{"type":"assistant""#) || text.starts_with(r#"{"type":"user""#) {
+        // A line that starts with a user type holds a message whose blocks are read in place,
+        // of which the fast path is unsure: the checked path reads it at once rather than
+        // after the fast one gave up (the entry point's own checked path, the same reads).
+        if text.starts_with(r#"{"type":"user""#) {
             let mut reader = serde_json::Deserializer::from_str(text);
             let view = LineView::<'_, T, I>::view(&mut reader).ok()??;
             reader.end().ok()?;
@@ -1333,10 +1389,40 @@ mod tests {
             assert_eq!(line.cwd.as_str(), Some("/bA"));
             assert_eq!(line.session_id.as_str(), Some("s"));
         }
-        let message = r#"{"type":"assistant","message":{"content":[]}}"#;
-        let mut scan = Scan::new(message).unwrap();
-        let mut fast = LineView::<'_, false, false>::default();
+        // A user line's blocks, read in place: unsure.
+        let user = r#"{"type":"user","message":{"content":[]}}"#;
+        let mut scan = Scan::new(user).unwrap();
+        let mut fast = LineView::<'_, false, true>::default();
         assert!(fast.scan_members(&mut scan, false).is_none());
+        // An assistant line's kept blocks: the same id, blocks and views either way.
+        let text = r#"{"type":"assistant","message":{"id":"a","model":"m","id":"b","content":[7,{"type":"text","text":"x\n","text":"y"},{"type":"tool_use","id":"t","name":"Read","input":{"file_path":"f"}}],"usage":{"input_tokens":1}}}"#;
+        let mut scan = Scan::new(text).unwrap();
+        let mut fast = LineView::<'_, false, false>::default();
+        assert!(fast.scan_members(&mut scan, false).is_some());
+        let mut reader = serde_json::Deserializer::from_str(text);
+        let checked = LineView::<'_, false, false>::view(&mut reader)
+            .unwrap()
+            .unwrap();
+        for line in [fast.0, checked.0] {
+            let Message::Object { id, content, .. } = line.message else {
+                panic!("no message")
+            };
+            assert_eq!(id.as_str(), Some("b"));
+            let Content::List(blocks) = content else {
+                panic!("no blocks")
+            };
+            let raws: Vec<_> = blocks.iter().map(|b| b.raw.unwrap()).collect();
+            assert_eq!(raws[0], "7");
+            assert_eq!(raws[1], r#"{"type":"text","text":"x\n","text":"y"}"#);
+            assert!(blocks[0].view.is_none());
+            let text = blocks[1].view.as_ref().unwrap();
+            assert_eq!(text.text.as_str(), Some("y"));
+            let tool = blocks[2].view.as_ref().unwrap();
+            assert_eq!(
+                (tool.id.as_str(), tool.input.clone()),
+                (Some("t"), Loose::Object)
+            );
+        }
     }
 
     #[test]
