@@ -2,6 +2,8 @@
 //! the first line exactly one backend recognizes decides), on the recordings of the two
 //! backends whose lines share one shape: Claude Code's and Qwen Code's `stream-json`.
 
+#![allow(clippy::unwrap_used)] // A fixture that cannot be read fails the test loudly.
+
 use std::path::Path;
 
 use serde_json::Value;
