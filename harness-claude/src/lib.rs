@@ -85,9 +85,9 @@ mod tally;
 mod tools;
 #[cfg(feature = "sessions")]
 mod transcript;
-mod wire;
 
 use harness_agents_core::backend::has_type;
+use harness_agents_core::backend::stream_json::signed_by_other;
 use harness_agents_core::process::{SessionSpec, session_spec, spawn_session};
 use harness_agents_core::session::Session;
 use harness_agents_core::{
@@ -115,7 +115,9 @@ pub use transcript::{BOOKKEEPING, TranscriptDecoder, TranscriptNormalizer};
 ///
 /// It recognizes a line (for `harness normalize`'s detection) by a top-level `type` only
 /// Claude Code prints: `system`, `assistant`, `user`, `result`, `stream_event` or
-/// `rate_limit_event` (C1-C8).
+/// `rate_limit_event` (C1-C8), except a `system` line that names the version of another
+/// agent (a `*_code_version` other than `claude_code_version`): agents that print the same
+/// shape sign their `init` line that way, and their streams are theirs.
 ///
 /// ```
 /// use harness_agents_core::Backend;
@@ -123,6 +125,8 @@ pub use transcript::{BOOKKEEPING, TranscriptDecoder, TranscriptNormalizer};
 ///
 /// let claude = harness_agents_claude::ClaudeHarness;
 /// assert!(claude.recognizes(&json!({"type": "system", "subtype": "init"})));
+/// assert!(claude.recognizes(&json!({"type": "system", "claude_code_version": "2.1"})));
+/// assert!(!claude.recognizes(&json!({"type": "system", "qwen_code_version": "0.24.4"})));
 /// assert!(!claude.recognizes(&json!({"type": "thread.started"})));
 /// assert!(!claude.recognizes(&json!({"type": "error", "message": "x"})));
 /// ```
@@ -139,19 +143,21 @@ impl Backend for ClaudeHarness {
         Box::new(ClaudeNormalizer::new(config))
     }
 
-    /// The top-level types only Claude Code prints (C1-C8).
+    /// The top-level types only Claude Code prints (C1-C8), but for another agent's signed
+    /// `init` line.
     fn recognizes(&self, line: &serde_json::Value) -> bool {
-        has_type(
-            line,
-            &[
-                "system",
-                "assistant",
-                "user",
-                "result",
-                "stream_event",
-                "rate_limit_event",
-            ],
-        )
+        !signed_by_other(line, "claude_code_version")
+            && has_type(
+                line,
+                &[
+                    "system",
+                    "assistant",
+                    "user",
+                    "result",
+                    "stream_event",
+                    "rate_limit_event",
+                ],
+            )
     }
 
     /// C14: `StructuredOutput` gives no event at all; its output reaches the outcome.

@@ -1,11 +1,11 @@
 //! The tool map (C13, C14, C15): what one resolved tool use becomes.
 
-use harness_agents_core::backend::json::Loose;
+use harness_agents_core::backend::args::view::{count, field, optional, required};
 use harness_agents_core::backend::paths::resolve;
 use harness_agents_core::backend::reclassify::{ShellInput, shell_events};
 use harness_agents_core::{EventBody, LineRange, ToolRef, ToolStatus};
 
-use crate::wire::InputView;
+use harness_agents_core::backend::stream_json::InputView;
 
 /// What a tool use maps to, before it is turned into events.
 #[derive(Debug)]
@@ -31,41 +31,16 @@ pub(crate) struct Context<'a> {
 /// A field that was absent, or present with a value the mapping cannot take.
 struct Bad;
 
-/// A field's value, with `null` counting as absent (C13).
-fn field<'v, 'a>(value: &'v Loose<'a>) -> Option<&'v Loose<'a>> {
-    Some(value).filter(|v| !v.is_absent_or_null())
-}
-
-/// A required string: present, a string, not empty.
-fn required_str<'v>(value: &'v Loose<'_>) -> Result<&'v str, Bad> {
-    value.non_empty_str().ok_or(Bad)
-}
-
-/// An optional path: absent or empty counts as none; any other type is malformed.
-fn optional_path<'v>(value: &'v Loose<'_>) -> Result<Option<&'v str>, Bad> {
-    match field(value) {
-        None => Ok(None),
-        Some(Loose::Str(s)) => Ok(Some(s.as_ref()).filter(|s| !s.is_empty())),
-        Some(_) => Err(Bad),
-    }
-}
-
-/// An optional integer from 0 to 2^32-1 (the Read tool's `offset` and `limit`).
-fn optional_u32(value: &Loose<'_>) -> Result<Option<u64>, Bad> {
-    match field(value) {
-        None => Ok(None),
-        Some(Loose::Number(n)) => match n.as_u64() {
-            Some(n) if n <= u64::from(u32::MAX) => Ok(Some(n)),
-            _ => Err(Bad),
-        },
-        Some(_) => Err(Bad),
+impl From<()> for Bad {
+    fn from((): ()) -> Self {
+        Bad
     }
 }
 
 /// The range of a Read tool use (C14).
 fn read_range(input: &InputView<'_>) -> Result<Option<LineRange>, Bad> {
-    let offset = optional_u32(&input.offset)?;
-    let limit = optional_u32(&input.limit)?.filter(|&l| l != 0);
+    let offset = count(&input.offset)?;
+    let limit = count(&input.limit)?.filter(|&l| l != 0);
     if offset.is_none() && limit.is_none() {
         return Ok(None);
     }
@@ -101,7 +76,7 @@ fn map_fields(
     let one = |body: EventBody| Ok(Mapping::Events(vec![body]));
     match name {
         "Read" => {
-            let file = required_str(&input.file_path)?;
+            let file = required(&input.file_path)?;
             let range = read_range(input)?;
             one(EventBody::Read {
                 path: path(file),
@@ -113,9 +88,9 @@ fn map_fields(
         }
         "Write" | "Edit" | "MultiEdit" | "NotebookEdit" => {
             let file = if name == "NotebookEdit" {
-                required_str(&input.notebook_path)?
+                required(&input.notebook_path)?
             } else {
-                required_str(&input.file_path)?
+                required(&input.file_path)?
             };
             one(EventBody::Write {
                 path: path(file),
@@ -125,8 +100,8 @@ fn map_fields(
             })
         }
         "Grep" | "Glob" => {
-            let pattern = required_str(&input.pattern)?;
-            let dir = optional_path(&input.path)?;
+            let pattern = required(&input.pattern)?;
+            let dir = optional(&input.path)?;
             one(EventBody::Search {
                 query: Some(pattern.to_string()),
                 path: dir.map(path),
@@ -136,7 +111,7 @@ fn map_fields(
             })
         }
         "LS" => {
-            let dir = optional_path(&input.path)?;
+            let dir = optional(&input.path)?;
             one(EventBody::List {
                 path: dir.map(path),
                 command: None,
@@ -145,13 +120,13 @@ fn map_fields(
             })
         }
         "Bash" => {
-            let command = required_str(&input.command)?;
+            let command = required(&input.command)?;
             Ok(Mapping::Events(bash_events(command, status, tool, cx)))
         }
         "Skill" => {
             let skill = match field(&input.skill) {
-                Some(_) => required_str(&input.skill)?,
-                None => required_str(&input.command)?,
+                Some(_) => required(&input.skill)?,
+                None => required(&input.command)?,
             };
             let workspace = cx.workspace.unwrap_or(".claude");
             let file = format!("{workspace}/skills/{skill}/SKILL.md");

@@ -43,7 +43,9 @@ use harness_agents_core::{Metrics, NormalizerConfig, PendingToolUse, UnknownReas
 use serde_json::{Number, Value};
 
 use crate::decoder::ClaudeDecoder;
-use crate::wire::{self, Body, Content, Dialect, LineParts, TokenFields};
+use harness_agents_core::backend::stream_json::{
+    self, Body, Content, Dialect, LineParts, TokenFields,
+};
 
 /// A stored Claude Code transcript's normalizer: the core's [`Driver`] around a
 /// [`TranscriptDecoder`].
@@ -317,7 +319,7 @@ impl Decoder for TranscriptDecoder {
 
     fn line(&mut self, line: &[u8], out: &mut Emitter<'_>) -> Result<(), NotJson> {
         if let Some(text) = json::object_text(line) {
-            if let Some(parts) = wire::parse_in(text, Dialect::Transcript) {
+            if let Some(parts) = stream_json::parse_in(text, Dialect::Transcript) {
                 self.on_parts(parts, text, out);
                 return Ok(());
             }
@@ -325,7 +327,7 @@ impl Decoder for TranscriptDecoder {
         // Not UTF-8 or not an object: the exact path decides (S2, S3).
         let value = parse_value(line)?;
         let text = value.to_string();
-        match wire::parse_in(&text, Dialect::Transcript) {
+        match stream_json::parse_in(&text, Dialect::Transcript) {
             Some(parts) => self.on_parts(parts, &text, out),
             None => {
                 let raw = value;

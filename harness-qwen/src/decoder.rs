@@ -2,10 +2,12 @@
 
 use std::sync::Arc;
 
-use harness_agents_core::backend::text::truncate_chars;
-use harness_agents_core::backend::{
-    Decoder, Driver, Emitter, NotJson, Summary, parse_value, reparse, tool_raw,
+use harness_agents_core::backend::json::Loose;
+use harness_agents_core::backend::stream_json::{
+    self, Body, Content, LineParts, Paired, ResultFields, ToolUse, ToolUses, block_value,
 };
+use harness_agents_core::backend::text::truncate_chars;
+use harness_agents_core::backend::{Decoder, Driver, Emitter, NotJson, Summary, reparse, tool_raw};
 use harness_agents_core::{
     EventBody, Metrics, NormalizerConfig, PendingToolUse, ToolRef, ToolStatus, UnknownReason,
     WarningSource,
@@ -23,58 +25,31 @@ const API_ERROR: &str = "[API Error: ";
 /// [`Driver`] does the bookkeeping; [`QwenDecoder`] the QW rules.
 pub type QwenNormalizer = Driver<QwenDecoder>;
 
-/// A recorded tool use, waiting for its result (QW6).
-#[derive(Debug)]
-struct Use {
-    tool_use: PendingToolUse,
-    /// The `tool_use` block, for the mapping and for `raw`.
-    block: Value,
-}
-
 /// The decoding of Qwen Code's `stream-json` lines (QW rules).
 ///
-/// Its state is the tool uses recorded and not yet answered, in the order they were recorded
-/// (QW6), the working directory (QW2) and the outcome's figures (QW10).
+/// Lines are read through the core's views of the `stream-json` shape Qwen shares with other
+/// agents (`harness_agents_core::backend::stream_json`); what is Qwen's own is here: a line
+/// per block, each complete on arrival (QW4), display strings as tool results (QW7, QW9), a
+/// `result` whose usage counts every request (QW10). Its state is the tool uses recorded and
+/// not yet answered, in the order they were recorded (QW6), the working directory (QW2) and
+/// the outcome's figures (QW10).
 #[derive(Debug, Default)]
 pub struct QwenDecoder {
     /// The `--cwd` given to the harness.
     config_cwd: Option<String>,
     /// The init line's `cwd` (QW2), which wins.
     cwd: Option<String>,
-    uses: Vec<Use>,
+    uses: ToolUses,
     metrics: Metrics,
     /// The last agent text (QW4), the final output when the result names none.
     answer: Option<Arc<str>>,
 }
 
-fn str_at<'v>(value: &'v Value, key: &str) -> Option<&'v str> {
-    value.get(key).and_then(Value::as_str)
-}
-
-fn non_empty<'v>(value: &'v Value, key: &str) -> Option<&'v str> {
-    str_at(value, key).filter(|s| !s.is_empty())
-}
-
 /// A number figure, when it is one.
-fn number(value: Option<&Value>) -> Option<Number> {
+fn number(value: &Loose<'_>) -> Option<Number> {
     match value {
-        Some(Value::Number(n)) => Some(n.clone()),
+        Loose::Number(n) => Some(n.clone()),
         _ => None,
-    }
-}
-
-/// QW7: a result's `content` as text: the string, or its text blocks' `text` joined with
-/// `"\n"` (C10a).
-fn content_text(content: Option<&Value>) -> String {
-    match content {
-        Some(Value::String(text)) => text.clone(),
-        Some(Value::Array(blocks)) => blocks
-            .iter()
-            .filter(|b| str_at(b, "type") == Some("text"))
-            .filter_map(|b| str_at(b, "text"))
-            .collect::<Vec<_>>()
-            .join("\n"),
-        _ => String::new(),
     }
 }
 
@@ -84,39 +59,55 @@ impl QwenDecoder {
         self.cwd.as_deref().or(self.config_cwd.as_deref())
     }
 
-    fn on_line(&mut self, value: Value, out: &mut Emitter<'_>) {
-        let Some(kind) = str_at(&value, "type") else {
-            // QW1 (S3): no string `type`.
-            out.unknown(UnknownReason::NotAnEvent, value);
-            return;
-        };
-        match kind {
-            "system" => self.system(value, out),
-            "stream_event" => out.consumed_by("QW3"),
-            "assistant" => self.assistant(value, out),
-            "user" => self.user(value, out),
-            "result" => self.result(&value, out),
-            // QW1: a type this backend does not know.
-            _ => out.unknown(UnknownReason::UnknownType, value),
+    /// One object line, read through its view; `text` is its JSON.
+    fn on_line(&mut self, parts: LineParts<'_>, text: &str, out: &mut Emitter<'_>) {
+        match parts.body {
+            Body::System { subtype, cwd, .. } => {
+                self.system(subtype, &parts.session_id, cwd, text, out)
+            }
+            Body::StreamEvent => out.consumed_by("QW3"),
+            Body::Assistant { content, .. } => self.assistant(content, &parts.parent, text, out),
+            Body::User { content, .. } => self.user(content, text, out),
+            Body::Result(result) => self.result(&result, out),
+            Body::Other => {
+                let value = reparse(text);
+                if value.get("type").is_some_and(Value::is_string) {
+                    // QW1: a type this backend does not know.
+                    out.unknown(UnknownReason::UnknownType, value);
+                } else {
+                    // QW1 (S3): no string `type`.
+                    out.unknown(UnknownReason::NotAnEvent, value);
+                }
+            }
         }
     }
 
     /// QW2: `init` names the session and the working directory; `retry` is a warning.
-    fn system(&mut self, value: Value, out: &mut Emitter<'_>) {
-        match str_at(&value, "subtype") {
+    fn system(
+        &mut self,
+        subtype: Loose<'_>,
+        session_id: &Loose<'_>,
+        cwd: Loose<'_>,
+        text: &str,
+        out: &mut Emitter<'_>,
+    ) {
+        match subtype.as_str() {
             Some("init") => {
-                if let Some(id) = non_empty(&value, "session_id") {
+                if let Some(id) = session_id.non_empty_str() {
                     out.session_id(id);
                 }
-                if let Some(cwd) = non_empty(&value, "cwd") {
+                if let Some(cwd) = cwd.non_empty_str() {
                     self.cwd = Some(cwd.to_string());
                 }
                 out.consumed_by("QW2");
             }
             Some("retry") => {
-                let data = value.get("data").unwrap_or(&Value::Null);
-                let discarded = number(data.get("discardedToolCalls"))
-                    .map_or_else(|| "?".to_string(), |n| n.to_string());
+                // Rare: the one figure it names is read from the line itself.
+                let value = reparse(text);
+                let discarded = match value.pointer("/data/discardedToolCalls") {
+                    Some(Value::Number(n)) => n.to_string(),
+                    _ => "?".to_string(),
+                };
                 out.emit(EventBody::Warning {
                     message: format!(
                         "retrying the model request ({discarded} buffered tool call(s) discarded)"
@@ -124,38 +115,40 @@ impl QwenDecoder {
                     source: WarningSource::Stream,
                 });
             }
-            _ => out.unknown(UnknownReason::UnknownSystemSubtype, value),
+            _ => out.unknown(UnknownReason::UnknownSystemSubtype, reparse(text)),
         }
     }
 
     /// QW4-QW6: an `assistant` line: its blocks, in order.
-    fn assistant(&mut self, value: Value, out: &mut Emitter<'_>) {
-        let Some(blocks) = value.pointer("/message/content").and_then(Value::as_array) else {
-            out.unknown(UnknownReason::MalformedMessage, value);
+    fn assistant(
+        &mut self,
+        content: Content<'_>,
+        parent: &Loose<'_>,
+        text: &str,
+        out: &mut Emitter<'_>,
+    ) {
+        let Content::List(blocks) = content else {
+            out.unknown(UnknownReason::MalformedMessage, reparse(text));
             return;
         };
         let mut thinking = Vec::new();
         let mut texts = Vec::new();
-        let mut unknown = Vec::new();
         let mut uses = Vec::new();
-        for block in blocks {
-            match (str_at(block, "type"), block) {
-                (Some("text"), b) if b.get("text").is_some_and(Value::is_string) => {
-                    if let Some(text) = non_empty(b, "text") {
-                        texts.push(text.to_string());
-                    }
+        for (index, block) in blocks.iter().enumerate() {
+            let view = block.view.as_ref();
+            match view.map(|v| (v.kind.as_str(), v)) {
+                Some((Some("text"), v)) if v.text.as_str().is_some() => {
+                    texts.extend(v.text.non_empty_str());
                 }
-                (Some("thinking"), b) if b.get("thinking").is_some_and(Value::is_string) => {
-                    if let Some(text) = non_empty(b, "thinking") {
-                        thinking.push(text.to_string());
-                    }
+                Some((Some("thinking"), v)) if v.thinking.as_str().is_some() => {
+                    thinking.extend(v.thinking.non_empty_str());
                 }
-                (Some("tool_use"), b) => uses.push(b.clone()),
-                (_, b) => unknown.push(b.clone()),
+                Some((Some("tool_use"), v)) => uses.push((v, block.raw, index)),
+                _ => out.unknown(
+                    UnknownReason::UnknownBlock,
+                    block_value(block.raw, index, || reparse(text)),
+                ),
             }
-        }
-        for block in unknown {
-            out.unknown(UnknownReason::UnknownBlock, block);
         }
         if !thinking.is_empty() {
             out.emit(EventBody::Reasoning {
@@ -169,186 +162,188 @@ impl QwenDecoder {
             self.answer = Some(Arc::clone(&text));
             out.emit(EventBody::Agent { text });
         }
-        for block in uses {
-            self.record(block, &value, out);
+        for (view, raw, index) in uses {
+            let block: Box<str> = match raw {
+                Some(raw) => raw.into(),
+                None => block_value(None, index, || reparse(text))
+                    .to_string()
+                    .into(),
+            };
+            self.record(view, block, parent, out);
         }
         out.consumed_by("QW4");
     }
 
     /// QW6: a `tool_use` block is recorded under its `id`; one without a string `id`, `name`
     /// or object `input` is `malformed_tool_use` at once (C13).
-    fn record(&mut self, block: Value, line: &Value, out: &mut Emitter<'_>) {
-        let id = str_at(&block, "id").map(str::to_string);
-        let name = str_at(&block, "name").map(str::to_string);
-        let (Some(id), Some(_), true) = (
-            id.clone(),
-            name.clone(),
-            block.get("input").is_some_and(Value::is_object),
-        ) else {
+    fn record(
+        &mut self,
+        view: &stream_json::BlockView<'_>,
+        block: Box<str>,
+        parent: &Loose<'_>,
+        out: &mut Emitter<'_>,
+    ) {
+        let id = view.id.as_str().map(str::to_string);
+        let name = view.name.as_str().map(str::to_string);
+        let (Some(id), Some(name), Loose::Object) = (id.clone(), name.clone(), &view.input) else {
             let tool = ToolRef {
                 tool: name,
                 tool_use_id: id,
             };
             out.unknown_of(
                 UnknownReason::MalformedToolUse,
-                tool_raw(block, Value::Null),
+                tool_raw(reparse(&*block), Value::Null),
                 tool,
             );
             return;
         };
-        let parent = str_at(line, "parent_tool_use_id").map(str::to_string);
+        let thread = parent.as_str().map(str::to_string);
         if out.wants_started() {
             let tool = ToolRef {
-                tool: name.clone(),
+                tool: Some(name.clone()),
                 tool_use_id: Some(id.clone()),
             };
             let ok = ToolStatus {
                 success: true,
                 error: None,
             };
-            let input = block.get("input").unwrap_or(&Value::Null);
-            let would_be = match tools::map(
-                name.as_deref().unwrap_or(""),
-                input,
-                &ok,
-                None,
-                &tool,
-                self.dir(),
-            ) {
+            let would_be = match self.mapping(&name, &block, &ok, None, &tool) {
                 Mapping::Events(bodies) => bodies,
                 _ => Vec::new(),
             };
-            out.started_from(tool, &would_be, parent.clone());
+            out.started_from(tool, &would_be, thread.clone());
         }
-        self.uses.push(Use {
-            tool_use: PendingToolUse {
-                id,
-                tool: name,
-                thread: parent,
-            },
+        self.uses.record(ToolUse {
+            id,
+            name: Some(name),
+            thread,
             block,
         });
         out.defer();
     }
 
+    /// The events a recorded use's block maps to (QW8, QW9), with the directory in effect.
+    fn mapping(
+        &self,
+        name: &str,
+        block: &str,
+        status: &ToolStatus,
+        exit: Option<Number>,
+        tool: &ToolRef,
+    ) -> Mapping {
+        let input = stream_json::tool_input(block);
+        tools::map(name, input.as_ref(), status, exit, tool, self.dir())
+    }
+
     /// QW7: a `user` line: its `tool_result` blocks resolve recorded uses; anything else in it
     /// is consumed.
-    fn user(&mut self, value: Value, out: &mut Emitter<'_>) {
-        let Some(blocks) = value.pointer("/message/content") else {
-            out.unknown(UnknownReason::MalformedMessage, value);
-            return;
-        };
-        let results: Vec<Value> = match blocks {
-            Value::Array(blocks) => blocks
-                .iter()
-                .filter(|b| str_at(b, "type") == Some("tool_result"))
-                .cloned()
-                .collect(),
-            Value::String(_) => Vec::new(),
-            _ => {
-                out.unknown(UnknownReason::MalformedMessage, value);
+    fn user(&mut self, content: Content<'_>, text: &str, out: &mut Emitter<'_>) {
+        match content {
+            Content::List(blocks) => {
+                for (index, block) in blocks.iter().enumerate() {
+                    let Some(view) = &block.view else { continue };
+                    if view.kind.as_str() == Some("tool_result") {
+                        self.resolve(view, block.raw, index, text, out);
+                    }
+                }
+            }
+            Content::Text => {}
+            Content::Other => {
+                out.unknown(UnknownReason::MalformedMessage, reparse(text));
                 return;
             }
-        };
-        for result in results {
-            self.resolve(result, out);
         }
         out.consumed_by("QW7");
     }
 
     /// QW7: one `tool_result` pairs with the recorded use of its `tool_use_id`; never a
     /// guess (C11, C12).
-    fn resolve(&mut self, result: Value, out: &mut Emitter<'_>) {
-        let id = str_at(&result, "tool_use_id");
-        let (mut matching, rest): (Vec<Use>, Vec<Use>) = std::mem::take(&mut self.uses)
-            .into_iter()
-            .partition(|u| Some(u.tool_use.id.as_str()) == id);
-        self.uses = rest;
-        let tool_use_id = id.map(str::to_string);
-        if matching.len() != 1 {
-            let tool = ToolRef {
-                tool: None,
-                tool_use_id,
-            };
-            if matching.is_empty() {
-                out.unknown_of(
-                    UnknownReason::UnpairedResult,
-                    tool_raw(Value::Null, result),
-                    tool,
-                );
-            } else {
-                let candidates = matching.into_iter().map(|u| u.block).collect();
-                out.unknown_of(
-                    UnknownReason::AmbiguousToolUseId,
-                    tool_raw(Value::Array(candidates), result),
-                    tool,
-                );
+    fn resolve(
+        &mut self,
+        view: &stream_json::BlockView<'_>,
+        raw: Option<&str>,
+        index: usize,
+        text: &str,
+        out: &mut Emitter<'_>,
+    ) {
+        let id = view.tool_use_id.as_str();
+        let result = || block_value(raw, index, || reparse(text));
+        let tool_use = match self.uses.take(id) {
+            Paired::One(tool_use) => tool_use,
+            paired => {
+                let tool = ToolRef {
+                    tool: None,
+                    tool_use_id: id.map(str::to_string),
+                };
+                let (reason, candidates) = match paired {
+                    Paired::Ambiguous(uses) => (
+                        UnknownReason::AmbiguousToolUseId,
+                        Value::Array(uses.iter().map(|u| reparse(&*u.block)).collect()),
+                    ),
+                    _ => (UnknownReason::UnpairedResult, Value::Null),
+                };
+                out.unknown_of(reason, tool_raw(candidates, result()), tool);
+                return;
             }
-            return;
-        }
-        let Some(tool_use) = matching.pop() else {
-            return;
         };
-        let failed = result.get("is_error") == Some(&Value::Bool(true));
-        let text = if failed {
-            content_text(result.get("content"))
+        let failed = view.is_error.is_true();
+        // The whole text: a failed command's exit code is on its last lines (QW9).
+        let error = if failed {
+            match raw {
+                Some(raw) => stream_json::result_error_text(raw, usize::MAX),
+                None => stream_json::line_result_error_text(text, index, usize::MAX),
+            }
         } else {
-            String::new()
+            None
+        };
+        let name = tool_use.name.as_deref().unwrap_or("");
+        let exit = match (name, &error) {
+            ("run_shell_command", Some(error)) => tools::exit_code(error),
+            _ => None,
         };
         let status = ToolStatus {
             success: !failed,
-            error: (!text.is_empty()).then(|| truncate_chars(&text, MAX_ERROR).to_string()),
-        };
-        let name = tool_use.tool_use.tool.as_deref().unwrap_or("");
-        let exit = match name {
-            "run_shell_command" if failed => tools::exit_code(&text),
-            _ => None,
+            error: error.map(|e| truncate_chars(&e, MAX_ERROR).to_string()),
         };
         let tool = ToolRef {
-            tool: tool_use.tool_use.tool.clone(),
-            tool_use_id: Some(tool_use.tool_use.id.clone()),
+            tool: tool_use.name.clone(),
+            tool_use_id: Some(tool_use.id.clone()),
         };
-        let input = tool_use.block.get("input").unwrap_or(&Value::Null);
-        let parent = tool_use.tool_use.thread.clone();
-        match tools::map(name, input, &status, exit, &tool, self.dir()) {
+        let reason = match self.mapping(name, &tool_use.block, &status, exit, &tool) {
             Mapping::Events(bodies) => {
                 for body in bodies {
-                    out.emit_in(body, parent.clone());
+                    out.emit_in(body, tool_use.thread.clone());
                 }
+                return;
             }
-            Mapping::UnknownTool => out.unknown_of(
-                UnknownReason::UnknownTool,
-                tool_raw(tool_use.block, result),
-                tool,
-            ),
-            Mapping::Malformed => out.unknown_of(
-                UnknownReason::MalformedToolUse,
-                tool_raw(tool_use.block, result),
-                tool,
-            ),
-        }
+            Mapping::UnknownTool => UnknownReason::UnknownTool,
+            Mapping::Malformed => UnknownReason::MalformedToolUse,
+        };
+        let raw = tool_raw(reparse(&*tool_use.block), result());
+        out.unknown_of(reason, raw, tool);
     }
 
     /// QW10: `result` ends the run: its figures feed the outcome, a failure is an `error`.
-    fn result(&mut self, value: &Value, out: &mut Emitter<'_>) {
+    fn result(&mut self, result: &ResultFields<'_>, out: &mut Emitter<'_>) {
         out.terminal();
-        let usage = value.get("usage").unwrap_or(&Value::Null);
         let metrics = &mut self.metrics;
-        metrics.input_tokens = number(usage.get("input_tokens"));
-        metrics.output_tokens = number(usage.get("output_tokens"));
-        metrics.cache_read_input_tokens = number(usage.get("cache_read_input_tokens"));
-        metrics.duration_ms = number(value.get("duration_ms"));
-        metrics.duration_api_ms = number(value.get("duration_api_ms"));
-        metrics.num_turns = number(value.get("num_turns"));
-        let failed = value.get("is_error") == Some(&Value::Bool(true))
-            || str_at(value, "subtype").is_some_and(|s| s.starts_with("error"));
+        metrics.input_tokens = number(&result.usage.input);
+        metrics.output_tokens = number(&result.usage.output);
+        metrics.cache_read_input_tokens = number(&result.usage.cache_read);
+        metrics.duration_ms = number(&result.duration_ms);
+        metrics.duration_api_ms = number(&result.duration_api_ms);
+        metrics.num_turns = number(&result.num_turns);
+        let failed = result.is_error.is_true()
+            || result
+                .subtype
+                .as_str()
+                .is_some_and(|s| s.starts_with("error"));
         if failed {
-            let message = value
-                .pointer("/error/message")
-                .and_then(Value::as_str)
-                .filter(|s| !s.is_empty())
-                .or_else(|| non_empty(value, "result"))
-                .or_else(|| str_at(value, "subtype"))
+            let message = result
+                .error_message
+                .non_empty_str()
+                .or_else(|| result.result.non_empty_str())
+                .or_else(|| result.subtype.as_str())
                 .unwrap_or("error")
                 .to_string();
             out.emit(EventBody::Error { message });
@@ -356,7 +351,7 @@ impl QwenDecoder {
         }
         // S7: the answer's own text when the result repeats it.
         let answer = self.answer.take();
-        let text = match (non_empty(value, "result"), answer) {
+        let text = match (result.result.non_empty_str(), answer) {
             (Some(text), Some(answer)) if *answer == *text => Some(answer),
             (Some(text), _) => Some(Arc::from(text)),
             (None, answer) if !failed => answer,
@@ -372,20 +367,26 @@ impl Decoder for QwenDecoder {
     }
 
     fn line(&mut self, line: &[u8], out: &mut Emitter<'_>) -> Result<(), NotJson> {
-        let value = parse_value(line)?;
-        if value.is_object() {
-            self.on_line(value, out);
-        } else {
+        // The core's entry point: a borrowed view, which exists exactly when the line parses
+        // into a `Value` object (S2).
+        match stream_json::read(line)? {
+            Some((text, parts)) => self.on_line(parts, text, out),
             // S3: valid JSON that is not an object.
-            out.unknown(UnknownReason::NotAnEvent, reparse(line));
+            None => out.unknown(UnknownReason::NotAnEvent, reparse(line)),
         }
         Ok(())
     }
 
     fn end(&mut self, out: &mut Emitter<'_>) {
         // QW11: uses never answered, one at a time, in the order they were recorded (S9).
-        for tool_use in std::mem::take(&mut self.uses) {
-            out.unresolved(tool_use.tool_use, tool_raw(tool_use.block, Value::Null));
+        while let Some(tool_use) = self.uses.pop_first() {
+            let raw = tool_raw(reparse(&*tool_use.block), Value::Null);
+            let pending = PendingToolUse {
+                id: tool_use.id,
+                tool: tool_use.name,
+                thread: tool_use.thread,
+            };
+            out.unresolved(pending, raw);
         }
     }
 
@@ -398,6 +399,6 @@ impl Decoder for QwenDecoder {
     }
 
     fn pending_tool_uses(&self) -> Vec<PendingToolUse> {
-        self.uses.iter().map(|u| u.tool_use.clone()).collect()
+        self.uses.pending()
     }
 }

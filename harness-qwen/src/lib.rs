@@ -152,7 +152,8 @@ impl Backend for QwenHarness {
     }
 }
 
-/// The lines only Qwen Code prints: its `init` line, which names `qwen_code_version`.
+/// The lines only Qwen Code prints: its `init` line, which names `qwen_code_version` (the
+/// Claude backend declines that line, whose shape is otherwise its own).
 ///
 /// ```
 /// use harness_agents_core::Backend;
@@ -163,6 +164,5 @@ impl Backend for QwenHarness {
 /// assert!(!qwen.recognizes(&json!({"type": "system", "subtype": "init", "claude_code_version": "2"})));
 /// ```
 fn recognizes(line: &Value) -> bool {
-    line.get("type").and_then(Value::as_str) == Some("system")
-        && line.get("qwen_code_version").is_some_and(Value::is_string)
+    harness_agents_core::backend::stream_json::signed_by(line, "qwen_code_version")
 }

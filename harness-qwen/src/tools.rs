@@ -1,11 +1,12 @@
 //! The tool map (QW8, QW9): what one finished Qwen Code tool use becomes. Pure functions of the
 //! tool name, its `input` and its status.
 
-use harness_agents_core::backend::args::{count, optional, required};
+use harness_agents_core::backend::args::view::{count, optional, required};
 use harness_agents_core::backend::paths::resolve;
 use harness_agents_core::backend::reclassify::{ShellInput, shell_events};
+use harness_agents_core::backend::stream_json::InputView;
 use harness_agents_core::{EventBody, LineRange, ToolRef, ToolStatus};
-use serde_json::{Map, Number, Value};
+use serde_json::Number;
 
 /// What a tool use maps to.
 #[derive(Debug, Clone, PartialEq)]
@@ -21,9 +22,9 @@ pub(crate) enum Mapping {
 
 /// QW8 `read_file`: `offset` is the first line counted from 0 (so line `offset + 1`), `limit`
 /// the number of lines (absent or 0: to the end of the file); no range when neither is given.
-fn range(input: &Map<String, Value>) -> Result<Option<LineRange>, ()> {
-    let offset = count(input, "offset")?;
-    let limit = count(input, "limit")?.filter(|&n| n > 0);
+fn range(input: &InputView<'_>) -> Result<Option<LineRange>, ()> {
+    let offset = count(&input.offset)?;
+    let limit = count(&input.limit)?.filter(|&n| n > 0);
     if offset.is_none() && limit.is_none() {
         return Ok(None);
     }
@@ -55,10 +56,11 @@ pub(crate) fn exit_code(text: &str) -> Option<Number> {
 }
 
 /// The events of one tool use (QW8, QW9), given its status and, for a failed shell command,
-/// its exit code. `cwd` resolves relative paths (C14a).
+/// its exit code. `input` is `None` when it is not an object; `cwd` resolves relative paths
+/// (C14a).
 pub(crate) fn map(
     name: &str,
-    input: &Value,
+    input: Option<&InputView<'_>>,
     status: &ToolStatus,
     exit: Option<Number>,
     tool: &ToolRef,
@@ -77,7 +79,7 @@ pub(crate) fn map(
     ) {
         return Mapping::UnknownTool;
     }
-    let Some(input) = input.as_object() else {
+    let Some(input) = input else {
         return Mapping::Malformed;
     };
     match mapped(name, input, status, exit, tool, cwd) {
@@ -88,7 +90,7 @@ pub(crate) fn map(
 
 fn mapped(
     name: &str,
-    input: &Map<String, Value>,
+    input: &InputView<'_>,
     status: &ToolStatus,
     exit: Option<Number>,
     tool: &ToolRef,
@@ -98,42 +100,42 @@ fn mapped(
     let path = |p: &str| resolve(p, cwd);
     let body = match name {
         "read_file" => EventBody::Read {
-            path: path(required(input, "file_path")?),
+            path: path(required(&input.file_path)?),
             range: range(input)?,
             command: None,
             status,
             tool,
         },
         "write_file" | "edit" => EventBody::Write {
-            path: path(required(input, "file_path")?),
+            path: path(required(&input.file_path)?),
             change: None,
             status,
             tool,
         },
         "notebook_edit" => EventBody::Write {
-            path: path(required(input, "notebook_path")?),
+            path: path(required(&input.notebook_path)?),
             change: None,
             status,
             tool,
         },
         "grep_search" | "glob" => EventBody::Search {
-            query: Some(required(input, "pattern")?.to_string()),
-            path: optional(input, "path")?.map(path),
+            query: Some(required(&input.pattern)?.to_string()),
+            path: optional(&input.path)?.map(path),
             command: None,
             status,
             tool,
         },
         "list_directory" => EventBody::List {
-            path: optional(input, "path")?.map(path),
+            path: optional(&input.path)?.map(path),
             command: None,
             status,
             tool,
         },
         _ => {
-            let command = required(input, "command")?;
+            let command = required(&input.command)?;
             // QW9: `directory` runs the command elsewhere than the project; its relative paths
             // are that directory's.
-            let dir = optional(input, "directory")?.map(path);
+            let dir = optional(&input.directory)?.map(path);
             let cwd = dir.as_deref().or(cwd);
             let input = ShellInput::Script(command);
             return Ok(shell_events(input, command, exit, cwd, &status, &tool));
@@ -147,14 +149,22 @@ mod tests {
     #![allow(clippy::unwrap_used)]
 
     use super::*;
-    use serde_json::json;
+    use harness_agents_core::backend::stream_json::tool_input;
+    use serde_json::{Value, json};
 
-    fn one(name: &str, input: Value) -> EventBody {
+    /// `input` as the decoder reads it: from its tool use block's text.
+    fn mapping(name: &str, input: &Value, cwd: Option<&str>) -> Mapping {
         let status = ToolStatus {
             success: true,
             error: None,
         };
-        match map(name, &input, &status, None, &ToolRef::default(), Some("/p")) {
+        let block = json!({ "input": input }).to_string();
+        let view = tool_input(&block);
+        map(name, view.as_ref(), &status, None, &ToolRef::default(), cwd)
+    }
+
+    fn one(name: &str, input: Value) -> EventBody {
+        match mapping(name, &input, Some("/p")) {
             Mapping::Events(mut bodies) if bodies.len() == 1 => bodies.remove(0),
             other => panic!("{other:?}"),
         }
@@ -183,12 +193,7 @@ mod tests {
 
     #[test]
     fn qw8_malformed_and_unknown() {
-        let status = ToolStatus {
-            success: true,
-            error: None,
-        };
-        let tool = ToolRef::default();
-        let map = |name, input| map(name, &input, &status, None, &tool, None);
+        let map = |name, input| mapping(name, &input, None);
         assert_eq!(map("read_file", json!({})), Mapping::Malformed);
         assert_eq!(
             map("read_file", json!({"file_path": null})),

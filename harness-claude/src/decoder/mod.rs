@@ -19,10 +19,13 @@ mod pairing;
 
 use messages::Message;
 use metrics::Tokens;
-use pairing::{Pending, ToolUse, block_value, tool_raw};
+use pairing::tool_raw;
 
 use crate::tools::{Context, Mapping, map_tool};
-use crate::wire::{self, Block, Body, Content, LineParts, ResultFields, ToolUseResult};
+use harness_agents_core::backend::stream_json::{
+    self, Block, Body, Content, LineParts, Paired, ResultFields, ToolUse, ToolUseResult, ToolUses,
+    block_value,
+};
 
 /// The most characters of a tool's failure text an `error` field carries (J6).
 const MAX_TEXT: usize = 1_000;
@@ -57,9 +60,7 @@ pub struct ClaudeDecoder {
     next_message: u64,
 
     /// Recorded tool uses, by record order (S9).
-    uses: BTreeMap<u64, ToolUse>,
-    pending: HashMap<String, Pending>,
-    next_use: u64,
+    uses: ToolUses,
 
     /// Whether the lines are a stored transcript's (T1: camelCase `toolUseResult`).
     transcript: bool,
@@ -115,7 +116,7 @@ impl ClaudeDecoder {
             return;
         }
         let text = value.to_string();
-        match wire::parse(&text) {
+        match stream_json::parse(&text) {
             Some(parts) => self.on_parts(parts, &text, Some(value), out),
             // Unreachable: a view reads any JSON object; keep the line all the same.
             None => out.unknown_in(UnknownReason::MalformedMessage, value, None),
@@ -325,7 +326,7 @@ impl Decoder for ClaudeDecoder {
     fn line(&mut self, line: &[u8], out: &mut Emitter<'_>) -> Result<(), NotJson> {
         // The core's entry point: a borrowed view, which exists exactly when the line parses
         // into a `Value` object (S2); JSON that is no object takes the `Value` path (S3).
-        match wire::read(line)? {
+        match stream_json::read(line)? {
             Some((text, parts)) => self.on_parts(parts, text, None, out),
             None => self.on_value(parse_value(line)?, out),
         }
@@ -335,8 +336,7 @@ impl Decoder for ClaudeDecoder {
     fn end(&mut self, out: &mut Emitter<'_>) {
         self.flush_all(out);
         // One use at a time, its memory freed as its event goes out (S7, S9).
-        while let Some((_, tool_use)) = self.uses.pop_first() {
-            self.pending.remove(&tool_use.id);
+        while let Some(tool_use) = self.uses.pop_first() {
             let body = EventBody::Unknown {
                 reason: UnknownReason::UnresolvedToolUse,
                 raw: tool_raw(reparse(tool_use.block.as_bytes()), Value::Null, None),
@@ -347,7 +347,6 @@ impl Decoder for ClaudeDecoder {
             };
             out.emit_in(body, tool_use.thread);
         }
-        self.pending.clear();
     }
 
     fn summary(&self) -> Summary {
@@ -361,14 +360,7 @@ impl Decoder for ClaudeDecoder {
     }
 
     fn pending_tool_uses(&self) -> Vec<PendingToolUse> {
-        self.uses
-            .values()
-            .map(|u| PendingToolUse {
-                id: u.id.clone(),
-                tool: u.name.clone(),
-                thread: u.thread.clone(),
-            })
-            .collect()
+        self.uses.pending()
     }
 }
 

@@ -2,27 +2,6 @@
 
 use super::*;
 
-/// A recorded tool use waiting for its result (C9).
-#[derive(Debug)]
-pub(super) struct ToolUse {
-    pub(super) id: String,
-    pub(super) name: Option<String>,
-    pub(super) thread: Thread,
-    /// The `tool_use` block as written; parsed only when its events are made.
-    pub(super) block: Box<str>,
-}
-
-/// A content block's JSON: its kept text, or else the line's `message.content[index]`.
-pub(super) fn block_value(raw: Option<&str>, index: usize, line: LineValue<'_>) -> Value {
-    match raw {
-        Some(raw) => reparse(raw),
-        None => line()
-            .pointer(&format!("/message/content/{index}"))
-            .cloned()
-            .unwrap_or(Value::Null),
-    }
-}
-
 /// A `tool_result` block and what its line says about it.
 pub(super) struct ResultRef<'a> {
     /// The block as written, when kept.
@@ -46,8 +25,8 @@ impl ResultRef<'_> {
     /// C10a: the failure text, read without building the block (J6: cut to 1,000 characters).
     fn error_text(&self) -> Option<String> {
         match self.raw {
-            Some(raw) => wire::result_error_text(raw, MAX_TEXT),
-            None => wire::line_result_error_text(self.text, self.index, MAX_TEXT),
+            Some(raw) => stream_json::result_error_text(raw, MAX_TEXT),
+            None => stream_json::line_result_error_text(self.text, self.index, MAX_TEXT),
         }
     }
 
@@ -63,18 +42,11 @@ impl ResultRef<'_> {
     }
 }
 
-/// What is pending under one tool use id: one use, or several (C11).
-#[derive(Debug)]
-pub(super) enum Pending {
-    One(u64),
-    Ambiguous(Vec<u64>),
-}
-
 impl ClaudeDecoder {
     /// C9, C11, C13: records a tool use, or emits it at once when it has no string id.
     pub(super) fn record_tool_use(
         &mut self,
-        block: &wire::BlockView<'_>,
+        block: &stream_json::BlockView<'_>,
         text: Box<str>,
         seq: u64,
         thread: &Thread,
@@ -107,33 +79,12 @@ impl ClaudeDecoder {
             };
             self.started(&text, tool, thread, out);
         }
-        let use_seq = self.next_use;
-        self.next_use += 1;
-        self.uses.insert(
-            use_seq,
-            ToolUse {
-                id: id.to_string(),
-                name,
-                thread: thread.clone(),
-                block: text,
-            },
-        );
-        match self.pending.get_mut(id) {
-            None => {
-                self.pending.insert(id.to_string(), Pending::One(use_seq));
-            }
-            Some(entry) => {
-                let earlier = match entry {
-                    Pending::One(first) => vec![*first, use_seq],
-                    Pending::Ambiguous(list) => {
-                        let mut list = std::mem::take(list);
-                        list.push(use_seq);
-                        list
-                    }
-                };
-                *entry = Pending::Ambiguous(earlier);
-            }
-        }
+        self.uses.record(ToolUse {
+            id: id.to_string(),
+            name,
+            thread: thread.clone(),
+            block: text,
+        });
     }
 
     pub(super) fn on_user(
@@ -145,7 +96,7 @@ impl ClaudeDecoder {
         thread: Thread,
         out: &mut Emitter<'_>,
     ) {
-        let results: Vec<(usize, &wire::BlockView<'_>, Option<&str>)> = match &content {
+        let results: Vec<(usize, &stream_json::BlockView<'_>, Option<&str>)> = match &content {
             Content::List(blocks) => blocks
                 .iter()
                 .enumerate()
@@ -212,18 +163,11 @@ impl ClaudeDecoder {
             error: if success { None } else { result.error_text() },
         };
         let id = result.tool_use_id;
-        match id.and_then(|id| self.pending.remove(id)) {
-            Some(Pending::One(seq)) => {
-                if let Some(tool_use) = self.uses.remove(&seq) {
-                    self.emit_tool(tool_use, result, status, out);
-                }
-            }
-            Some(Pending::Ambiguous(seqs)) => {
-                let candidates: Vec<Value> = seqs
-                    .iter()
-                    .filter_map(|seq| self.uses.remove(seq))
-                    .map(|u| reparse(u.block.as_bytes()))
-                    .collect();
+        match self.uses.take(id) {
+            Paired::One(tool_use) => self.emit_tool(tool_use, result, status, out),
+            Paired::Ambiguous(uses) => {
+                let candidates: Vec<Value> =
+                    uses.iter().map(|u| reparse(u.block.as_bytes())).collect();
                 let raw = tool_raw(
                     Value::Array(candidates),
                     result.value(),
@@ -239,7 +183,7 @@ impl ClaudeDecoder {
                 };
                 out.emit_in(body, thread.clone());
             }
-            None => self.unpaired(result, status, thread, out),
+            Paired::None => self.unpaired(result, status, thread, out),
         }
     }
 
@@ -296,7 +240,7 @@ impl ClaudeDecoder {
 
     /// What a tool use block maps to (C13-C15), with the working directory now in effect.
     pub(super) fn mapping(&self, block: &str, status: &ToolStatus, tool: &ToolRef) -> Mapping {
-        let input = wire::tool_input(block);
+        let input = stream_json::tool_input(block);
         match (tool.tool.as_deref(), &input) {
             (Some(name), Some(input)) => {
                 let cx = Context {

@@ -336,6 +336,32 @@ fn auto_detects_every_opencode_recording_and_gives_its_expected_events() {
     assert_eq!(checked, 46);
 }
 
+/// Every Qwen Code recording is detected as Qwen by its first line (its `init` names
+/// `qwen_code_version`), not as Claude Code, whose shape it shares, and gives its expected
+/// events through the binary, named or detected.
+#[test]
+fn auto_detects_every_qwen_recording_and_gives_its_expected_events() {
+    let mut checked = 0;
+    for fixture in fixtures::streams("qwen").unwrap() {
+        let cwd = ["--cwd", "/home/qwen/project"];
+        let explicit = normalize_fixture(&fixture, &[&["--backend", "qwen"], &cwd[..]].concat());
+        let auto = normalize_fixture(&fixture, &cwd);
+        assert!(auto.2, "{}: {}", fixture.name, auto.1);
+        assert_eq!(auto.0, explicit.0, "{}", fixture.name);
+        assert_eq!(
+            auto.1, "harness: detected a qwen stream (line 1); --backend NAME chooses another\n",
+            "{}",
+            fixture.name
+        );
+        let expected = std::fs::read_to_string(&fixture.expected).unwrap();
+        if let Err(problems) = fixtures::compare(&expected, &auto.0) {
+            panic!("{}: {}", fixture.name, problems.join("; "));
+        }
+        checked += 1;
+    }
+    assert_eq!(checked, 31);
+}
+
 const CODEX: &str = concat!(
     "Reading prompt from stdin...\n",
     "\n",

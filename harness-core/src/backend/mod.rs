@@ -5,7 +5,9 @@
 //! the facts whose defaults do not fit it): the driver does the bookkeeping every backend
 //! shares (line numbers, counts, dispositions, warnings, finish-once, S9). The modules hold the
 //! shared pieces of the rules: [`json`] (exact, fast JSON views, S2), [`paths`] (C14a),
-//! [`reclassify`] (shell commands through the shared classifier, C15, X4), [`text`].
+//! [`reclassify`] (shell commands through the shared classifier, C15, X4), [`text`],
+//! [`stream_json`] (the lines, blocks and tool-use pairing of the agents that print
+//! `stream-json`).
 //! The live side is declarative: see `Launch` (with the `process` feature).
 
 pub mod args;
@@ -15,6 +17,7 @@ mod ledger;
 pub mod paths;
 pub mod reclassify;
 mod recorded;
+pub mod stream_json;
 pub mod text;
 
 pub use crate::outcome::add_numbers;

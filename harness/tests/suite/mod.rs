@@ -1,5 +1,6 @@
 //! The parts of the facade's integration tests.
 
+mod detection;
 mod dispositions;
 mod sessions;
 mod versions;

@@ -1,4 +1,13 @@
-//! Borrowed, typed views of Claude Code's lines: the parse phase of the normalizer.
+//! The line shapes of a `stream-json` stream, read through borrowed, typed views: the parse
+//! phase of the backends whose agents print one JSON object per line with a top-level `type`
+//! of `system`, `assistant`, `user`, `stream_event` or `result`, messages made of content
+//! blocks (`text`, `thinking`, `tool_use`, `tool_result`) and a closing `result` with the
+//! run's figures. Where those agents differ (how they group blocks into lines, what a tool
+//! result holds, which figures a result carries) is each backend's own decoding; what they
+//! share is read here once: the views of a line, its blocks and a tool use's input
+//! ([`parse`], [`read`], [`InputView`]), a tool result's failure text
+//! ([`result_error_text`]), a block's JSON ([`block_value`]), the tool uses waiting for their
+//! results ([`ToolUses`]) and the `init` line's version key ([`signed_by`], [`signed_by_other`]).
 //!
 //! One pass over a line reads the fields the rules need and skips the rest with [`Checked`].
 //! Every field is [`Loose`] (any JSON value) and a repeated key keeps its last value, exactly as
@@ -11,14 +20,20 @@
 //! block later, when the line is gone), and read from that text.
 
 use std::borrow::Cow;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 
-use harness_agents_core::backend::NotJson;
-use harness_agents_core::backend::json::{
-    self, Checked, FieldsSeed, JsonView, Key, Loose, Scan, ViewSeed, depth_exceeds, view_of,
+use crate::backend::NotJson;
+use crate::backend::json::{
+    self, Checked, FieldsSeed, JsonView, Key, Loose, Scan, ViewSeed, depth_exceeds, scan_into,
+    view_of,
 };
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_json::Value;
 use serde_json::value::RawValue;
+
+use crate::PendingToolUse;
+use crate::backend::reparse;
 
 /// The deepest a content block may nest: `serde_json` allows 127 levels in a line, and a block
 /// is the fourth (line, message, content list, block).
@@ -93,9 +108,9 @@ macro_rules! other_map {
     };
 }
 
-harness_agents_core::json_view! {
+crate::json_view! {
     /// The fields of a content block that rules read.
-    pub(crate) struct BlockView<'a> {
+    pub struct BlockView<'a> {
         /// `type`.
         kind: "type",
         /// `text` of a text block.
@@ -110,21 +125,23 @@ harness_agents_core::json_view! {
         tool_use_id: "tool_use_id",
         /// `is_error` of a tool result.
         is_error: "is_error",
+        /// `input` of a tool use (whether it is an object: C13).
+        input: "input",
     }
 }
 
 /// One content block.
 #[derive(Debug)]
-pub(crate) struct Block<'a> {
+pub struct Block<'a> {
     /// The fields rules read; `None` when the block is not an object.
     pub view: Option<BlockView<'a>>,
-    /// The block as written, when it was kept ([`BlockMode::Kept`]).
+    /// The block as written, when it was kept (an assistant line's blocks are).
     pub raw: Option<&'a str>,
 }
 
 /// What a message's `content` is.
 #[derive(Debug)]
-pub(crate) enum Content<'a> {
+pub enum Content<'a> {
     /// A list of blocks.
     List(Vec<Block<'a>>),
     /// A string.
@@ -217,13 +234,16 @@ enum Message<'a> {
     },
 }
 
-struct MessageSeed(BlockMode);
+/// Reads a message with its blocks in `.0`; `.1` is whether its `model` and `usage` are read
+/// (a stored transcript's accounting reads them; a live stream's rules never do, and skip them
+/// checked, which costs less than reading them).
+struct MessageSeed(BlockMode, bool);
 
 impl<'de> DeserializeSeed<'de> for MessageSeed {
     type Value = Message<'de>;
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
-        struct MessageVisitor(BlockMode);
+        struct MessageVisitor(BlockMode, bool);
         impl<'de> Visitor<'de> for MessageVisitor {
             type Value = Message<'de>;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -238,8 +258,10 @@ impl<'de> DeserializeSeed<'de> for MessageSeed {
                     match key.as_ref() {
                         "id" => id = map.next_value()?,
                         "content" => content = map.next_value_seed(ContentSeed(self.0))?,
-                        "model" => model = map.next_value()?,
-                        "usage" => usage = map.next_value_seed(TokenSeed(&USAGE_NAMES))?,
+                        "model" if self.1 => model = map.next_value()?,
+                        "usage" if self.1 => {
+                            usage = map.next_value_seed(TokenSeed(&USAGE_NAMES))?
+                        }
                         _ => {
                             map.next_value::<Checked>()?;
                         }
@@ -253,13 +275,13 @@ impl<'de> DeserializeSeed<'de> for MessageSeed {
                 })
             }
         }
-        deserializer.deserialize_any(MessageVisitor(self.0))
+        deserializer.deserialize_any(MessageVisitor(self.0, self.1))
     }
 }
 
 /// What a line's `tool_use_result` is (C10).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum ToolUseResult {
+pub enum ToolUseResult {
     /// Absent or `null`: it does not belong to any result.
     None,
     /// An object; whether it has `interrupted: true`.
@@ -298,9 +320,9 @@ impl<'de> DeserializeSeed<'de> for ToolUseResultSeed {
     }
 }
 
-harness_agents_core::json_view! {
+crate::json_view! {
     /// The fields of a tool use's `input` that the tool map reads (C13, C14).
-    pub(crate) struct InputView<'a> {
+    pub struct InputView<'a> {
         /// `file_path`.
         file_path: "file_path",
         /// `notebook_path`.
@@ -317,10 +339,12 @@ harness_agents_core::json_view! {
         command: "command",
         /// `skill`.
         skill: "skill",
+        /// `directory` (where a shell command runs).
+        directory: "directory",
     }
 }
 
-harness_agents_core::json_view! {
+crate::json_view! {
     /// A recorded tool use block, for its `input`.
     struct ToolUseBlock<'a> {
         /// `input`, when an object.
@@ -330,13 +354,13 @@ harness_agents_core::json_view! {
 
 /// The `input` of a recorded tool use block (kept as text), when it is an object. The text was
 /// read as valid JSON when recorded, so `None` also covers what cannot happen.
-pub(crate) fn tool_input(block: &str) -> Option<InputView<'_>> {
+pub fn tool_input(block: &str) -> Option<InputView<'_>> {
     view_of::<ToolUseBlock<'_>>(block)?.input
 }
 
 /// Token figures as a result reports them (O2); `Loose` so that non-numbers are ignored.
 #[derive(Debug, Default)]
-pub(crate) struct TokenFields<'a> {
+pub struct TokenFields<'a> {
     /// Input tokens.
     pub input: Loose<'a>,
     /// Output tokens.
@@ -445,7 +469,7 @@ impl<'de> DeserializeSeed<'de> for ErrorsSeed {
 
 /// The fields of a `result` line (C7, O2).
 #[derive(Debug, Default)]
-pub(crate) struct ResultFields<'a> {
+pub struct ResultFields<'a> {
     /// `subtype`.
     pub subtype: Loose<'a>,
     /// `is_error`.
@@ -468,26 +492,27 @@ pub(crate) struct ResultFields<'a> {
     pub num_turns: Loose<'a>,
     /// The strings of `errors`.
     pub errors: Vec<Cow<'a, str>>,
+    /// `error.message`, when `error` is an object (an agent that reports a failed run's
+    /// cause there rather than in `result`).
+    pub error_message: Loose<'a>,
 }
 
 /// The parts of a line the normalizer reads.
 #[derive(Debug)]
-pub(crate) struct LineParts<'a> {
+pub struct LineParts<'a> {
     /// `session_id` (a transcript's `sessionId`).
     pub session_id: Loose<'a>,
     /// `parent_tool_use_id` (never read from a transcript).
     pub parent: Loose<'a>,
     /// The rest, by `type`.
     pub body: Body<'a>,
-    /// What a stored transcript's accounting reads (T rules); read only by the stored decoder.
-    #[cfg_attr(not(feature = "sessions"), allow(dead_code))]
+    /// What a stored transcript's accounting reads (T rules); read only by a stored decoder.
     pub stored: Stored<'a>,
 }
 
 /// The fields of a transcript line its accounting reads (T rules in `docs/sessions.md`).
 #[derive(Debug, Default)]
-#[cfg_attr(not(feature = "sessions"), allow(dead_code))]
-pub(crate) struct Stored<'a> {
+pub struct Stored<'a> {
     /// `type`.
     pub kind: Loose<'a>,
     /// `timestamp`.
@@ -496,27 +521,28 @@ pub(crate) struct Stored<'a> {
     pub cwd: Loose<'a>,
     /// `message.id`.
     pub message_id: Loose<'a>,
-    /// `message.model`.
+    /// `message.model` (read in the [`Dialect::Transcript`] only).
     pub model: Loose<'a>,
-    /// `message.usage`.
+    /// `message.usage` (read in the [`Dialect::Transcript`] only).
     pub usage: TokenFields<'a>,
     /// A `cost-state` line's `totalCostUSD`.
     pub total_cost_usd: Loose<'a>,
 }
 
-/// Which of Claude Code's two formats a line is in.
+/// Which of two forms of the same lines a line is in: what the agent prints, or what it
+/// stores.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Dialect {
+pub enum Dialect {
     /// `--output-format stream-json` (snake_case `session_id`, `tool_use_result`).
     Stream,
-    /// A stored transcript, `~/.claude/projects/*/*.jsonl` (camelCase `sessionId`,
-    /// `toolUseResult`; no `parent_tool_use_id`).
+    /// A stored transcript (camelCase `sessionId`, `toolUseResult`, `totalCostUSD`; no
+    /// `parent_tool_use_id`).
     Transcript,
 }
 
 /// A line by its `type`.
 #[derive(Debug)]
-pub(crate) enum Body<'a> {
+pub enum Body<'a> {
     /// `assistant`: the message id and content (blocks kept as text).
     Assistant {
         /// `message.id`.
@@ -557,7 +583,9 @@ struct Line<'a> {
     tool_use_id: Loose<'a>,
     message: Message<'a>,
     tool_use_result: ToolUseResult,
-    result: ResultFields<'a>,
+    /// A result's fields, boxed when the first of them is read: most lines have none, and a
+    /// line is moved several times on its way to its parts.
+    result: Option<Box<ResultFields<'a>>>,
     timestamp: Loose<'a>,
 }
 
@@ -572,7 +600,7 @@ impl Default for Line<'_> {
             tool_use_id: Loose::Absent,
             message: Message::None,
             tool_use_result: ToolUseResult::None,
-            result: ResultFields::default(),
+            result: None,
             timestamp: Loose::Absent,
         }
     }
@@ -580,16 +608,93 @@ impl Default for Line<'_> {
 
 /// A line as the core's entry point reads it ([`json::read_line`]): the [`Line`] of one
 /// dialect (`TRANSCRIPT`: a stored transcript's) with its blocks read in place (`IN_PLACE`) or
-/// kept. There is no fast path: the view is read by the checked path alone (serde visitors
-/// over the members the rules use), which the entry point takes whenever its fast reader is
-/// unsure, as it is of every member here.
+/// kept. The checked path reads every member the rules use (serde visitors); the fast one
+/// ([`JsonView::scan_member`]) reads a live stream's scalar members and skips what no rule
+/// reads, and is unsure of the rest (a message, a result's figures), so that a `system` or
+/// `stream_event` line, often the longest of a run (an `init` line's lists of tools and
+/// commands), is read by the fast path alone.
 #[derive(Default)]
 struct LineView<'a, const TRANSCRIPT: bool, const IN_PLACE: bool>(Line<'a>);
+
+/// [`MessageSeed`] on the fast path, for a live stream's kept blocks (an assistant line's):
+/// the same `id` and `content`, each block kept as written ([`Scan::raw`]) and its view read
+/// from that text, fast when sure, else checked; `model` and `usage` skipped, as the stream
+/// dialect skips them. `None` when unsure.
+fn scan_message<'de>(scan: &mut Scan<'de>) -> Option<Message<'de>> {
+    if scan.peek()? != b'{' {
+        scan.skip()?;
+        return Some(Message::None);
+    }
+    let (mut id, mut content) = (Loose::Absent, Content::Other);
+    scan.members(|scan, key| {
+        match key {
+            "id" => id = scan.loose()?,
+            "content" => content = scan_content(scan)?,
+            _ => scan.skip()?,
+        }
+        Some(())
+    })?;
+    Some(Message::Object {
+        id,
+        content,
+        model: Loose::Absent,
+        usage: TokenFields::default(),
+    })
+}
+
+/// [`ContentSeed`] with [`BlockMode::Kept`] on the fast path; `None` when unsure.
+fn scan_content<'de>(scan: &mut Scan<'de>) -> Option<Content<'de>> {
+    match scan.peek()? {
+        b'[' => {
+            let mut blocks = Vec::new();
+            scan.elements(|scan| {
+                let raw = scan.raw()?;
+                let mut view = BlockView::default();
+                let view = match scan_into(raw, &mut view, false) {
+                    Some(()) => Some(view),
+                    None => view_of::<BlockView<'_>>(raw),
+                };
+                blocks.push(Block {
+                    view,
+                    raw: Some(raw),
+                });
+                Some(())
+            })?;
+            Some(Content::List(blocks))
+        }
+        b'"' => scan.skip().map(|()| Content::Text),
+        _ => scan.skip().map(|()| Content::Other),
+    }
+}
+
+/// A line's result fields, boxed when the first is read.
+fn result_fields<'l, 'a>(
+    result: &'l mut Option<Box<ResultFields<'a>>>,
+) -> &'l mut ResultFields<'a> {
+    result.get_or_insert_with(Box::default)
+}
+
+/// The name a member of a line of the dialect (`transcript`) has in the stream: `""` for one
+/// that dialect's rules never read.
+fn stream_key(transcript: bool, key: &str) -> &str {
+    match (transcript, key) {
+        (true, "sessionId") => "session_id",
+        (true, "toolUseResult") => "tool_use_result",
+        (true, "totalCostUSD") => "total_cost_usd",
+        (true, "timestamp") => "timestamp",
+        (true, "session_id" | "tool_use_result" | "parent_tool_use_id")
+        | (true, "total_cost_usd" | "modelUsage" | "usage")
+        | (false, "timestamp") => "",
+        (_, other) => other,
+    }
+}
 
 impl<'de, const TRANSCRIPT: bool, const IN_PLACE: bool> JsonView<'de>
     for LineView<'de, TRANSCRIPT, IN_PLACE>
 {
-    const SCANS: bool = false;
+    /// A transcript's lines are nearly all messages, of which the fast path is unsure after
+    /// a long prefix of bookkeeping members: it is not tried on them.
+    const SCANS: bool = !TRANSCRIPT;
 
     fn read_member<A: MapAccess<'de>>(
         &mut self,
@@ -598,43 +703,42 @@ impl<'de, const TRANSCRIPT: bool, const IN_PLACE: bool> JsonView<'de>
         _costly: bool,
     ) -> Result<bool, A::Error> {
         let line = &mut self.0;
-        let r = &mut line.result;
-        let key = match (TRANSCRIPT, key) {
-            (true, "sessionId") => "session_id",
-            (true, "toolUseResult") => "tool_use_result",
-            (true, "totalCostUSD") => "total_cost_usd",
-            (true, "timestamp") => "timestamp",
-            (true, "session_id" | "tool_use_result" | "parent_tool_use_id")
-            | (true, "total_cost_usd" | "modelUsage" | "usage")
-            | (false, "timestamp") => "",
-            (_, other) => other,
-        };
+        let key = stream_key(TRANSCRIPT, key);
         let slot = match key {
-            "type" => &mut line.kind,
-            "subtype" => &mut line.subtype,
-            "is_error" => &mut r.is_error,
-            "result" => &mut r.result,
-            "total_cost_usd" => &mut r.total_cost_usd,
-            "duration_api_ms" => &mut r.duration_api_ms,
-            "duration_ms" => &mut r.duration_ms,
-            "num_turns" => &mut r.num_turns,
+            "is_error" => &mut result_fields(&mut line.result).is_error,
+            "result" => &mut result_fields(&mut line.result).result,
+            "total_cost_usd" => &mut result_fields(&mut line.result).total_cost_usd,
+            "duration_api_ms" => &mut result_fields(&mut line.result).duration_api_ms,
+            "duration_ms" => &mut result_fields(&mut line.result).duration_ms,
+            "num_turns" => &mut result_fields(&mut line.result).num_turns,
             "structured_output" => {
+                let r = result_fields(&mut line.result);
                 let value: serde_json::Value = map.next_value()?;
                 r.structured_output = Some(value).filter(|v| !v.is_null());
                 return Ok(true);
             }
             "modelUsage" => {
+                let r = result_fields(&mut line.result);
                 r.model_usage = map.next_value_seed(ModelUsageSeed)?;
                 return Ok(true);
             }
             "usage" => {
-                r.usage = map.next_value_seed(TokenSeed(&USAGE_NAMES))?;
+                result_fields(&mut line.result).usage =
+                    map.next_value_seed(TokenSeed(&USAGE_NAMES))?;
                 return Ok(true);
             }
             "errors" => {
-                r.errors = map.next_value_seed(ErrorsSeed)?;
+                result_fields(&mut line.result).errors = map.next_value_seed(ErrorsSeed)?;
                 return Ok(true);
             }
+            "error" => {
+                let fields = map.next_value_seed(FieldsSeed(&["message"]))?;
+                result_fields(&mut line.result).error_message =
+                    fields.map_or(Loose::Absent, |[message]| message);
+                return Ok(true);
+            }
+            "type" => &mut line.kind,
+            "subtype" => &mut line.subtype,
             "session_id" => &mut line.session_id,
             "timestamp" => &mut line.timestamp,
             "parent_tool_use_id" => &mut line.parent,
@@ -646,7 +750,7 @@ impl<'de, const TRANSCRIPT: bool, const IN_PLACE: bool> JsonView<'de>
                 } else {
                     BlockMode::Kept
                 };
-                line.message = map.next_value_seed(MessageSeed(mode))?;
+                line.message = map.next_value_seed(MessageSeed(mode, TRANSCRIPT))?;
                 return Ok(true);
             }
             "tool_use_result" => {
@@ -659,8 +763,34 @@ impl<'de, const TRANSCRIPT: bool, const IN_PLACE: bool> JsonView<'de>
         Ok(true)
     }
 
-    fn scan_member(&mut self, _: &str, _: &mut Scan<'de>, _: bool) -> Option<bool> {
-        None
+    fn scan_member(&mut self, key: &str, scan: &mut Scan<'de>, _costly: bool) -> Option<bool> {
+        let line = &mut self.0;
+        // The scalar members `read_member` reads as `Loose`, and nothing else: the same value
+        // on both paths (`Loose`'s `Member`); any member read another way makes it unsure.
+        let slot = match stream_key(TRANSCRIPT, key) {
+            "is_error" => &mut result_fields(&mut line.result).is_error,
+            "result" => &mut result_fields(&mut line.result).result,
+            "total_cost_usd" => &mut result_fields(&mut line.result).total_cost_usd,
+            "duration_api_ms" => &mut result_fields(&mut line.result).duration_api_ms,
+            "duration_ms" => &mut result_fields(&mut line.result).duration_ms,
+            "num_turns" => &mut result_fields(&mut line.result).num_turns,
+            "type" => &mut line.kind,
+            "subtype" => &mut line.subtype,
+            "session_id" => &mut line.session_id,
+            "timestamp" => &mut line.timestamp,
+            "parent_tool_use_id" => &mut line.parent,
+            "cwd" => &mut line.cwd,
+            "tool_use_id" => &mut line.tool_use_id,
+            "message" if !IN_PLACE && !TRANSCRIPT => {
+                line.message = scan_message(scan)?;
+                return Some(true);
+            }
+            "structured_output" | "modelUsage" | "usage" | "errors" | "error" | "message"
+            | "tool_use_result" => return None,
+            _ => return Some(false),
+        };
+        *slot = scan.loose()?;
+        Some(true)
     }
 }
 
@@ -668,6 +798,15 @@ impl<'de, const TRANSCRIPT: bool, const IN_PLACE: bool> JsonView<'de>
 /// point; `None` when it is not a JSON object.
 fn read_line(text: &str, mode: BlockMode, dialect: Dialect) -> Option<Line<'_>> {
     fn view<const T: bool, const I: bool>(text: &str) -> Option<Line<'_>> {
+        // A line that starts with a user type holds a message whose blocks are read in place,
+        // of which the fast path is unsure: the checked path reads it at once rather than
+        // after the fast one gave up (the entry point's own checked path, the same reads).
+        if text.starts_with(r#"{"type":"user""#) {
+            let mut reader = serde_json::Deserializer::from_str(text);
+            let view = LineView::<'_, T, I>::view(&mut reader).ok()??;
+            reader.end().ok()?;
+            return Some(view.0);
+        }
         let view = json::read_object::<LineView<'_, T, I>>(text).ok()??;
         Some(view.0)
     }
@@ -682,7 +821,7 @@ fn read_line(text: &str, mode: BlockMode, dialect: Dialect) -> Option<Line<'_>> 
 /// Reads one line of the live stream through the core's entry point ([`json::read_line`]):
 /// its text and parts when it is a JSON object, `None` when it is JSON but no object (S3),
 /// `NotJson` exactly where a `Value` parse fails (S2).
-pub(crate) fn read(line: &[u8]) -> Result<Option<(&str, LineParts<'_>)>, NotJson> {
+pub fn read(line: &[u8]) -> Result<Option<(&str, LineParts<'_>)>, NotJson> {
     if let Some((text, parts)) = json::object_text(line).and_then(|t| Some((t, parse(t)?))) {
         return Ok(Some((text, parts)));
     }
@@ -692,13 +831,13 @@ pub(crate) fn read(line: &[u8]) -> Result<Option<(&str, LineParts<'_>)>, NotJson
 }
 
 /// Reads the parts of a line that starts with `{`; `None` when it is not valid JSON.
-pub(crate) fn parse(text: &str) -> Option<LineParts<'_>> {
+pub fn parse(text: &str) -> Option<LineParts<'_>> {
     parse_in(text, Dialect::Stream)
 }
 
 /// [`parse`] for a line of the given format.
-pub(crate) fn parse_in(text: &str, dialect: Dialect) -> Option<LineParts<'_>> {
-    // Claude Code writes `type` first: read a user line's blocks in place. Should the line end
+pub fn parse_in(text: &str, dialect: Dialect) -> Option<LineParts<'_>> {
+    // The agents write `type` first: read a user line's blocks in place. Should the line end
     // up another type (a repeated `type` key), read it again keeping its blocks.
     // A transcript writes `parentUuid` and `isSidechain` first: its user lines are recognized
     // by their `"type":"user"` member after those.
@@ -740,7 +879,10 @@ pub(crate) fn parse_in(text: &str, dialect: Dialect) -> Option<LineParts<'_>> {
         model,
         usage,
         total_cost_usd: if dialect == Dialect::Transcript {
-            std::mem::take(&mut line.result.total_cost_usd)
+            line.result
+                .as_mut()
+                .map(|r| std::mem::take(&mut r.total_cost_usd))
+                .unwrap_or_default()
         } else {
             Loose::Absent
         },
@@ -758,9 +900,9 @@ pub(crate) fn parse_in(text: &str, dialect: Dialect) -> Option<LineParts<'_>> {
         },
         Some("stream_event") => Body::StreamEvent,
         Some("result") => {
-            let mut result = line.result;
+            let mut result = line.result.unwrap_or_default();
             result.subtype = line.subtype;
-            Body::Result(Box::new(result))
+            Body::Result(result)
         }
         _ => Body::Other,
     };
@@ -776,12 +918,12 @@ pub(crate) fn parse_in(text: &str, dialect: Dialect) -> Option<LineParts<'_>> {
 /// it: the string `content`, or the `text` of its text blocks joined with `"\n"`; `None` when
 /// that is empty. Only the first `limit` characters are kept (J6), so a huge result costs no
 /// more than its line.
-pub(crate) fn result_error_text(block: &str, limit: usize) -> Option<String> {
+pub fn result_error_text(block: &str, limit: usize) -> Option<String> {
     read_text(block, Member("content", ContentText(limit)))
 }
 
 /// [`result_error_text`] for the result at `index` in a user line's `message.content`.
-pub(crate) fn line_result_error_text(line: &str, index: usize, limit: usize) -> Option<String> {
+pub fn line_result_error_text(line: &str, index: usize, limit: usize) -> Option<String> {
     let block = Member("content", ContentText(limit));
     let seed = Member("message", Member("content", Nth(index, block)));
     read_text(line, seed)
@@ -868,7 +1010,7 @@ impl<'de, S: DeserializeSeed<'de, Value = String> + Copy> DeserializeSeed<'de> f
 
 /// Appends up to `room` characters of `text` to `out`; returns the room left.
 fn append_capped(out: &mut String, text: &str, room: usize) -> usize {
-    let cut = harness_agents_core::backend::text::truncate_chars(text, room);
+    let cut = crate::backend::text::truncate_chars(text, room);
     out.push_str(cut);
     room - cut.chars().count()
 }
@@ -928,7 +1070,7 @@ impl<'de> DeserializeSeed<'de> for ContentText {
     }
 }
 
-harness_agents_core::json_view! {
+crate::json_view! {
     /// A block of a result's `content`.
     struct TextBlock<'a> {
         /// `type`.
@@ -936,6 +1078,173 @@ harness_agents_core::json_view! {
         /// `text`.
         text: "text",
     }
+}
+
+/// A content block's JSON (J8): its kept text (`raw`), or else `message.content[index]` of the
+/// line `line` builds, `null` when there is none.
+pub fn block_value(raw: Option<&str>, index: usize, line: impl FnOnce() -> Value) -> Value {
+    match raw {
+        Some(raw) => reparse(raw.as_bytes()),
+        None => line()
+            .pointer(&format!("/message/content/{index}"))
+            .cloned()
+            .unwrap_or(Value::Null),
+    }
+}
+
+/// A `tool_use` block recorded and waiting for its result.
+#[derive(Debug)]
+pub struct ToolUse {
+    /// Its `id`.
+    pub id: String,
+    /// Its `name`, when a string.
+    pub name: Option<String>,
+    /// The thread it was used in (J4).
+    pub thread: Option<String>,
+    /// The block as written; parsed only when its events are made.
+    pub block: Box<str>,
+}
+
+/// What a tool result's `tool_use_id` finds among the uses waiting ([`ToolUses::take`]).
+#[derive(Debug)]
+pub enum Paired {
+    /// The one use recorded under that id.
+    One(ToolUse),
+    /// Every use recorded under that id while the others still waited (C11), in record order.
+    Ambiguous(Vec<ToolUse>),
+    /// No use waits under that id (C12).
+    None,
+}
+
+/// Where the uses recorded under one id are.
+#[derive(Debug)]
+enum Pending {
+    One(u64),
+    Ambiguous(Vec<u64>),
+}
+
+/// The tool uses waiting for their results, in the order they were recorded (C9, C11, S9):
+/// a result takes the use of its id, never a guess. An id recorded again while a use of it
+/// waits becomes ambiguous, and its result then takes every candidate.
+///
+/// ```
+/// use harness_agents_core::backend::stream_json::{Paired, ToolUse, ToolUses};
+///
+/// let tool_use = |id: &str| ToolUse {
+///     id: id.to_string(),
+///     name: Some("Read".to_string()),
+///     thread: None,
+///     block: r#"{"type":"tool_use"}"#.into(),
+/// };
+/// let mut uses = ToolUses::default();
+/// uses.record(tool_use("a"));
+/// uses.record(tool_use("b"));
+/// uses.record(tool_use("b"));
+/// assert!(matches!(uses.take(Some("a")), Paired::One(u) if u.id == "a"));
+/// assert!(matches!(uses.take(Some("b")), Paired::Ambiguous(c) if c.len() == 2));
+/// assert!(matches!(uses.take(Some("b")), Paired::None));
+/// assert!(uses.pop_first().is_none());
+/// ```
+#[derive(Debug, Default)]
+pub struct ToolUses {
+    uses: BTreeMap<u64, ToolUse>,
+    pending: HashMap<String, Pending>,
+    next: u64,
+}
+
+impl ToolUses {
+    /// Records a use under its id, after every use recorded before it.
+    pub fn record(&mut self, tool_use: ToolUse) {
+        let seq = self.next;
+        self.next += 1;
+        match self.pending.get_mut(&tool_use.id) {
+            None => {
+                self.pending.insert(tool_use.id.clone(), Pending::One(seq));
+            }
+            Some(entry) => {
+                let seqs = match entry {
+                    Pending::One(first) => vec![*first, seq],
+                    Pending::Ambiguous(list) => {
+                        let mut list = std::mem::take(list);
+                        list.push(seq);
+                        list
+                    }
+                };
+                *entry = Pending::Ambiguous(seqs);
+            }
+        }
+        self.uses.insert(seq, tool_use);
+    }
+
+    /// Takes what waits under `id` (a result without a string id finds nothing).
+    pub fn take(&mut self, id: Option<&str>) -> Paired {
+        match id.and_then(|id| self.pending.remove(id)) {
+            Some(Pending::One(seq)) => match self.uses.remove(&seq) {
+                Some(tool_use) => Paired::One(tool_use),
+                None => Paired::None,
+            },
+            Some(Pending::Ambiguous(seqs)) => Paired::Ambiguous(
+                seqs.iter()
+                    .filter_map(|seq| self.uses.remove(seq))
+                    .collect(),
+            ),
+            None => Paired::None,
+        }
+    }
+
+    /// Takes the use recorded first (S9: at the end, one at a time, its memory freed as its
+    /// event goes out).
+    pub fn pop_first(&mut self) -> Option<ToolUse> {
+        let (_, tool_use) = self.uses.pop_first()?;
+        self.pending.remove(&tool_use.id);
+        Some(tool_use)
+    }
+
+    /// The uses waiting, in record order (O4).
+    pub fn pending(&self) -> Vec<PendingToolUse> {
+        self.uses
+            .values()
+            .map(|u| PendingToolUse {
+                id: u.id.clone(),
+                tool: u.name.clone(),
+                thread: u.thread.clone(),
+            })
+            .collect()
+    }
+}
+
+/// Whether `line` is a `system` line that names the version of the agent that printed it
+/// under `key` (a string): the signature the agents of this shape put in their `init` line.
+///
+/// ```
+/// use harness_agents_core::backend::stream_json::{signed_by, signed_by_other};
+/// use serde_json::json;
+///
+/// let init = json!({"type": "system", "subtype": "init", "x_code_version": "1.0"});
+/// assert!(signed_by(&init, "x_code_version"));
+/// assert!(signed_by_other(&init, "y_code_version"));
+/// assert!(!signed_by_other(&init, "x_code_version"));
+/// assert!(!signed_by_other(&json!({"type": "system"}), "y_code_version"));
+/// ```
+pub fn signed_by(line: &Value, key: &str) -> bool {
+    is_system(line) && line.get(key).is_some_and(Value::is_string)
+}
+
+/// Whether `line` is a `system` line signed ([`signed_by`]) by another agent than the one
+/// whose key is `own`: a string member whose key ends in `_code_version` and is not `own`.
+/// A backend whose lines have the same shape as another's declines those lines when it picks
+/// the backend of a stream (`Backend::recognizes`).
+pub fn signed_by_other(line: &Value, own: &str) -> bool {
+    is_system(line)
+        && line.as_object().is_some_and(|members| {
+            members
+                .iter()
+                .any(|(k, v)| k != own && k.ends_with("_code_version") && v.is_string())
+        })
+}
+
+fn is_system(line: &Value) -> bool {
+    line.get("type").and_then(Value::as_str) == Some("system")
 }
 
 #[cfg(test)]
@@ -1058,6 +1367,60 @@ mod tests {
                 value,
                 "{}",
                 &line[..line.len().min(80)]
+            );
+        }
+    }
+
+    /// The fast path reads a system line as the checked one does: a repeated key's last
+    /// value, an escape decoded, a skipped list checked; it is unsure of a message.
+    #[test]
+    fn the_fast_path_reads_what_the_checked_one_reads() {
+        let text = r#"{"type":"system","subtype":"init","cwd":"/a","cwd":"/b\u0041","session_id":"s","tools":["x",{"y":[1.5e3]}],"n":-0}"#;
+        let mut scan = Scan::new(text).unwrap();
+        let mut fast = LineView::<'_, false, false>::default();
+        assert!(fast.scan_members(&mut scan, false).is_some());
+        let mut reader = serde_json::Deserializer::from_str(text);
+        let checked = LineView::<'_, false, false>::view(&mut reader)
+            .unwrap()
+            .unwrap();
+        for line in [&fast.0, &checked.0] {
+            assert_eq!(line.kind.as_str(), Some("system"));
+            assert_eq!(line.subtype.as_str(), Some("init"));
+            assert_eq!(line.cwd.as_str(), Some("/bA"));
+            assert_eq!(line.session_id.as_str(), Some("s"));
+        }
+        // A user line's blocks, read in place: unsure.
+        let user = r#"{"type":"user","message":{"content":[]}}"#;
+        let mut scan = Scan::new(user).unwrap();
+        let mut fast = LineView::<'_, false, true>::default();
+        assert!(fast.scan_members(&mut scan, false).is_none());
+        // An assistant line's kept blocks: the same id, blocks and views either way.
+        let text = r#"{"type":"assistant","message":{"id":"a","model":"m","id":"b","content":[7,{"type":"text","text":"x\n","text":"y"},{"type":"tool_use","id":"t","name":"Read","input":{"file_path":"f"}}],"usage":{"input_tokens":1}}}"#;
+        let mut scan = Scan::new(text).unwrap();
+        let mut fast = LineView::<'_, false, false>::default();
+        assert!(fast.scan_members(&mut scan, false).is_some());
+        let mut reader = serde_json::Deserializer::from_str(text);
+        let checked = LineView::<'_, false, false>::view(&mut reader)
+            .unwrap()
+            .unwrap();
+        for line in [fast.0, checked.0] {
+            let Message::Object { id, content, .. } = line.message else {
+                panic!("no message")
+            };
+            assert_eq!(id.as_str(), Some("b"));
+            let Content::List(blocks) = content else {
+                panic!("no blocks")
+            };
+            let raws: Vec<_> = blocks.iter().map(|b| b.raw.unwrap()).collect();
+            assert_eq!(raws[0], "7");
+            assert_eq!(raws[1], r#"{"type":"text","text":"x\n","text":"y"}"#);
+            assert!(blocks[0].view.is_none());
+            let text = blocks[1].view.as_ref().unwrap();
+            assert_eq!(text.text.as_str(), Some("y"));
+            let tool = blocks[2].view.as_ref().unwrap();
+            assert_eq!(
+                (tool.id.as_str(), tool.input.clone()),
+                (Some("t"), Loose::Object)
             );
         }
     }
