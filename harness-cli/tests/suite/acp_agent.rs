@@ -1104,6 +1104,18 @@ fn acpx_backends() -> Vec<AcpxBackend> {
             after: "plain 5",
         },
         AcpxBackend {
+            name: "copilot",
+            agent: format!("--binary {}", fake("acp-session").display()),
+            approved: Some(
+                "[tool] Run touch made.txt (completed)\n  kind: execute\n  input: touch made.txt\nmade it\n\n[done] end_turn\n",
+            ),
+            denied: Some((5, "  output:\n    rejected\ndenied\n")),
+            hang: "hang",
+            cancelled: "working\n\n[done] cancelled\n",
+            died: acp_died,
+            after: "plain 5",
+        },
+        AcpxBackend {
             name: "acp",
             agent: format!("--agent {}", fake("acp-session").display()),
             approved: Some(
