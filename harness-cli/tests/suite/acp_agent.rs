@@ -921,6 +921,7 @@ fn the_acp_backend_through_harness_acp_gives_the_backends_own_events() {
         ("opencode", fake("opencode-serve"), made("call_1", "done 1")),
         ("gemini", fake("acp-session"), made("c1", "made it")),
         ("copilot", fake("acp-session"), made("c1", "made it")),
+        ("qwen", fake("acp-session"), made("c1", "made it")),
         ("acp", fake("acp-session"), made("c1", "made it")),
     ];
     for (name, binary, expected) in cases {
