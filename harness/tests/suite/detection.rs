@@ -37,7 +37,7 @@ fn every_qwen_recording_is_decided_by_its_init_line_as_qwen() {
         assert_eq!(decided(&lines), Some("qwen"), "{}", fixture.name);
         checked += 1;
     }
-    assert_eq!(checked, 31);
+    assert_eq!(checked, 32);
 }
 
 #[test]

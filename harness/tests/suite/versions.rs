@@ -35,5 +35,5 @@ fn acp_agents_are_recorded_at_their_own_backends_releases() {
         assert_eq!(versions.recorded, own.recorded, "{}", agent.name);
         recorded += 1;
     }
-    assert_eq!(recorded, 2, "gemini and opencode");
+    assert_eq!(recorded, 4, "gemini, opencode, qwen and copilot");
 }
