@@ -359,7 +359,7 @@ fn auto_detects_every_qwen_recording_and_gives_its_expected_events() {
         }
         checked += 1;
     }
-    assert_eq!(checked, 31);
+    assert_eq!(checked, 32);
 }
 
 const CODEX: &str = concat!(
