@@ -3,12 +3,11 @@
 //! the live decoder, with the records stdout lacks read for the session's id and figures.
 
 use std::ffi::OsString;
-use std::fs::File;
-use std::io::{self, BufRead, BufReader};
+use std::io;
 use std::path::{Path, PathBuf};
 
 use harness_agents_core::stored::{self, Accounting, History, SessionFiles, Tokens};
-use harness_agents_core::{Event, Normalizer, NormalizerConfig, Outcome};
+use harness_agents_core::{Event, NormalizerConfig, Outcome};
 use serde_json::{Map, Value, json};
 
 use crate::CopilotNormalizer;
@@ -85,22 +84,16 @@ impl History for CopilotHistory {
         index: usize,
         sink: &mut dyn FnMut(Event),
     ) -> io::Result<(Outcome, Accounting)> {
-        if index > 0 {
-            return Err(stored::no_such_file());
-        }
         // CH2: paths resolve against the session's directory, as the live run's `--cwd` (CP10).
         let mut config = NormalizerConfig::default();
         config.cwd = start_cwd(&files.main);
-        let mut normalizer = CopilotNormalizer::new(config);
-        let mut events = Vec::new();
-        let (_, accounting) = read_events(&files.main, &mut |line| {
-            normalizer.push_line(line.as_bytes(), &mut events);
-            for event in events.drain(..) {
-                sink(event);
-            }
-        })?;
-        let outcome = normalizer.finish_each(sink);
-        Ok((outcome, accounting))
+        stored::decode_one_file(
+            files,
+            index,
+            CopilotNormalizer::new(config),
+            read_events,
+            sink,
+        )
     }
 
     fn tally(
@@ -109,20 +102,13 @@ impl History for CopilotHistory {
         index: usize,
         _buf: &mut Vec<u8>,
     ) -> io::Result<(Option<String>, Accounting)> {
-        if index > 0 {
-            return Err(stored::no_such_file());
-        }
-        read_events(&files.main, &mut |_| {})
+        stored::tally_one_file(files, index, read_events)
     }
 }
 
 /// The directory the file's first line, a `session.start`, names, when it does.
 fn start_cwd(path: &Path) -> Option<String> {
-    let mut first = String::new();
-    BufReader::new(File::open(path).ok()?)
-        .read_line(&mut first)
-        .ok()?;
-    let value: Value = serde_json::from_str(&first).ok()?;
+    let value = stored::first_line_value(path)?;
     if value.get("type")?.as_str()? != "session.start" {
         return None;
     }

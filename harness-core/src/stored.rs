@@ -301,6 +301,56 @@ pub fn no_such_file() -> io::Error {
     io::Error::new(io::ErrorKind::NotFound, "no such file in the session")
 }
 
+/// How a history whose sessions are one file each reads that file: the live lines its records
+/// stand for, handed to `line` as they come, and the session id and figures the records give.
+/// The reading [`decode_one_file`] and [`tally_one_file`] share.
+pub type ReadFile<L> = fn(&Path, &mut dyn FnMut(&L)) -> io::Result<(Option<String>, Accounting)>;
+
+/// [`History::decode`] of a session kept in one file (`index` 0): each live line `read` gives
+/// goes through `normalizer` as it comes, its events to `sink`; then the end of input.
+pub fn decode_one_file<L: AsRef<[u8]> + ?Sized>(
+    files: &SessionFiles,
+    index: usize,
+    mut normalizer: impl Normalizer,
+    read: ReadFile<L>,
+    sink: &mut dyn FnMut(Event),
+) -> io::Result<(Outcome, Accounting)> {
+    if index > 0 {
+        return Err(no_such_file());
+    }
+    let mut events = Vec::new();
+    let (_, accounting) = read(&files.main, &mut |line: &L| {
+        normalizer.push_line(line.as_ref(), &mut events);
+        for event in events.drain(..) {
+            sink(event);
+        }
+    })?;
+    Ok((normalizer.finish_each(sink), accounting))
+}
+
+/// [`History::tally`] of a session kept in one file (`index` 0): the figures `read` gives,
+/// its lines decoded by no one.
+pub fn tally_one_file<L: ?Sized>(
+    files: &SessionFiles,
+    index: usize,
+    read: ReadFile<L>,
+) -> io::Result<(Option<String>, Accounting)> {
+    if index > 0 {
+        return Err(no_such_file());
+    }
+    read(&files.main, &mut |_| {})
+}
+
+/// The first line of the file at `path` as JSON, when it is a JSON line: where an agent's
+/// session file names its id or directory.
+pub fn first_line_value(path: &Path) -> Option<serde_json::Value> {
+    let mut first = String::new();
+    BufReader::new(File::open(path).ok()?)
+        .read_line(&mut first)
+        .ok()?;
+    serde_json::from_str(&first).ok()
+}
+
 /// The files of one stored session.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SessionFiles {

@@ -3,12 +3,11 @@
 //! the live decoder (G rules).
 
 use std::ffi::OsString;
-use std::fs::File;
-use std::io::{self, BufRead, BufReader};
+use std::io;
 use std::path::{Path, PathBuf};
 
 use harness_agents_core::stored::{self, Accounting, History, SessionFiles, Tokens};
-use harness_agents_core::{Event, Normalizer, NormalizerConfig, Outcome};
+use harness_agents_core::{Event, NormalizerConfig, Outcome};
 use serde_json::{Map, Value, json};
 
 use crate::GeminiNormalizer;
@@ -101,22 +100,10 @@ impl History for ChatHistory {
         index: usize,
         sink: &mut dyn FnMut(Event),
     ) -> io::Result<(Outcome, Accounting)> {
-        if index > 0 {
-            return Err(stored::no_such_file());
-        }
         // GS1: relative paths are the project's (G8), which the chat's folder names.
         let mut config = NormalizerConfig::default();
         config.cwd = files.project_dir.clone();
-        let mut normalizer = GeminiNormalizer::new(config);
-        let mut events = Vec::new();
-        let (_, accounting) = read_chat(&files.main, &mut |line| {
-            normalizer.push_line(line, &mut events);
-            for event in events.drain(..) {
-                sink(event);
-            }
-        })?;
-        let outcome = normalizer.finish_each(sink);
-        Ok((outcome, accounting))
+        stored::decode_one_file(files, index, GeminiNormalizer::new(config), read_chat, sink)
     }
 
     fn tally(
@@ -125,20 +112,13 @@ impl History for ChatHistory {
         index: usize,
         _buf: &mut Vec<u8>,
     ) -> io::Result<(Option<String>, Accounting)> {
-        if index > 0 {
-            return Err(stored::no_such_file());
-        }
-        read_chat(&files.main, &mut |_| {})
+        stored::tally_one_file(files, index, read_chat)
     }
 }
 
 /// The `sessionId` of a chat's first line, when it has one.
 fn header_id(path: &Path) -> Option<String> {
-    let mut first = String::new();
-    BufReader::new(File::open(path).ok()?)
-        .read_line(&mut first)
-        .ok()?;
-    let value: Value = serde_json::from_str(&first).ok()?;
+    let value = stored::first_line_value(path)?;
     value.get("sessionId")?.as_str().map(str::to_string)
 }
 

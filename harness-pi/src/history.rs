@@ -2,12 +2,11 @@
 //! read back as the `pi --mode json` lines it stands for, through the live decoder (PI rules).
 
 use std::ffi::OsString;
-use std::fs::File;
-use std::io::{self, BufRead, BufReader};
+use std::io;
 use std::path::{Path, PathBuf};
 
 use harness_agents_core::stored::{self, Accounting, History, SessionFiles, Tokens};
-use harness_agents_core::{Event, Normalizer, NormalizerConfig, Outcome};
+use harness_agents_core::{Event, NormalizerConfig, Outcome};
 use serde_json::{Map, Value, json};
 
 use crate::PiNormalizer;
@@ -97,19 +96,13 @@ impl History for PiHistory {
         index: usize,
         sink: &mut dyn FnMut(Event),
     ) -> io::Result<(Outcome, Accounting)> {
-        if index > 0 {
-            return Err(stored::no_such_file());
-        }
-        let mut normalizer = PiNormalizer::new(NormalizerConfig::default());
-        let mut events = Vec::new();
-        let (_, accounting) = read_session(&files.main, &mut |line| {
-            normalizer.push_line(line.as_bytes(), &mut events);
-            for event in events.drain(..) {
-                sink(event);
-            }
-        })?;
-        let outcome = normalizer.finish_each(sink);
-        Ok((outcome, accounting))
+        stored::decode_one_file(
+            files,
+            index,
+            PiNormalizer::new(NormalizerConfig::default()),
+            read_session,
+            sink,
+        )
     }
 
     fn tally(
@@ -118,20 +111,13 @@ impl History for PiHistory {
         index: usize,
         _buf: &mut Vec<u8>,
     ) -> io::Result<(Option<String>, Accounting)> {
-        if index > 0 {
-            return Err(stored::no_such_file());
-        }
-        read_session(&files.main, &mut |_| {})
+        stored::tally_one_file(files, index, read_session)
     }
 }
 
 /// The `id` of a session file's header line, when it has one.
 fn header_id(path: &Path) -> Option<String> {
-    let mut first = String::new();
-    BufReader::new(File::open(path).ok()?)
-        .read_line(&mut first)
-        .ok()?;
-    let value: Value = serde_json::from_str(&first).ok()?;
+    let value = stored::first_line_value(path)?;
     if value.get("type")?.as_str()? != "session" {
         return None;
     }

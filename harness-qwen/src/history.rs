@@ -7,7 +7,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use harness_agents_core::stored::{self, Accounting, History, SessionFiles, Tokens};
-use harness_agents_core::{Event, Normalizer, NormalizerConfig, Outcome};
+use harness_agents_core::{Event, NormalizerConfig, Outcome};
 use serde_json::{Map, Value, json};
 
 use crate::QwenNormalizer;
@@ -92,19 +92,13 @@ impl History for QwenHistory {
         index: usize,
         sink: &mut dyn FnMut(Event),
     ) -> io::Result<(Outcome, Accounting)> {
-        if index > 0 {
-            return Err(stored::no_such_file());
-        }
-        let mut normalizer = QwenNormalizer::new(NormalizerConfig::default());
-        let mut events = Vec::new();
-        let (_, accounting) = read_chat(&files.main, &mut |line| {
-            normalizer.push_line(line.as_bytes(), &mut events);
-            for event in events.drain(..) {
-                sink(event);
-            }
-        })?;
-        let outcome = normalizer.finish_each(sink);
-        Ok((outcome, accounting))
+        stored::decode_one_file(
+            files,
+            index,
+            QwenNormalizer::new(NormalizerConfig::default()),
+            read_chat,
+            sink,
+        )
     }
 
     fn tally(
@@ -113,10 +107,7 @@ impl History for QwenHistory {
         index: usize,
         _buf: &mut Vec<u8>,
     ) -> io::Result<(Option<String>, Accounting)> {
-        if index > 0 {
-            return Err(stored::no_such_file());
-        }
-        read_chat(&files.main, &mut |_| {})
+        stored::tally_one_file(files, index, read_chat)
     }
 }
 
