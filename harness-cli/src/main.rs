@@ -212,8 +212,9 @@ enum Command {
     /// editor: each ACP session is one of the backend's sessions, its events come as
     /// `session/update`s (each carrying the normalized event in `_meta` under
     /// `"harness/event"`), its permission requests as `session/request_permission`. The end of
-    /// standard input closes every session; exit status 0. A backend without sessions (pi)
-    /// is refused with exit status 2. Rules: docs/acp-agent.md.
+    /// standard input closes every session; exit status 0. Every registered backend has
+    /// sessions; one without them would be refused with exit status 2. Rules:
+    /// docs/acp-agent.md.
     #[command(after_help = "Examples:\n  \
         harness acp\n  \
         harness acp --backend claude --permission-mode acceptEdits --model sonnet")]
