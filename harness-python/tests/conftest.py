@@ -25,7 +25,7 @@ FOLDERS = {
     "gemini": ("gemini", 40, "/home/gemini/project"),
     "pi": ("pi", 32, "/home/pi/project"),
     # ACP transcripts name their directory themselves (A2).
-    "acp": ("acp", 24, None),
+    "acp": ("acp", 34, None),
 }
 
 

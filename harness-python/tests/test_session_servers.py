@@ -292,10 +292,10 @@ def test_a_pi_rpc_session_with_a_retried_request_then_a_plain_turn(tmp_path: Pat
             "turn": 2,
         },
     ]
-    # The first prompt asks for the session's id; the failed request is probed once.
+    # The session asks for its id as it opens (PR7); the failed request is probed once.
     assert [json.loads(line) for line in (tmp_path / "log").read_text().splitlines()] == [
-        {"id": "harness-prompt-1", "message": "retry", "type": "prompt"},
-        {"id": "harness-state-2", "type": "get_state"},
+        {"id": "harness-state-1", "type": "get_state"},
+        {"id": "harness-prompt-2", "message": "retry", "type": "prompt"},
         {"id": "harness-probe-3", "type": "get_state"},
         {"id": "harness-prompt-4", "message": "plain", "type": "prompt"},
     ]
