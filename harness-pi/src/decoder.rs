@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use harness_agents_core::backend::json::Loose;
+use harness_agents_core::backend::pairing::{Paired, ToolUses, Waiting};
 use harness_agents_core::backend::text::{Joined, truncate_chars};
 use harness_agents_core::backend::{
     Decoder, Driver, Emitter, NotJson, Summary, add_figure, reparse, tool_raw,
@@ -34,6 +35,16 @@ struct Use {
     line: Box<[u8]>,
 }
 
+impl Waiting for Use {
+    fn id(&self) -> &str {
+        &self.tool_use.id
+    }
+
+    fn pending(&self) -> PendingToolUse {
+        self.tool_use.clone()
+    }
+}
+
 /// The decoding of Pi's `--mode json` lines (PI rules).
 ///
 /// Its state is the tool uses started and not ended, in the order they started (PI6), whether
@@ -46,7 +57,7 @@ pub struct PiDecoder {
     /// The header's `cwd` (PI2), which wins.
     cwd: Option<String>,
     /// Pending tool uses, in the order they started.
-    uses: Vec<Use>,
+    uses: ToolUses<Use>,
     /// Whether the last model request failed (PI12): the run's status at the end.
     last_failed: bool,
     /// Whether an `agent_end` arrived (PI11).
@@ -358,7 +369,7 @@ impl PiDecoder {
             };
             out.started_from(tool_ref, &would_be, None);
         }
-        self.uses.push(Use {
+        self.uses.record(Use {
             tool_use: PendingToolUse {
                 id,
                 tool,
@@ -374,30 +385,24 @@ impl PiDecoder {
     /// guesses (C11, C12).
     fn tool_end(&mut self, view: &LineView<'_>, line: &[u8], out: &mut Emitter<'_>) {
         let id = view.tool_call_id.as_str();
-        let (mut matching, rest): (Vec<Use>, Vec<Use>) = std::mem::take(&mut self.uses)
-            .into_iter()
-            .partition(|u| Some(u.tool_use.id.as_str()) == id);
-        self.uses = rest;
-        let tool_use_id = id.map(str::to_string);
-        if matching.len() == 1 {
-            if let Some(tool_use) = matching.pop() {
-                self.resolved(tool_use, view, line, out);
-            }
-            return;
-        }
-        let tool = ToolRef {
+        // Built only for a result that pairs with no single use.
+        let tool = || ToolRef {
             tool: None,
-            tool_use_id,
+            tool_use_id: id.map(str::to_string),
         };
-        if matching.is_empty() {
-            let raw = tool_raw(Value::Null, reparse(line));
-            out.unknown_of(UnknownReason::UnpairedResult, raw, tool);
-            return;
+        match self.uses.take(id) {
+            Paired::One(tool_use) => self.resolved(tool_use, view, line, out),
+            Paired::None => {
+                let raw = tool_raw(Value::Null, reparse(line));
+                out.unknown_of(UnknownReason::UnpairedResult, raw, tool());
+            }
+            // C11: one id started twice while pending; every candidate is settled.
+            Paired::Ambiguous(matching) => {
+                let candidates = matching.iter().map(|u| reparse(&u.line)).collect();
+                let raw = tool_raw(Value::Array(candidates), reparse(line));
+                out.unknown_of(UnknownReason::AmbiguousToolUseId, raw, tool());
+            }
         }
-        // C11: one id started twice while pending; every candidate is settled.
-        let candidates = matching.iter().map(|u| reparse(&u.line)).collect();
-        let raw = tool_raw(Value::Array(candidates), reparse(line));
-        out.unknown_of(UnknownReason::AmbiguousToolUseId, raw, tool);
     }
 
     /// PI7-PI9: the events of a tool use its end resolved.
@@ -461,7 +466,7 @@ impl Decoder for PiDecoder {
 
     fn end(&mut self, out: &mut Emitter<'_>) {
         // PI14: one use at a time, in the order they started (S9).
-        for tool_use in std::mem::take(&mut self.uses) {
+        while let Some(tool_use) = self.uses.pop_first() {
             let raw = tool_raw(reparse(&tool_use.line), Value::Null);
             out.unresolved(tool_use.tool_use, raw);
         }
@@ -482,6 +487,6 @@ impl Decoder for PiDecoder {
     }
 
     fn pending_tool_uses(&self) -> Vec<PendingToolUse> {
-        self.uses.iter().map(|u| u.tool_use.clone()).collect()
+        self.uses.pending()
     }
 }

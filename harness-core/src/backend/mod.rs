@@ -6,6 +6,7 @@
 //! shares (line numbers, counts, dispositions, warnings, finish-once, S9). The modules hold the
 //! shared pieces of the rules: [`json`] (exact, fast JSON views, S2), [`paths`] (C14a),
 //! [`reclassify`] (shell commands through the shared classifier, C15, X4), [`text`],
+//! [`pairing`] (tool uses waiting for their results, paired by id),
 //! [`stream_json`] (the lines, blocks and tool-use pairing of the agents that print
 //! `stream-json`).
 //! The live side is declarative: see `Launch` (with the `process` feature).
@@ -14,6 +15,7 @@ pub mod args;
 mod driver;
 pub mod json;
 mod ledger;
+pub mod pairing;
 pub mod paths;
 pub mod reclassify;
 mod recorded;

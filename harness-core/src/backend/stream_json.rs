@@ -20,7 +20,6 @@
 //! block later, when the line is gone), and read from that text.
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 
 use crate::backend::NotJson;
@@ -33,6 +32,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use crate::PendingToolUse;
+use crate::backend::pairing::{self, Waiting};
 use crate::backend::reparse;
 
 /// The deepest a content block may nest: `serde_json` allows 127 levels in a line, and a block
@@ -1105,27 +1105,24 @@ pub struct ToolUse {
     pub block: Box<str>,
 }
 
-/// What a tool result's `tool_use_id` finds among the uses waiting ([`ToolUses::take`]).
-#[derive(Debug)]
-pub enum Paired {
-    /// The one use recorded under that id.
-    One(ToolUse),
-    /// Every use recorded under that id while the others still waited (C11), in record order.
-    Ambiguous(Vec<ToolUse>),
-    /// No use waits under that id (C12).
-    None,
+impl Waiting for ToolUse {
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn pending(&self) -> PendingToolUse {
+        PendingToolUse {
+            id: self.id.clone(),
+            tool: self.name.clone(),
+            thread: self.thread.clone(),
+        }
+    }
 }
 
-/// Where the uses recorded under one id are.
-#[derive(Debug)]
-enum Pending {
-    One(u64),
-    Ambiguous(Vec<u64>),
-}
+/// What a tool result's `tool_use_id` finds among the `tool_use` blocks waiting.
+pub type Paired = pairing::Paired<ToolUse>;
 
-/// The tool uses waiting for their results, in the order they were recorded (C9, C11, S9):
-/// a result takes the use of its id, never a guess. An id recorded again while a use of it
-/// waits becomes ambiguous, and its result then takes every candidate.
+/// The `tool_use` blocks waiting for their results (C9, C11, S9): [`pairing::ToolUses`].
 ///
 /// ```
 /// use harness_agents_core::backend::stream_json::{Paired, ToolUse, ToolUses};
@@ -1145,73 +1142,7 @@ enum Pending {
 /// assert!(matches!(uses.take(Some("b")), Paired::None));
 /// assert!(uses.pop_first().is_none());
 /// ```
-#[derive(Debug, Default)]
-pub struct ToolUses {
-    uses: BTreeMap<u64, ToolUse>,
-    pending: HashMap<String, Pending>,
-    next: u64,
-}
-
-impl ToolUses {
-    /// Records a use under its id, after every use recorded before it.
-    pub fn record(&mut self, tool_use: ToolUse) {
-        let seq = self.next;
-        self.next += 1;
-        match self.pending.get_mut(&tool_use.id) {
-            None => {
-                self.pending.insert(tool_use.id.clone(), Pending::One(seq));
-            }
-            Some(entry) => {
-                let seqs = match entry {
-                    Pending::One(first) => vec![*first, seq],
-                    Pending::Ambiguous(list) => {
-                        let mut list = std::mem::take(list);
-                        list.push(seq);
-                        list
-                    }
-                };
-                *entry = Pending::Ambiguous(seqs);
-            }
-        }
-        self.uses.insert(seq, tool_use);
-    }
-
-    /// Takes what waits under `id` (a result without a string id finds nothing).
-    pub fn take(&mut self, id: Option<&str>) -> Paired {
-        match id.and_then(|id| self.pending.remove(id)) {
-            Some(Pending::One(seq)) => match self.uses.remove(&seq) {
-                Some(tool_use) => Paired::One(tool_use),
-                None => Paired::None,
-            },
-            Some(Pending::Ambiguous(seqs)) => Paired::Ambiguous(
-                seqs.iter()
-                    .filter_map(|seq| self.uses.remove(seq))
-                    .collect(),
-            ),
-            None => Paired::None,
-        }
-    }
-
-    /// Takes the use recorded first (S9: at the end, one at a time, its memory freed as its
-    /// event goes out).
-    pub fn pop_first(&mut self) -> Option<ToolUse> {
-        let (_, tool_use) = self.uses.pop_first()?;
-        self.pending.remove(&tool_use.id);
-        Some(tool_use)
-    }
-
-    /// The uses waiting, in record order (O4).
-    pub fn pending(&self) -> Vec<PendingToolUse> {
-        self.uses
-            .values()
-            .map(|u| PendingToolUse {
-                id: u.id.clone(),
-                tool: u.name.clone(),
-                thread: u.thread.clone(),
-            })
-            .collect()
-    }
-}
+pub type ToolUses = pairing::ToolUses<ToolUse>;
 
 /// Whether `line` is a `system` line that names the version of the agent that printed it
 /// under `key` (a string): the signature the agents of this shape put in their `init` line.
