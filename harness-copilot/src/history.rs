@@ -134,14 +134,7 @@ struct Stored {
 /// `out`.
 fn read_events(path: &Path, out: &mut dyn FnMut(&str)) -> io::Result<(Option<String>, Accounting)> {
     let mut stored = Stored::default();
-    // The lossy text: a line that is not UTF-8 still reaches the decoder, marked where it
-    // breaks; one of other whitespace only is blank too.
-    stored::each_line(path, &mut |bytes| {
-        let text = String::from_utf8_lossy(bytes);
-        if !text.trim().is_empty() {
-            stored.line(&text, out);
-        }
-    })?;
+    stored::each_text_line(path, &mut |text| stored.line(text, out))?;
     stored.charge(&[]);
     Ok((stored.session_id, stored.accounting))
 }

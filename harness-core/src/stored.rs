@@ -301,6 +301,18 @@ pub fn no_such_file() -> io::Error {
     io::Error::new(io::ErrorKind::NotFound, "no such file in the session")
 }
 
+/// [`each_line`] as text: a line that is not UTF-8 still comes, marked where it breaks
+/// (lossy), and one of nothing but whitespace (Unicode's too) is skipped. How a history whose
+/// records are JSON text reads them.
+pub fn each_text_line(path: &Path, line: &mut dyn FnMut(&str)) -> io::Result<()> {
+    each_line(path, &mut |bytes| {
+        let text = String::from_utf8_lossy(bytes);
+        if !text.trim().is_empty() {
+            line(&text);
+        }
+    })
+}
+
 /// How a history whose sessions are one file each reads that file: the live lines its records
 /// stand for, handed to `line` as they come, and the session id and figures the records give.
 /// The reading [`decode_one_file`] and [`tally_one_file`] share.

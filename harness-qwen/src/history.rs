@@ -140,14 +140,7 @@ struct Chat {
 /// QH2-QH8: reads a chat line by line; each line the live decoder is to read goes to `out`.
 fn read_chat(path: &Path, out: &mut dyn FnMut(&str)) -> io::Result<(Option<String>, Accounting)> {
     let mut chat = Chat::default();
-    // The lossy text: a line that is not UTF-8 still reaches the decoder, marked where it
-    // breaks; one of other whitespace only is blank too.
-    stored::each_line(path, &mut |bytes| {
-        let text = String::from_utf8_lossy(bytes);
-        if !text.trim().is_empty() {
-            chat.line(&text, out);
-        }
-    })?;
+    stored::each_text_line(path, &mut |text| chat.line(text, out))?;
     chat.end_run(out);
     chat.charge(&[]);
     Ok((chat.session_id, chat.accounting))
