@@ -380,7 +380,7 @@ impl Client {
             inbox,
             connected_tx,
             http.clone(),
-            closing,
+            closing.clone(),
         ));
         // The stream is live once its first frame (`server.connected`) is read.
         let _ = tokio::time::timeout(CALL, connected).await;
@@ -401,6 +401,11 @@ impl Client {
                 )),
                 Err(message) => Some(message),
             };
+            // A call cut off because the session is closing (the server is killed at once,
+            // an abort of the running turn may still be in flight) fails nothing.
+            if closing.load(Ordering::SeqCst) {
+                return;
+            }
             if let (Some(message), Some(inbox)) = (failed, weak.upgrade()) {
                 let _ = inbox.send(Inbound::Failed(message)).await;
                 return;
