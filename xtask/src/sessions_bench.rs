@@ -1,6 +1,6 @@
 //! `cargo xtask sessions-bench`: `harness sessions list` over a generated history, side by side
-//! with ccusage (`ccusage session --json --offline`) and the floor of a plain
-//! `serde_json::Value` pass over the same files.
+//! with ccusage (`ccusage session --json --offline`), the floor of a plain
+//! `serde_json::Value` pass over the same files, and the time their bytes alone take to read.
 //!
 //! The history is made of the real transcripts and rollouts of `fixtures/sessions/` (what
 //! Claude Code 2.1.332 and Codex 0.171.0 wrote), each file repeated with fresh message, tool
@@ -22,9 +22,12 @@
 //! page cache is dropped before each run (`/proc/sys/vm/drop_caches`, as root), else only the
 //! history's files are evicted (`posix_fadvise` `DONTNEED`). Warm: the bench reads every file
 //! once before the warm runs, and each run reads them again.
+//! Beside them, the bytes alone: every file read and nothing parsed (`value_pass --read-only`,
+//! 8 threads, biggest first; cold, past the page cache as harness reads a file not in it), the
+//! time no reader of these files can beat on this disk.
 //! Reported: wall time, CPU time (user and system) and peak RSS (`wait4`, through a small
 //! process of its own, `xtask measure`, so that this one's size does not count) of each, the ratios
-//! ccusage / harness, and the load average around each set. The run then checks that both
+//! ccusage / harness and harness / the bytes alone, and the load average around each set. The run then checks that both
 //! tools list the same sessions with the same input and output tokens, and fails when they do
 //! not.
 
@@ -680,13 +683,24 @@ pub fn sessions_bench(args: Args) -> Result<()> {
         command.arg(&dir);
         Ok::<_, anyhow::Error>(command)
     };
+    // The bytes alone: what the disk (cold) or the page cache (warm) gives before any parsing.
+    let read_command = |cold: bool| {
+        let mut command = measured(&release.join("examples/value_pass"))?;
+        command.arg("--read-only");
+        if cold {
+            command.arg("--direct");
+        }
+        command.arg(&dir);
+        Ok::<_, anyhow::Error>(command)
+    };
 
     let mut last = (String::new(), String::new());
     let mut results = Vec::new();
     for cold in [true, false] {
         let mode = if cold { "cold" } else { "warm" };
         let before = load_average();
-        let (mut harness, mut theirs, mut floor) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut harness, mut theirs, mut floor, mut bytes_alone) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         let mut eviction = None;
         if !cold {
             // The history is read once into the page cache, by none of the tools: a tool that
@@ -717,6 +731,10 @@ pub fn sessions_bench(args: Args) -> Result<()> {
             }
             run.stdout.clear();
             floor.push(run);
+            cold_start()?;
+            let mut run = timed(&mut read_command(cold)?)?;
+            run.stdout.clear();
+            bytes_alone.push(run);
         }
         let how = match eviction {
             Some(Eviction::DropCaches) => " (page cache dropped before each run)",
@@ -732,6 +750,7 @@ pub fn sessions_bench(args: Args) -> Result<()> {
             medians(&harness),
             (!theirs.is_empty()).then(|| medians(&theirs)),
             medians(&floor),
+            medians(&bytes_alone),
         ));
     }
 
@@ -741,13 +760,18 @@ pub fn sessions_bench(args: Args) -> Result<()> {
     );
     println!("| run | wall s | CPU s | GiB/s | peak RSS MiB |");
     println!("|---|---|---|---|---|");
-    for (mode, harness, theirs, floor) in &results {
+    for (mode, harness, theirs, floor, bytes_alone) in &results {
         let (package, version) = CCUSAGE;
         let mut rows = vec![(format!("harness sessions list, {mode}"), *harness)];
         if let Some(theirs) = theirs {
             rows.push((format!("{package} {version} session, {mode}"), *theirs));
         }
         rows.push((format!("serde_json::Value pass, {mode}"), *floor));
+        let how = if *mode == "cold" { "O_DIRECT, " } else { "" };
+        rows.push((
+            format!("the bytes alone ({how}8 threads, nothing parsed), {mode}"),
+            *bytes_alone,
+        ));
         for (name, m) in rows {
             println!(
                 "| {name} | {:.2} | {:.2} | {:.2} | {:.1} |",
@@ -758,7 +782,11 @@ pub fn sessions_bench(args: Args) -> Result<()> {
             );
         }
     }
-    for (mode, harness, theirs, _) in &results {
+    for (mode, harness, theirs, _, bytes_alone) in &results {
+        println!(
+            "{mode}: harness takes {:.2}x the wall time of reading the bytes alone",
+            harness.wall / bytes_alone.wall
+        );
         if let Some(theirs) = theirs {
             println!(
                 "{mode}: ccusage / harness: {:.2}x wall, {:.2}x CPU; peak RSS {:.1} MiB against {:.1} MiB",
