@@ -781,6 +781,43 @@ impl Session {
     fn kill(&self) {
         self.shared.close();
     }
+
+    /// The agent's own id for the session once it has named it (I8); `None` before.
+    #[getter]
+    fn session_id(&self) -> Option<String> {
+        self.handle.session_id()
+    }
+
+    /// Waits for the agent to name its own id for the session (I8), at most `timeout` seconds
+    /// when given, with the GIL released and Python's signal handlers run in between; `None`
+    /// when the session ends without one or the time runs out.
+    #[pyo3(signature = (timeout=None))]
+    fn wait_session_id(&self, py: Python<'_>, timeout: Option<f64>) -> PyResult<Option<String>> {
+        let limit = seconds("timeout", timeout)?;
+        let runtime = runtime()?;
+        let until = limit.map(|limit| std::time::Instant::now() + limit);
+        loop {
+            let slice = match until {
+                Some(until) => {
+                    let left = until.saturating_duration_since(std::time::Instant::now());
+                    if left.is_zero() {
+                        return Ok(None);
+                    }
+                    left.min(SIGNAL_SLICE)
+                }
+                None => SIGNAL_SLICE,
+            };
+            let waited = py.detach(|| {
+                runtime.block_on(async {
+                    tokio::time::timeout(slice, self.handle.named_session_id()).await
+                })
+            });
+            match waited {
+                Ok(id) => return Ok(id),
+                Err(_elapsed) => py.check_signals()?,
+            }
+        }
+    }
 }
 
 impl Drop for Session {

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import harness_agents as hn
+import pytest
 from conftest import FAKE_AGENT, gone, wait_for_file
 
 TURN_LIMIT = 30.0
@@ -303,3 +304,39 @@ def test_a_pi_rpc_session_with_a_retried_request_then_a_plain_turn(tmp_path: Pat
     assert session.end.reason == "caller"
     assert session.end.outcome.counts == {"agent": 2, "warning": 1, "error": 1}
     assert gone(int(wait_for_file(tmp_path / "pid")))
+
+
+@pytest.mark.parametrize(
+    ("backend", "fake", "env", "named"),
+    [
+        ("codex", "codex-app-server", {}, "th-new"),
+        ("opencode", "opencode-serve", {}, "ses_fake"),
+        ("gemini", "acp-session", {"FAKE_CAPS": "none"}, "s1"),
+        ("pi", "pi-rpc", {}, "019b0000-0000-7000-8000-000000000001"),
+    ],
+)
+def test_i8_the_agents_own_session_id_is_known_before_any_prompt(
+    tmp_path: Path, backend: str, fake: str, env: dict[str, str], named: str
+) -> None:
+    """I8: each session names the agent's own id as it opens; nothing is prompted here."""
+    env = {"FAKE_PID": str(tmp_path / "pid"), **env}
+    session = hn.session(backend, binary=FAKE_AGENT / fake, cwd=tmp_path, timeout=TURN_LIMIT, env=env)
+    assert session.wait_session_id(TURN_LIMIT) == named
+    assert session.session_id == named
+    session.end_input()
+    assert list(session) == []
+    assert session.end is not None
+    assert session.end.reason == "caller"
+    assert gone(int(wait_for_file(tmp_path / "pid")))
+
+
+def test_i8_waiting_for_an_id_ends_with_none_when_the_time_runs_out(tmp_path: Path) -> None:
+    """Claude Code given no id names one with its first turn's `init` (CS11): with no prompt,
+    a bounded wait ends without one, and the session goes on."""
+    env = {"FAKE_PID": str(tmp_path / "pid")}
+    session = hn.session("claude", binary=FAKE_AGENT / "claude-session", cwd=tmp_path, timeout=TURN_LIMIT, env=env)
+    assert session.session_id is None
+    assert session.wait_session_id(0.2) is None
+    session.close()
+    list(session)
+    assert session.end is not None

@@ -374,6 +374,15 @@ class _Session:
         """Kills the agent's process group at once; the items end here, `end` stays None."""
         self._native.kill()
 
+    @property
+    def session_id(self) -> str | None:
+        """The agent's own id for the session once it has named it (SPEC I8), else None. Every
+        backend names it as the session opens, before any prompt (Codex its thread, opencode
+        its session, an ACP agent the `sessionId` of `session/new`, Pi the answer to
+        `get_state`), Claude Code at once when given an id or resuming one, else with its
+        first turn. The id `resume` takes to continue the conversation later."""
+        return self._native.session_id
+
 
 class Session(_Session):
     """A live session with an agent, iterated with `for` (`AsyncSession` for `async for`).
@@ -390,6 +399,11 @@ class Session(_Session):
 
     def __iter__(self) -> Iterator[Item]:
         return self
+
+    def wait_session_id(self, timeout: float | None = None) -> str | None:
+        """Waits for `session_id`, at most `timeout` seconds when given; None when the session
+        ends without one (the agent died, or refused the resume) or the time runs out."""
+        return self._native.wait_session_id(timeout)
 
     def __next__(self) -> Item:
         try:
@@ -427,6 +441,10 @@ class AsyncSession(_Session):
 
     def __aiter__(self) -> AsyncIterator[Item]:
         return self
+
+    async def wait_session_id(self, timeout: float | None = None) -> str | None:
+        """Waits for `session_id` on a thread of its own, as `Session.wait_session_id`."""
+        return await asyncio.to_thread(self._native.wait_session_id, timeout)
 
     async def __anext__(self) -> Item:
         loop = asyncio.get_running_loop()
