@@ -79,18 +79,8 @@ impl History for TranscriptHistory {
     }
 
     fn discover(&self, root: &Path, found: &mut Vec<SessionFiles>) {
-        let Ok(projects) = std::fs::read_dir(root) else {
-            return;
-        };
-        let mut projects: Vec<PathBuf> = projects.flatten().map(|e| e.path()).collect();
-        projects.sort();
-        for project in projects.into_iter().filter(|p| p.is_dir()) {
-            let Ok(files) = std::fs::read_dir(&project) else {
-                continue;
-            };
-            let mut files: Vec<PathBuf> = files.flatten().map(|e| e.path()).collect();
-            files.sort();
-            for main in files {
+        for project in stored::sorted_paths(root, Path::is_dir) {
+            for main in stored::sorted_paths(&project, |_| true) {
                 if main.extension().is_none_or(|e| e != "jsonl") || !main.is_file() {
                     continue;
                 }
@@ -144,16 +134,7 @@ impl History for TranscriptHistory {
 
 /// The sub-agent transcripts in `dir`, each with the `toolUseId` of its `.meta.json` (T8).
 fn subagent_files(dir: &Path) -> Vec<(PathBuf, Option<String>)> {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    let mut files: Vec<PathBuf> = entries
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
-        .collect();
-    files.sort();
-    files
+    stored::sorted_paths(dir, |p| p.extension().is_some_and(|e| e == "jsonl"))
         .into_iter()
         .map(|path| {
             let meta = path.with_extension("meta.json");

@@ -44,21 +44,11 @@ impl History for CopilotHistory {
     /// A home folder (its `.copilot/session-state`), Copilot's folder (its `session-state`),
     /// or the folder of sessions itself.
     fn roots_of(&self, dir: &Path) -> Vec<PathBuf> {
-        for inner in [".copilot/session-state", "session-state"] {
-            if dir.join(inner).is_dir() {
-                return vec![dir.join(inner)];
-            }
-        }
-        vec![dir.to_path_buf()]
+        stored::first_folder(dir, &[".copilot/session-state", "session-state"])
     }
 
     fn discover(&self, root: &Path, found: &mut Vec<SessionFiles>) {
-        let Ok(sessions) = std::fs::read_dir(root) else {
-            return;
-        };
-        let mut sessions: Vec<PathBuf> = sessions.flatten().map(|e| e.path()).collect();
-        sessions.sort();
-        for folder in sessions {
+        for folder in stored::sorted_paths(root, |_| true) {
             let main = folder.join(EVENTS);
             if !main.is_file() {
                 continue;

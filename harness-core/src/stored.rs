@@ -578,6 +578,29 @@ fn offer_back<T: Tally>(file: &mut File, tally: &mut T, floor: u64, end: u64) ->
     }
 }
 
+/// The entries of `dir` that `keep`, in path order; none when `dir` cannot be read (a history
+/// without that folder has no sessions there).
+pub fn sorted_paths(dir: &Path, keep: impl Fn(&Path) -> bool) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut paths: Vec<PathBuf> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| keep(p))
+        .collect();
+    paths.sort();
+    paths
+}
+
+/// The first of the folders `inner` (paths under `dir`) that exists, else `dir` itself: what
+/// a history reads for a folder the user named, which may be a home, the agent's own folder or
+/// the folder of sessions.
+pub fn first_folder(dir: &Path, inner: &[&str]) -> Vec<PathBuf> {
+    let found = inner.iter().map(|i| dir.join(i)).find(|d| d.is_dir());
+    vec![found.unwrap_or_else(|| dir.to_path_buf())]
+}
+
 /// The files with extension `ext` in `dir` and its folders down to `depth` levels, unsorted.
 pub fn walk(dir: &Path, ext: &str, depth: usize, out: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else {

@@ -39,34 +39,15 @@ impl History for ChatHistory {
     /// A home folder (its `.gemini/tmp`), a `.gemini` folder (its `tmp`), or the folder of
     /// projects itself.
     fn roots_of(&self, dir: &Path) -> Vec<PathBuf> {
-        if dir.join(".gemini/tmp").is_dir() {
-            vec![dir.join(".gemini/tmp")]
-        } else if dir.join("tmp").is_dir() {
-            vec![dir.join("tmp")]
-        } else {
-            vec![dir.to_path_buf()]
-        }
+        stored::first_folder(dir, &[".gemini/tmp", "tmp"])
     }
 
     fn discover(&self, root: &Path, found: &mut Vec<SessionFiles>) {
-        let Ok(projects) = std::fs::read_dir(root) else {
-            return;
-        };
-        let mut projects: Vec<PathBuf> = projects.flatten().map(|e| e.path()).collect();
-        projects.sort();
-        for project in projects.into_iter().filter(|p| p.is_dir()) {
-            let Ok(chats) = std::fs::read_dir(project.join("chats")) else {
-                continue;
-            };
-            let mut chats: Vec<PathBuf> = chats
-                .flatten()
-                .map(|e| e.path())
-                .filter(|p| {
-                    let name = p.file_name().map(|n| n.to_string_lossy().into_owned());
-                    name.is_some_and(|n| n.starts_with("session-") && n.ends_with(".jsonl"))
-                })
-                .collect();
-            chats.sort();
+        for project in stored::sorted_paths(root, Path::is_dir) {
+            let chats = stored::sorted_paths(&project.join("chats"), |p| {
+                let name = p.file_name().map(|n| n.to_string_lossy().into_owned());
+                name.is_some_and(|n| n.starts_with("session-") && n.ends_with(".jsonl"))
+            });
             // GS1: the project's folder, as Gemini CLI noted it.
             let project_dir = std::fs::read_to_string(project.join(".project_root"))
                 .ok()

@@ -40,30 +40,13 @@ impl History for PiHistory {
     /// A home folder (its `.pi/agent/sessions`), Pi's agent folder (its `sessions`), or the
     /// folder of projects itself.
     fn roots_of(&self, dir: &Path) -> Vec<PathBuf> {
-        for inner in [".pi/agent/sessions", "agent/sessions", "sessions"] {
-            if dir.join(inner).is_dir() {
-                return vec![dir.join(inner)];
-            }
-        }
-        vec![dir.to_path_buf()]
+        stored::first_folder(dir, &[".pi/agent/sessions", "agent/sessions", "sessions"])
     }
 
     fn discover(&self, root: &Path, found: &mut Vec<SessionFiles>) {
-        let Ok(projects) = std::fs::read_dir(root) else {
-            return;
-        };
-        let mut projects: Vec<PathBuf> = projects.flatten().map(|e| e.path()).collect();
-        projects.sort();
-        for project in projects.into_iter().filter(|p| p.is_dir()) {
-            let Ok(files) = std::fs::read_dir(&project) else {
-                continue;
-            };
-            let mut files: Vec<PathBuf> = files
-                .flatten()
-                .map(|e| e.path())
-                .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
-                .collect();
-            files.sort();
+        for project in stored::sorted_paths(root, Path::is_dir) {
+            let files =
+                stored::sorted_paths(&project, |p| p.extension().is_some_and(|e| e == "jsonl"));
             let project_dir = project
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned());

@@ -42,30 +42,14 @@ impl History for QwenHistory {
     /// A home folder (its `.qwen/projects`), Qwen's folder (its `projects`), or the folder of
     /// projects itself.
     fn roots_of(&self, dir: &Path) -> Vec<PathBuf> {
-        for inner in [".qwen/projects", "projects"] {
-            if dir.join(inner).is_dir() {
-                return vec![dir.join(inner)];
-            }
-        }
-        vec![dir.to_path_buf()]
+        stored::first_folder(dir, &[".qwen/projects", "projects"])
     }
 
     fn discover(&self, root: &Path, found: &mut Vec<SessionFiles>) {
-        let Ok(projects) = std::fs::read_dir(root) else {
-            return;
-        };
-        let mut projects: Vec<PathBuf> = projects.flatten().map(|e| e.path()).collect();
-        projects.sort();
-        for project in projects {
-            let Ok(files) = std::fs::read_dir(project.join("chats")) else {
-                continue;
-            };
-            let mut files: Vec<PathBuf> = files
-                .flatten()
-                .map(|e| e.path())
-                .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "jsonl"))
-                .collect();
-            files.sort();
+        for project in stored::sorted_paths(root, |_| true) {
+            let files = stored::sorted_paths(&project.join("chats"), |p| {
+                p.is_file() && p.extension().is_some_and(|e| e == "jsonl")
+            });
             let project_dir = project
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned());
