@@ -15,21 +15,6 @@ use harness_agents_core::transcript::{Header, replay};
 use harness_agents_core::{Backend, Decision, EventBody, RunError, RunRequest};
 use serde_json::{Value, json};
 
-/// A session request for the fake in its folder, advertising `caps`, logging what it reads.
-fn request(fake: &Fake, caps: &str) -> RunRequest {
-    let (log, argv, pid) = (fake.path("log"), fake.path("argv"), fake.path("pid"));
-    let caps = std::path::PathBuf::from(caps);
-    fake.request(
-        "",
-        &[
-            ("FAKE_LOG", log.as_path()),
-            ("FAKE_ARGV", argv.as_path()),
-            ("FAKE_PID", pid.as_path()),
-            ("FAKE_CAPS", caps.as_path()),
-        ],
-    )
-}
-
 fn fake() -> Fake {
     Fake::new("acp-session")
 }
@@ -42,22 +27,6 @@ fn session(
     react: impl FnMut(&SessionHandle, &SessionItem),
 ) -> Vec<Value> {
     run_session(&AcpHarness, request, prompts, end_input, react)
-}
-
-/// What the fake read on its standard input, one JSON value a line.
-fn log(fake: &Fake) -> Vec<Value> {
-    std::fs::read_to_string(fake.path("log"))
-        .unwrap_or_default()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{l}: {e}")))
-        .collect()
-}
-
-/// The methods of what the fake read (`answer` for the client's answers), in order.
-fn methods(log: &[Value]) -> Vec<String> {
-    log.iter()
-        .map(|m| m["method"].as_str().unwrap_or("answer").to_string())
-        .collect()
 }
 
 fn prompt(id: u64, session: &str, text: &str) -> Value {
@@ -98,7 +67,12 @@ fn command(turn: u32, error: Option<&str>, line: u64) -> Value {
 #[test]
 fn a16_prompts_run_one_at_a_time_on_one_process_each_with_its_outcome() {
     let fake = fake();
-    let items = session(request(&fake, "none"), &["plain", "plain"], true, |_, _| {});
+    let items = session(
+        fake.acp_request("none"),
+        &["plain", "plain"],
+        true,
+        |_, _| {},
+    );
     // Lines: initialize and its answer, session/new and its answer (1-4); each turn its
     // prompt, its chunk and its answer.
     assert_eq!(
@@ -111,9 +85,9 @@ fn a16_prompts_run_one_at_a_time_on_one_process_each_with_its_outcome() {
             ended("Caller", Some(0), json!({"agent": 2})),
         ]
     );
-    let log = log(&fake);
+    let log = fake.acp_log();
     assert_eq!(
-        methods(&log),
+        fake.acp_methods(),
         [
             "initialize",
             "session/new",
@@ -131,7 +105,7 @@ fn a17_permission_requests_wait_for_the_callers_answer_in_the_agents_options() {
     let fake = fake();
     let mut answers = [Decision::Deny, Decision::Allow, Decision::AllowAlways].into_iter();
     let items = session(
-        request(&fake, "none"),
+        fake.acp_request("none"),
         &["ask", "ask", "ask"],
         false,
         |handle, item| match item {
@@ -173,7 +147,7 @@ fn a17_permission_requests_wait_for_the_callers_answer_in_the_agents_options() {
             ),
         ]
     );
-    let log = log(&fake);
+    let log = fake.acp_log();
     // The answers name the agent's request ids (numbers) and the options of each kind.
     assert_eq!(log[3], outcome_of(1, selected("cancel")));
     assert_eq!(log[5], outcome_of(2, selected("proceed_once")));
@@ -183,7 +157,7 @@ fn a17_permission_requests_wait_for_the_callers_answer_in_the_agents_options() {
 #[test]
 fn a18_bypass_permissions_answers_at_once_and_no_request_reaches_the_caller() {
     let fake = fake();
-    let mut request = request(&fake, "none");
+    let mut request = fake.acp_request("none");
     request.permission_mode = Some("bypassPermissions".into());
     let items = session(request, &["ask"], true, |_, _| {});
     let counts = json!({"agent": 1, "command": 1});
@@ -196,14 +170,14 @@ fn a18_bypass_permissions_answers_at_once_and_no_request_reaches_the_caller() {
             ended("Caller", Some(0), counts),
         ]
     );
-    assert_eq!(log(&fake)[3], outcome_of(1, selected("proceed_once")));
+    assert_eq!(fake.acp_log()[3], outcome_of(1, selected("proceed_once")));
 }
 
 #[test]
 fn a19_interrupt_cancels_the_waiting_request_then_the_prompt() {
     let fake = fake();
     let items = session(
-        request(&fake, "none"),
+        fake.acp_request("none"),
         &["ask"],
         false,
         |handle, item| match item {
@@ -241,9 +215,9 @@ fn a19_interrupt_cancels_the_waiting_request_then_the_prompt() {
             ),
         ]
     );
-    let log = log(&fake);
+    let log = fake.acp_log();
     assert_eq!(
-        methods(&log),
+        fake.acp_methods(),
         [
             "initialize",
             "session/new",
@@ -264,7 +238,7 @@ fn a19_interrupt_cancels_the_waiting_request_then_the_prompt() {
 #[test]
 fn a17_ended_input_rejects_a_request_nobody_can_answer() {
     let fake = fake();
-    let items = session(request(&fake, "none"), &["ask"], true, |_, _| {});
+    let items = session(fake.acp_request("none"), &["ask"], true, |_, _| {});
     let counts = json!({"agent": 1, "command": 1, "permission": 1});
     assert_eq!(
         items,
@@ -276,13 +250,18 @@ fn a17_ended_input_rejects_a_request_nobody_can_answer() {
             ended("Caller", Some(0), counts),
         ]
     );
-    assert_eq!(log(&fake)[3], outcome_of(1, selected("cancel")));
+    assert_eq!(fake.acp_log()[3], outcome_of(1, selected("cancel")));
 }
 
 #[test]
 fn a22_an_agent_that_dies_mid_turn_ends_the_turn_and_the_session_with_an_error() {
     let fake = fake();
-    let items = session(request(&fake, "none"), &["die", "plain"], false, |_, _| {});
+    let items = session(
+        fake.acp_request("none"),
+        &["die", "plain"],
+        false,
+        |_, _| {},
+    );
     let counts = json!({"agent": 1, "error": 2});
     assert_eq!(
         items,
@@ -297,7 +276,7 @@ fn a22_an_agent_that_dies_mid_turn_ends_the_turn_and_the_session_with_an_error()
     );
     // The queued prompt never went out.
     assert_eq!(
-        methods(&log(&fake)),
+        fake.acp_methods(),
         ["initialize", "session/new", "session/prompt"]
     );
 }
@@ -305,7 +284,7 @@ fn a22_an_agent_that_dies_mid_turn_ends_the_turn_and_the_session_with_an_error()
 #[test]
 fn i6_an_agent_that_never_answers_initialize_ends_within_the_timeout() {
     let fake = fake();
-    let mut request = request(&fake, "none");
+    let mut request = fake.acp_request("none");
     request.env.insert("FAKE_MODE".into(), "never-ready".into());
     request.timeout = Some(Duration::from_secs(1));
     let items = session(request, &["plain"], false, |_, _| {});
@@ -320,7 +299,7 @@ fn i6_an_agent_that_never_answers_initialize_ends_within_the_timeout() {
         ]
     );
     // The prompt never went out: only the handshake was sent.
-    assert_eq!(methods(&log(&fake)), ["initialize"]);
+    assert_eq!(fake.acp_methods(), ["initialize"]);
     let pid = std::fs::read_to_string(fake.path("pid")).expect("the agent's pid");
     let stat = std::fs::read_to_string(format!("/proc/{}/stat", pid.trim()));
     assert!(
@@ -332,7 +311,7 @@ fn i6_an_agent_that_never_answers_initialize_ends_within_the_timeout() {
 #[test]
 fn i6_a_turn_past_its_timeout_is_cancelled_and_the_session_closes() {
     let fake = fake();
-    let mut request = request(&fake, "none");
+    let mut request = fake.acp_request("none");
     request.timeout = Some(Duration::from_millis(500));
     let items = session(request, &["hang", "plain"], false, |_, _| {});
     let counts = json!({"agent": 1, "error": 2});
@@ -347,7 +326,7 @@ fn i6_a_turn_past_its_timeout_is_cancelled_and_the_session_closes() {
         ]
     );
     assert_eq!(
-        methods(&log(&fake)),
+        fake.acp_methods(),
         [
             "initialize",
             "session/new",
@@ -360,7 +339,7 @@ fn i6_a_turn_past_its_timeout_is_cancelled_and_the_session_closes() {
 #[test]
 fn a21_resume_loads_the_stored_session_and_its_replay_gives_no_events() {
     let fake = fake();
-    let mut request = request(&fake, "load");
+    let mut request = fake.acp_request("load");
     request.resume = Some("stored-7".into());
     let items = session(request, &["plain"], true, |_, _| {});
     // Lines: initialize (1-2), session/load (3), the replay (4-5), its answer (6), the
@@ -373,7 +352,7 @@ fn a21_resume_loads_the_stored_session_and_its_replay_gives_no_events() {
             ended("Caller", Some(0), json!({"agent": 1})),
         ]
     );
-    let log = log(&fake);
+    let log = fake.acp_log();
     assert_eq!(
         log[1],
         json!({"jsonrpc": "2.0", "id": 1, "method": "session/load",
@@ -392,15 +371,15 @@ fn i8_a23_the_agents_session_id_is_named_before_any_prompt() {
         ("resume", Some("stored-8"), "stored-8", "session/resume"),
     ] {
         let fake = fake();
-        let mut request = request(&fake, caps);
+        let mut request = fake.acp_request(caps);
         request.resume = resume.map(str::to_string);
         let (id, items) = fixtures::live::named_session(&AcpHarness, request);
         assert_eq!(id.as_deref(), Some(named));
         assert_eq!(items, [ended("Caller", Some(0), json!({}))]);
-        assert_eq!(methods(&log(&fake)), ["initialize", opened], "{caps}");
+        assert_eq!(fake.acp_methods(), ["initialize", opened], "{caps}");
     }
     let fake = fake();
-    let mut request = request(&fake, "load");
+    let mut request = fake.acp_request("load");
     request.resume = Some("gone".into());
     let (id, items) = fixtures::live::named_session(&AcpHarness, request);
     assert_eq!(id, None);
@@ -417,7 +396,7 @@ fn i8_a23_the_agents_session_id_is_named_before_any_prompt() {
 #[test]
 fn a21_resume_prefers_session_resume_when_advertised() {
     let fake = fake();
-    let mut request = request(&fake, "resume");
+    let mut request = fake.acp_request("resume");
     request.resume = Some("stored-8".into());
     let items = runtime().block_on(async {
         let session = AcpHarness.session(request).await.expect("starts");
@@ -438,7 +417,7 @@ fn a21_resume_prefers_session_resume_when_advertised() {
         ]
     );
     assert_eq!(
-        methods(&log(&fake)),
+        fake.acp_methods(),
         ["initialize", "session/resume", "session/prompt"]
     );
 }
@@ -446,7 +425,7 @@ fn a21_resume_prefers_session_resume_when_advertised() {
 #[test]
 fn a21_a_run_that_resumes_is_one_turn_of_the_resumed_session() {
     let fake = fake();
-    let mut request = request(&fake, "resume");
+    let mut request = fake.acp_request("resume");
     request.prompt = "plain".into();
     request.resume = Some("stored-8".into());
     let (events, outcome) = runtime().block_on(async {
@@ -462,7 +441,7 @@ fn a21_a_run_that_resumes_is_one_turn_of_the_resumed_session() {
     assert_eq!(outcome.exit_code, Some(Some(0)));
     assert_eq!(outcome.final_output.as_deref(), Some("plain 1"));
     assert_eq!(
-        methods(&log(&fake)),
+        fake.acp_methods(),
         ["initialize", "session/resume", "session/prompt"]
     );
 }
@@ -470,20 +449,20 @@ fn a21_a_run_that_resumes_is_one_turn_of_the_resumed_session() {
 #[test]
 fn a21_a_run_cannot_resume_with_an_agent_that_advertises_no_resume() {
     let fake = fake();
-    let mut request = request(&fake, "none");
+    let mut request = fake.acp_request("none");
     request.prompt = "plain".into();
     request.resume = Some("stored-9".into());
     let Err(err) = runtime().block_on(AcpHarness.run(request)) else {
         panic!("a run that cannot resume started");
     };
     assert!(matches!(err, RunError::CannotResume { .. }), "{err:?}");
-    assert_eq!(methods(&log(&fake)), ["initialize"]);
+    assert_eq!(fake.acp_methods(), ["initialize"]);
 }
 
 #[test]
 fn i5_an_agent_that_advertises_no_resume_cannot_resume_before_any_prompt() {
     let fake = fake();
-    let mut request = request(&fake, "none");
+    let mut request = fake.acp_request("none");
     request.resume = Some("stored-9".into());
     let result = runtime().block_on(AcpHarness.session(request));
     let Err(err) = result else {
@@ -499,13 +478,13 @@ fn i5_an_agent_that_advertises_no_resume_cannot_resume_before_any_prompt() {
         .to_string()
     );
     // Nothing but `initialize` was asked.
-    assert_eq!(methods(&log(&fake)), ["initialize"]);
+    assert_eq!(fake.acp_methods(), ["initialize"]);
 }
 
 #[test]
 fn i7_the_transcript_replays_to_the_sessions_events() {
     let fake = fake();
-    let mut request = request(&fake, "none");
+    let mut request = fake.acp_request("none");
     let transcript = fake.path("transcript");
     request.transcript = Some(transcript.clone());
     let items = session(
@@ -554,7 +533,7 @@ fn a20_close_cancels_the_running_turn_then_closes_the_agents_input() {
     let fake = fake();
     let items = runtime().block_on(async {
         let session = AcpHarness
-            .session(request(&fake, "none"))
+            .session(fake.acp_request("none"))
             .await
             .expect("starts");
         session.prompt("hang").expect("open");
@@ -573,7 +552,7 @@ fn a20_close_cancels_the_running_turn_then_closes_the_agents_input() {
         ]
     );
     assert_eq!(
-        methods(&log(&fake)),
+        fake.acp_methods(),
         [
             "initialize",
             "session/new",

@@ -8,39 +8,13 @@
 use fixtures::live::{Fake, drive_session, runtime, session_json};
 use harness_agents_copilot::CopilotHarness;
 use harness_agents_core::session::SessionItem;
-use harness_agents_core::{Backend, Decision, EventBody, RunError, RunRequest};
-use serde_json::{Value, json};
-
-/// A session request for the fake as `copilot`, advertising `caps`, logging what it reads.
-fn request(fake: &Fake, caps: &str) -> RunRequest {
-    let (log, argv) = (fake.path("log"), fake.path("argv"));
-    let caps = std::path::PathBuf::from(caps);
-    fake.request(
-        "",
-        &[
-            ("FAKE_LOG", log.as_path()),
-            ("FAKE_ARGV", argv.as_path()),
-            ("FAKE_CAPS", caps.as_path()),
-        ],
-    )
-}
-
-/// The methods the fake read, in order (`answer` for the client's answers).
-fn methods(fake: &Fake) -> Vec<String> {
-    std::fs::read_to_string(fake.path("log"))
-        .unwrap_or_default()
-        .lines()
-        .map(|l| {
-            let message: Value = serde_json::from_str(l).unwrap_or_else(|e| panic!("{l}: {e}"));
-            message["method"].as_str().unwrap_or("answer").to_string()
-        })
-        .collect()
-}
+use harness_agents_core::{Backend, Decision, EventBody, RunError};
+use serde_json::json;
 
 #[test]
 fn cp15_cp17_a_session_is_copilot_acp_with_acps_tool_names_and_the_callers_answers() {
     let fake = Fake::new("acp-session");
-    let mut request = request(&fake, "load");
+    let mut request = fake.acp_request("load");
     request.model = Some("gpt-x".into());
     request.permission_mode = Some("acceptEdits".into());
     request.extra_args = vec!["--log-level=none".into()];
@@ -99,7 +73,7 @@ fn cp15_cp17_a_session_is_copilot_acp_with_acps_tool_names_and_the_callers_answe
         ]
     );
     assert_eq!(
-        methods(&fake),
+        fake.acp_methods(),
         [
             "initialize",
             "session/new",
@@ -114,7 +88,7 @@ fn cp15_cp17_a_session_is_copilot_acp_with_acps_tool_names_and_the_callers_answe
 #[test]
 fn cp17_bypass_permissions_is_allow_all_tools_and_no_request_reaches_the_caller() {
     let fake = Fake::new("acp-session");
-    let mut request = request(&fake, "none");
+    let mut request = fake.acp_request("none");
     request.permission_mode = Some("bypassPermissions".into());
     let items = runtime().block_on(async {
         let session = CopilotHarness.session(request).await.expect("starts");
@@ -142,7 +116,7 @@ fn cp17_bypass_permissions_is_allow_all_tools_and_no_request_reaches_the_caller(
 #[test]
 fn cp16_an_early_update_a_failing_command_and_the_sessions_usage_so_far() {
     let fake = Fake::new("acp-session");
-    let mut request = request(&fake, "none");
+    let mut request = fake.acp_request("none");
     request.env.insert("FAKE_EARLY".into(), "1".into());
     request.env.insert("FAKE_NAME".into(), "Copilot".into());
     let items = runtime().block_on(async {
@@ -184,7 +158,7 @@ fn cp16_an_early_update_a_failing_command_and_the_sessions_usage_so_far() {
 #[test]
 fn cp18_interrupt_cancels_the_waiting_request_then_the_turn_and_the_session_goes_on() {
     let fake = Fake::new("acp-session");
-    let request = request(&fake, "none");
+    let request = fake.acp_request("none");
     let items = runtime().block_on(async {
         let session = CopilotHarness.session(request).await.expect("starts");
         session.prompt("ask").expect("open");
@@ -219,7 +193,7 @@ fn cp18_interrupt_cancels_the_waiting_request_then_the_turn_and_the_session_goes
         ]
     );
     assert_eq!(
-        methods(&fake),
+        fake.acp_methods(),
         [
             "initialize",
             "session/new",
@@ -234,7 +208,7 @@ fn cp18_interrupt_cancels_the_waiting_request_then_the_turn_and_the_session_goes
 #[test]
 fn cp18_resume_goes_through_session_load_or_cannot_resume() {
     let fake = Fake::new("acp-session");
-    let mut resumed = request(&fake, "load");
+    let mut resumed = fake.acp_request("load");
     resumed.resume = Some("stored-1".into());
     let items = runtime().block_on(async {
         let session = CopilotHarness.session(resumed).await.expect("starts");
@@ -256,7 +230,7 @@ fn cp18_resume_goes_through_session_load_or_cannot_resume() {
     };
     assert_eq!(end.outcome.session_id.as_deref(), Some("stored-1"));
     assert_eq!(
-        methods(&fake),
+        fake.acp_methods(),
         ["initialize", "session/load", "session/prompt"]
     );
     // No `--resume` on the command line: the stored session is reopened over ACP.
@@ -266,7 +240,7 @@ fn cp18_resume_goes_through_session_load_or_cannot_resume() {
     );
     // An agent that advertises no way to resume is refused before any prompt.
     let fake = Fake::new("acp-session");
-    let mut refused = request(&fake, "none");
+    let mut refused = fake.acp_request("none");
     refused.resume = Some("stored-1".into());
     let Err(err) = runtime().block_on(CopilotHarness.session(refused)) else {
         panic!("a session that cannot resume started");

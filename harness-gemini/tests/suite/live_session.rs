@@ -10,35 +10,10 @@ use harness_agents_core::{Backend, Decision, EventBody, RunError, RunRequest};
 use harness_agents_gemini::GeminiHarness;
 use serde_json::{Value, json};
 
-/// A session request for the fake as `gemini`, advertising `caps`, logging what it reads.
-fn request(fake: &Fake, caps: &str) -> RunRequest {
-    let (log, argv) = (fake.path("log"), fake.path("argv"));
-    let caps = std::path::PathBuf::from(caps);
-    fake.request(
-        "",
-        &[
-            ("FAKE_LOG", log.as_path()),
-            ("FAKE_ARGV", argv.as_path()),
-            ("FAKE_CAPS", caps.as_path()),
-        ],
-    )
-}
-
-fn methods(fake: &Fake) -> Vec<String> {
-    std::fs::read_to_string(fake.path("log"))
-        .unwrap_or_default()
-        .lines()
-        .map(|l| {
-            let message: Value = serde_json::from_str(l).unwrap_or_else(|e| panic!("{l}: {e}"));
-            message["method"].as_str().unwrap_or("answer").to_string()
-        })
-        .collect()
-}
-
 #[test]
 fn g13_a_session_is_gemini_acp_with_acps_tool_names_and_the_callers_answers() {
     let fake = Fake::new("acp-session");
-    let mut request = request(&fake, "load");
+    let mut request = fake.acp_request("load");
     request.model = Some("gemini-x".into());
     request.permission_mode = Some("acceptEdits".into());
     request.extra_args = vec!["--debug".into()];
@@ -83,7 +58,7 @@ fn g13_a_session_is_gemini_acp_with_acps_tool_names_and_the_callers_answers() {
         ]
     );
     assert_eq!(
-        methods(&fake),
+        fake.acp_methods(),
         ["initialize", "session/new", "session/prompt", "answer"]
     );
 }
@@ -91,7 +66,7 @@ fn g13_a_session_is_gemini_acp_with_acps_tool_names_and_the_callers_answers() {
 #[test]
 fn g13_resume_goes_through_session_load_or_cannot_resume() {
     let fake = Fake::new("acp-session");
-    let mut resumed = request(&fake, "load");
+    let mut resumed = fake.acp_request("load");
     resumed.resume = Some("stored-1".into());
     let items = runtime().block_on(async {
         let session = GeminiHarness.session(resumed).await.expect("starts");
@@ -104,12 +79,12 @@ fn g13_resume_goes_through_session_load_or_cannot_resume() {
     };
     assert_eq!(end.outcome.session_id.as_deref(), Some("stored-1"));
     assert_eq!(
-        methods(&fake),
+        fake.acp_methods(),
         ["initialize", "session/load", "session/prompt"]
     );
     // An agent that advertises no way to resume is refused before any prompt.
     let fake = Fake::new("acp-session");
-    let mut refused = request(&fake, "none");
+    let mut refused = fake.acp_request("none");
     refused.resume = Some("stored-1".into());
     let Err(err) = runtime().block_on(GeminiHarness.session(refused)) else {
         panic!("a session that cannot resume started");
@@ -129,7 +104,7 @@ fn g13_i8_the_session_is_named_before_any_prompt() {
         (Some("stored-1"), "stored-1", "session/load"),
     ] {
         let fake = Fake::new("acp-session");
-        let mut request = request(&fake, "load");
+        let mut request = fake.acp_request("load");
         request.resume = resume.map(str::to_string);
         let (id, items) = fixtures::live::named_session(&GeminiHarness, request);
         assert_eq!(id.as_deref(), Some(named));
@@ -137,7 +112,7 @@ fn g13_i8_the_session_is_named_before_any_prompt() {
             items,
             [json!({"ended": "Caller", "exit_code": 0, "counts": {}})]
         );
-        assert_eq!(methods(&fake), ["initialize", opened]);
+        assert_eq!(fake.acp_methods(), ["initialize", opened]);
     }
 }
 
@@ -161,11 +136,8 @@ fn gone(pid: &str) -> bool {
 fn g13_i6_gemini_dying_mid_turn_or_never_ready_ends_the_session() {
     let fake = Fake::new("acp-session");
     let pid = fake.path("pid");
-    let mut request = request(&fake, "none");
-    request
-        .env
-        .insert("FAKE_PID".into(), pid.display().to_string());
-    let items = one_prompt(request, "die");
+    // The fake writes its pid to `pid`.
+    let items = one_prompt(fake.acp_request("none"), "die");
     let counts = json!({"agent": 1, "error": 2});
     assert_eq!(
         items,
@@ -181,10 +153,8 @@ fn g13_i6_gemini_dying_mid_turn_or_never_ready_ends_the_session() {
 
     let fake = Fake::new("acp-session");
     let pid = fake.path("pid");
-    let mut request = self::request(&fake, "none");
-    request
-        .env
-        .insert("FAKE_PID".into(), pid.display().to_string());
+    // The fake writes its pid to `pid`.
+    let mut request = fake.acp_request("none");
     request.env.insert("FAKE_MODE".into(), "never-ready".into());
     request.timeout = Some(std::time::Duration::from_secs(1));
     let items = one_prompt(request, "plain");
@@ -198,6 +168,6 @@ fn g13_i6_gemini_dying_mid_turn_or_never_ready_ends_the_session() {
             json!({"ended": "TimedOut", "exit_code": null, "counts": counts}),
         ]
     );
-    assert_eq!(methods(&fake), ["initialize"]);
+    assert_eq!(fake.acp_methods(), ["initialize"]);
     assert!(gone(&std::fs::read_to_string(&pid).expect("its pid")));
 }

@@ -13,21 +13,6 @@ use harness_agents_core::{Backend, Decision, EventBody, RunError, RunRequest};
 use harness_agents_qwen::QwenHarness;
 use serde_json::{Value, json};
 
-/// A session request for the fake as `qwen`, advertising `caps`, logging what it reads.
-fn request(fake: &Fake, caps: &str) -> RunRequest {
-    let (log, argv, pid) = (fake.path("log"), fake.path("argv"), fake.path("pid"));
-    let caps = std::path::PathBuf::from(caps);
-    fake.request(
-        "",
-        &[
-            ("FAKE_LOG", log.as_path()),
-            ("FAKE_ARGV", argv.as_path()),
-            ("FAKE_PID", pid.as_path()),
-            ("FAKE_CAPS", caps.as_path()),
-        ],
-    )
-}
-
 /// Runs a session of `request`, sending `prompts` first, reacting with `react`.
 fn session(
     request: RunRequest,
@@ -36,23 +21,6 @@ fn session(
     react: impl FnMut(&SessionHandle, &SessionItem),
 ) -> Vec<Value> {
     run_session(&QwenHarness, request, prompts, end_input, react)
-}
-
-/// What the fake read on its standard input, one JSON value a line.
-fn log(fake: &Fake) -> Vec<Value> {
-    std::fs::read_to_string(fake.path("log"))
-        .unwrap_or_default()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{l}: {e}")))
-        .collect()
-}
-
-/// The methods of what the fake read (`answer` for the client's answers), in order.
-fn methods(fake: &Fake) -> Vec<String> {
-    log(fake)
-        .iter()
-        .map(|m| m["method"].as_str().unwrap_or("answer").to_string())
-        .collect()
 }
 
 /// The `permission` event of the fake's request in turn `turn` (A17).
@@ -87,7 +55,7 @@ fn gone(pid: &str) -> bool {
 #[test]
 fn qw13_a_session_is_qwen_acp_in_its_approval_mode_with_the_callers_answers() {
     let fake = Fake::new("acp-session");
-    let mut request = request(&fake, "load");
+    let mut request = fake.acp_request("load");
     request.model = Some("qwen3-coder-plus".into());
     request.permission_mode = Some("acceptEdits".into());
     request.extra_args = vec!["--debug".into()];
@@ -142,7 +110,7 @@ fn qw13_a_session_is_qwen_acp_in_its_approval_mode_with_the_callers_answers() {
         ]
     );
     assert_eq!(
-        methods(&fake),
+        fake.acp_methods(),
         [
             "initialize",
             "session/new",
@@ -153,7 +121,7 @@ fn qw13_a_session_is_qwen_acp_in_its_approval_mode_with_the_callers_answers() {
         ]
     );
     // A17: the caller's decisions select Qwen's own options of the matching kinds.
-    let log = log(&fake);
+    let log = fake.acp_log();
     assert_eq!(
         log[3]["result"],
         json!({"outcome": {"outcome": "selected", "optionId": "proceed_once"}})
@@ -167,7 +135,7 @@ fn qw13_a_session_is_qwen_acp_in_its_approval_mode_with_the_callers_answers() {
 #[test]
 fn qw13_without_a_permission_mode_qwen_keeps_its_own() {
     let fake = Fake::new("acp-session");
-    let items = session(request(&fake, "none"), &["plain"], true, |_, _| {});
+    let items = session(fake.acp_request("none"), &["plain"], true, |_, _| {});
     assert_eq!(
         items,
         [
@@ -183,7 +151,7 @@ fn qw13_without_a_permission_mode_qwen_keeps_its_own() {
 fn qw14_interrupt_cancels_a_waiting_request_and_the_session_goes_on() {
     let fake = Fake::new("acp-session");
     let items = session(
-        request(&fake, "none"),
+        fake.acp_request("none"),
         &["ask"],
         false,
         |handle, item| match item {
@@ -221,7 +189,7 @@ fn qw14_interrupt_cancels_a_waiting_request_and_the_session_goes_on() {
         ]
     );
     assert_eq!(
-        methods(&fake),
+        fake.acp_methods(),
         [
             "initialize",
             "session/new",
@@ -232,7 +200,7 @@ fn qw14_interrupt_cancels_a_waiting_request_and_the_session_goes_on() {
         ]
     );
     assert_eq!(
-        log(&fake)[3]["result"],
+        fake.acp_log()[3]["result"],
         json!({"outcome": {"outcome": "cancelled"}})
     );
 }
@@ -242,7 +210,7 @@ fn qw14_interrupt_stops_a_running_turn_through_session_cancel() {
     let fake = Fake::new("acp-session");
     let items = runtime().block_on(async {
         let session = QwenHarness
-            .session(request(&fake, "none"))
+            .session(fake.acp_request("none"))
             .await
             .expect("starts");
         session.prompt("hang").expect("open");
@@ -272,7 +240,7 @@ fn qw14_interrupt_stops_a_running_turn_through_session_cancel() {
         ]
     );
     assert_eq!(
-        methods(&fake),
+        fake.acp_methods(),
         [
             "initialize",
             "session/new",
@@ -286,7 +254,7 @@ fn qw14_interrupt_stops_a_running_turn_through_session_cancel() {
 #[test]
 fn qw14_close_while_a_request_waits_cancels_it_and_stops_qwen() {
     let fake = Fake::new("acp-session");
-    let items = session(request(&fake, "none"), &["ask"], false, |handle, item| {
+    let items = session(fake.acp_request("none"), &["ask"], false, |handle, item| {
         if let SessionItem::Event(event) = item
             && matches!(event.body, EventBody::Permission { .. })
         {
@@ -305,7 +273,7 @@ fn qw14_close_while_a_request_waits_cancels_it_and_stops_qwen() {
         ]
     );
     assert_eq!(
-        methods(&fake),
+        fake.acp_methods(),
         [
             "initialize",
             "session/new",
@@ -322,7 +290,7 @@ fn qw14_close_while_a_request_waits_cancels_it_and_stops_qwen() {
 #[test]
 fn qw15_resume_goes_through_session_resume_or_cannot_resume() {
     let fake = Fake::new("acp-session");
-    let mut resumed = request(&fake, "resume");
+    let mut resumed = fake.acp_request("resume");
     resumed.resume = Some("stored-1".into());
     let items = runtime().block_on(async {
         let session = QwenHarness.session(resumed).await.expect("starts");
@@ -343,7 +311,7 @@ fn qw15_resume_goes_through_session_resume_or_cannot_resume() {
     };
     assert_eq!(end.outcome.session_id.as_deref(), Some("stored-1"));
     assert_eq!(
-        methods(&fake),
+        fake.acp_methods(),
         ["initialize", "session/resume", "session/prompt"]
     );
     // Qwen's `--resume` flag is its headless mode's: the session never passes it.
@@ -351,7 +319,7 @@ fn qw15_resume_goes_through_session_resume_or_cannot_resume() {
 
     // An agent that advertises no way to resume is refused before any prompt.
     let fake = Fake::new("acp-session");
-    let mut refused = request(&fake, "none");
+    let mut refused = fake.acp_request("none");
     refused.resume = Some("stored-1".into());
     let Err(err) = runtime().block_on(QwenHarness.session(refused)) else {
         panic!("a session that cannot resume started");
@@ -365,7 +333,7 @@ fn qw15_resume_goes_through_session_resume_or_cannot_resume() {
 #[test]
 fn qw16_qwens_vendor_request_notification_and_usage_chunk() {
     let fake = Fake::new("acp-session");
-    let items = session(request(&fake, "none"), &["vendor"], true, |_, _| {});
+    let items = session(fake.acp_request("none"), &["vendor"], true, |_, _| {});
     let drain = json!({"jsonrpc": "2.0", "id": 0, "method": "craft/drainMidTurnQueue",
         "params": {"sessionId": "s1"}});
     let mode = json!({"jsonrpc": "2.0", "method": "qwen/notify/session/mode-update",
@@ -385,7 +353,7 @@ fn qw16_qwens_vendor_request_notification_and_usage_chunk() {
     );
     // A14: the vendor request numbered 0, as the client's `initialize` was, is answered
     // "Method not found" under its own id.
-    let log = log(&fake);
+    let log = fake.acp_log();
     assert_eq!(
         log[3],
         json!({"jsonrpc": "2.0", "id": 0,
@@ -396,7 +364,7 @@ fn qw16_qwens_vendor_request_notification_and_usage_chunk() {
 #[test]
 fn qw13_i6_qwen_dying_mid_turn_ends_the_session() {
     let fake = Fake::new("acp-session");
-    let items = session(request(&fake, "none"), &["die"], false, |_, _| {});
+    let items = session(fake.acp_request("none"), &["die"], false, |_, _| {});
     let counts = json!({"agent": 1, "error": 2});
     assert_eq!(
         items,
