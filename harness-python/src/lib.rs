@@ -480,14 +480,42 @@ where
     S: Stream + Unpin + Send,
     S::Item: Send,
 {
+    match wait_in_slices(py, None, || shared.next_item())? {
+        Some(item) => to_py(py, item),
+        // No deadline was given, so the wait ends only with the item.
+        None => Ok(py.None().into_bound(py)),
+    }
+}
+
+/// Waits for the future `wait` makes with the GIL released, in slices so that Python's signal
+/// handlers run in between (a handler's exception ends the wait), until `until` when given;
+/// `None` once it has passed. Each slice waits on a fresh future from `wait`.
+fn wait_in_slices<T, F>(
+    py: Python<'_>,
+    until: Option<std::time::Instant>,
+    wait: impl Fn() -> F + Sync,
+) -> PyResult<Option<T>>
+where
+    T: Send,
+    F: std::future::Future<Output = T>,
+{
     let runtime = runtime()?;
     loop {
-        let waited = py.detach(|| {
-            // The timer is made inside the runtime, which owns the clock.
-            runtime.block_on(async { tokio::time::timeout(SIGNAL_SLICE, shared.next_item()).await })
-        });
+        let slice = match until {
+            Some(until) => {
+                let left = until.saturating_duration_since(std::time::Instant::now());
+                if left.is_zero() {
+                    return Ok(None);
+                }
+                left.min(SIGNAL_SLICE)
+            }
+            None => SIGNAL_SLICE,
+        };
+        // The timer is made inside the runtime, which owns the clock.
+        let waited =
+            py.detach(|| runtime.block_on(async { tokio::time::timeout(slice, wait()).await }));
         match waited {
-            Ok(item) => return to_py(py, item),
+            Ok(done) => return Ok(Some(done)),
             Err(_elapsed) => py.check_signals()?,
         }
     }
@@ -794,29 +822,9 @@ impl Session {
     #[pyo3(signature = (timeout=None))]
     fn wait_session_id(&self, py: Python<'_>, timeout: Option<f64>) -> PyResult<Option<String>> {
         let limit = seconds("timeout", timeout)?;
-        let runtime = runtime()?;
         let until = limit.map(|limit| std::time::Instant::now() + limit);
-        loop {
-            let slice = match until {
-                Some(until) => {
-                    let left = until.saturating_duration_since(std::time::Instant::now());
-                    if left.is_zero() {
-                        return Ok(None);
-                    }
-                    left.min(SIGNAL_SLICE)
-                }
-                None => SIGNAL_SLICE,
-            };
-            let waited = py.detach(|| {
-                runtime.block_on(async {
-                    tokio::time::timeout(slice, self.handle.named_session_id()).await
-                })
-            });
-            match waited {
-                Ok(id) => return Ok(id),
-                Err(_elapsed) => py.check_signals()?,
-            }
-        }
+        let named = wait_in_slices(py, until, || self.handle.named_session_id())?;
+        Ok(named.flatten())
     }
 }
 
